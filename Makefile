@@ -1,0 +1,115 @@
+# keyrouter build.  Everything generated goes under $(OUT).
+#   make            build build/keyrouter and the BPF objects
+#   make test       install missing packages, build, run every test (ends "N passed, N failed")
+#   make bench      run the benchmarks (figures and ratios, no assertions)
+#   make demo       a small topology in network namespaces with real traffic
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make V=1        show the full commands
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := all
+
+OUT      ?= build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -Wall -Wextra -std=gnu11 -Iinclude -I$(OUT) -MMD -MP
+LDLIBS   += -lbpf -lxdp -ljansson -lelf -lz -lm
+BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Wno-unused-parameter \
+	     -Iinclude -Ivmlinux
+
+# Objects depend on the Makefile too, so a flag change rebuilds them.
+MAKEFILES_DEP := Makefile
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+
+# user/main.c holds main(); everything else in user/ is the library the tests link too.
+LIB_SRCS  := $(filter-out user/main.c,$(wildcard user/*.c))
+LIB_OBJS  := $(patsubst user/%.c,$(OUT)/user/%.o,$(LIB_SRCS))
+TOOL      := $(OUT)/keyrouter
+
+# C test programs (tests/unit: userspace; tests/bpf: through BPF_PROG_TEST_RUN); each prints TAP.
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+BPFT_SRCS := $(wildcard tests/bpf/*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS)) \
+	     $(patsubst tests/bpf/%.c,$(OUT)/tests/%,$(BPFT_SRCS))
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_BINS := $(patsubst tests/bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
+
+.PHONY: all deps test bench demo install clean vmlinux fuzz
+
+all: $(TOOL) $(BPF_OBJS) $(UNIT_BINS) $(BENCH_BINS)
+
+deps:
+	$(Q)scripts/deps.sh
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(MAKEFILES_DEP) | $(OUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(OUT)/bpf/$*.d -MT $@ -c $< -o $@.tmp.o
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o
+
+$(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# User objects may include any skeleton: build them all first.
+$(OUT)/user/%.o: user/%.c $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(TOOL): $(OUT)/user/main.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/tests
+	$(call msg,CC-TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) -o $@ $(LDLIBS)
+
+$(OUT)/tests/%: tests/bpf/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/tests
+	$(call msg,CC-TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) -o $@ $(LDLIBS)
+
+$(OUT)/bench/%: tests/bench/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/bench
+	$(call msg,CC-BENCH,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) -o $@ $(LDLIBS)
+
+$(OUT)/bpf $(OUT)/user $(OUT)/tests $(OUT)/bench:
+	$(Q)mkdir -p $@
+
+test: deps all
+	$(Q)tests/run.sh
+
+bench: deps all
+	$(Q)scripts/bench.sh
+
+demo: deps all
+	$(Q)scripts/demo.sh
+
+fuzz: deps all
+	$(Q)scripts/fuzz.sh $(DURATION)
+
+install: $(TOOL) $(BPF_OBJS)
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib/keyrouter
+	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/sbin/keyrouter
+	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(PREFIX)/lib/keyrouter/
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+
+clean:
+	rm -rf $(OUT)
+
+-include $(wildcard $(OUT)/user/*.d $(OUT)/tests/*.d $(OUT)/bench/*.d $(OUT)/bpf/*.d)

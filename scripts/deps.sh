@@ -1,0 +1,35 @@
+#!/bin/bash
+# Install the Debian packages keyrouter's build, tests, benchmarks and demo need, when missing.
+# Idempotent and quiet when everything is there.  Set KR_NO_APT=1 to only report.
+set -eu
+pkgs=(
+	make gcc clang llvm pkg-config
+	libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev libjansson-dev
+	bats bats-assert bats-support
+	iproute2 jq
+	# end-to-end peers
+	knot-dnsutils dnsutils unbound dnsperf memcached ngtcp2-client ngtcp2-server
+	# sanitizers, fuzzing, leak checks
+	libclang-rt-14-dev valgrind
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "${KR_NO_APT:-0}" = 1 ]; then
+	echo "deps: missing packages: ${missing[*]}" >&2
+	exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+stamp=/var/lib/apt/periodic/update-success-stamp
+if [ ! -d /var/lib/apt/lists ] || [ -z "$(ls /var/lib/apt/lists 2>/dev/null | grep -v -e lock -e partial)" ] || [ "${KR_APT_UPDATE:-1}" = 1 ]; then
+	apt-get update -qq || { echo "deps: apt-get update failed" >&2; exit 1; }
+fi
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || {
+	echo "deps: apt-get install ${missing[*]} failed" >&2; exit 1; }
