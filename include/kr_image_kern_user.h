@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The kernel ring image: what one published ring version looks like inside its BPF map.
+ * Included by the BPF programs (bpf/) and by the userspace encoder (user/).
+ *
+ * One ring version = one BPF_MAP_TYPE_ARRAY (BPF_F_INNER_MAP, sized for that ring only)
+ * whose values are fixed chunks of KR_CHUNK_BYTES.  The encoder fills it completely,
+ * freezes it (BPF_MAP_FREEZE) and only then publishes it into a slot of the outer
+ * ARRAY_OF_MAPS; the data plane only ever reads it.
+ *
+ *   chunk 0                    struct kr_image_hdr (rest of the chunk zero)
+ *   chunks [idx_chunk, ...)    bucket index: (1 << bucket_bits) + 1 __u32 entries,
+ *                              KR_IDX_PER_CHUNK per chunk.  Entry k = image index of the
+ *                              first point whose hash >= k << (32 - bucket_bits); the last
+ *                              entry (the sentinel) = npoints.
+ *   chunks [bt_chunk, ...)     backend table: nbackends __u32 entries, KR_BT_PER_CHUNK per
+ *                              chunk: ring-local backend index -> global backend id.
+ *   chunks [pt_chunk, ...)     points: npoints struct kr_point, KR_PTS_PER_CHUNK per chunk.
+ *
+ * Every section starts on a chunk boundary, so a chunk never mixes two sections.
+ *
+ * Points and duplicates.  The points are the ring in ring order (hash ascending).  Where
+ * deduplication removed points (equal hash, other backend), the image keeps them right
+ * after the point that won (in tie order), so a walk that skips the winner's backend finds
+ * exactly what a ring built without that backend would give.  A plain lookup (first point
+ * with hash >= h) still lands on the winner, the first of each run of equal hashes.
+ * Image indices therefore differ from ring indices (those of the deduplicated ring, as
+ * pingora-ketama numbers them) once a duplicate has been kept: ring index = image index -
+ * number of kept duplicates before it.  ndups == 0 means the two are the same.
+ */
+#ifndef KR_IMAGE_KERN_USER_H
+#define KR_IMAGE_KERN_USER_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+#define KR_IMAGE_MAGIC		0x4b52494du	/* "KRIM" */
+#define KR_IMAGE_FORMAT		1u
+
+#define KR_CHUNK_BYTES		3072u		/* a multiple of 8: no rounding by the array map */
+#define KR_PTS_PER_CHUNK	512u		/* 512 * 6 = 3072 */
+#define KR_PTS_SHIFT		9
+#define KR_IDX_PER_CHUNK	768u		/* 768 * 4 = 3072 */
+#define KR_BT_PER_CHUNK		768u
+
+#define KR_MAX_BACKENDS		65536u		/* ring-local index is 16 bits */
+#define KR_MAX_POINTS		(1u << 28)	/* largest image: 1.5 GiB of points */
+#define KR_MIN_BUCKET_BITS	1u
+#define KR_MAX_BUCKET_BITS	24u
+/* Target density: 16..31 points per bucket on average (index <= 0.25 byte per point). */
+#define KR_BUCKET_DENSITY_LOG2	4u
+/* A binary search over at most 2^32 points never needs more steps than this. */
+#define KR_SEARCH_STEPS		33
+
+/* One ring point, 6 bytes, 2-byte aligned: the hash is read as two 16-bit halves so that
+ * neither compiler emits unaligned 32-bit loads. */
+struct kr_point {
+	__u16 hash_lo;
+	__u16 hash_hi;
+	__u16 backend;		/* ring-local backend index */
+};
+_Static_assert(sizeof(struct kr_point) == 6, "kr_point must be 6 bytes");
+
+struct kr_image_hdr {
+	__u32 magic;		/* KR_IMAGE_MAGIC */
+	__u32 format;		/* KR_IMAGE_FORMAT */
+	__u32 npoints;		/* points in the image, kept duplicates included */
+	__u32 ndups;		/* kept duplicates (npoints - ndups = points of the ring) */
+	__u32 nbackends;	/* entries of the backend table */
+	__u32 bucket_bits;	/* KR_MIN_BUCKET_BITS..KR_MAX_BUCKET_BITS */
+	__u32 max_bucket;	/* largest bucket, in points (informational) */
+	__u32 idx_chunk;	/* first chunk of the bucket index */
+	__u32 bt_chunk;		/* first chunk of the backend table */
+	__u32 pt_chunk;		/* first chunk of the points */
+	__u32 nchunks;		/* max_entries of the map */
+	__u32 ring_version;	/* 1 = ketama v1, 2 = v2 */
+	__u32 point_multiple;
+	__u32 digest;		/* ring digest (deduplicated ring, as in the vectors' headers) */
+	__u64 generation;	/* set by the publisher, increases per publish */
+	__u64 published_ns;	/* CLOCK_REALTIME of the publish, informational */
+	__u32 pad[4];
+};
+_Static_assert(sizeof(struct kr_image_hdr) == 88, "kr_image_hdr layout");
+_Static_assert(sizeof(struct kr_image_hdr) <= KR_CHUNK_BYTES, "header fits chunk 0");
+
+static inline __u32 kr_point_hash(const struct kr_point *p)
+{
+	return (__u32)p->hash_lo | ((__u32)p->hash_hi << 16);
+}
+
+/* Bucket bits for a ring of n points: 16..31 points per bucket on average. */
+static inline __u32 kr_image_bucket_bits(__u32 n)
+{
+	__u32 b = 0;
+
+	while (b < KR_MAX_BUCKET_BITS && ((__u64)n >> (b + 1)) >= (1u << KR_BUCKET_DENSITY_LOG2))
+		b++;
+	return b < KR_MIN_BUCKET_BITS ? KR_MIN_BUCKET_BITS : b;
+}
+
+/*
+ * Control word of a ring id (one aligned __u64, so it changes atomically for readers):
+ *   bits  0..32  fraction of keys routed by the standby slot, in units of 2^-32
+ *                (0 .. 1 << 32 inclusive: 100% is representable)
+ *   bit   40     active slot (0 or 1)
+ *   bits 48..55  state: KR_RING_IDLE, _STAGED, _MIGRATING (informational for the kernel)
+ * Per packet: slot = active; if (mix32(hash) < fraction) slot ^= 1.
+ */
+#define KR_CTL_FRAC_MASK	((1ull << 33) - 1)
+#define KR_CTL_FRAC_ONE		(1ull << 32)
+#define KR_CTL_ACTIVE_SHIFT	40
+#define KR_CTL_STATE_SHIFT	48
+
+enum kr_ring_state {
+	KR_RING_IDLE = 0,
+	KR_RING_STAGED = 1,
+	KR_RING_MIGRATING = 2,
+};
+
+static inline __u64 kr_ctl_make(__u32 active, __u64 frac, __u32 state)
+{
+	return (frac & KR_CTL_FRAC_MASK) | ((__u64)(active & 1) << KR_CTL_ACTIVE_SHIFT) |
+	       ((__u64)(state & 0xff) << KR_CTL_STATE_SHIFT);
+}
+static inline __u64 kr_ctl_frac(__u64 ctl) { return ctl & KR_CTL_FRAC_MASK; }
+static inline __u32 kr_ctl_active(__u64 ctl) { return (ctl >> KR_CTL_ACTIVE_SHIFT) & 1; }
+static inline __u32 kr_ctl_state(__u64 ctl) { return (ctl >> KR_CTL_STATE_SHIFT) & 0xff; }
+
+/* murmur3 finaliser: a fixed bijection, spreads the migrated keys over the whole ring. */
+static inline __u32 kr_mix32(__u32 h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+static inline __u32 kr_ctl_slot(__u64 ctl, __u32 key_hash)
+{
+	__u32 slot = kr_ctl_active(ctl);
+
+	if ((__u64)kr_mix32(key_hash) < kr_ctl_frac(ctl))
+		slot ^= 1;
+	return slot;
+}
+
+#endif /* KR_IMAGE_KERN_USER_H */
