@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Minimal TAP output for the C test programs; tests/run.sh counts the "ok"/"not ok" lines.
+ *   CHECK(cond, "name %d", i)             one test point
+ *   CHECK_EQ_U(actual, expected, "name")  prints both values on failure
+ *   tap_done()                            prints the plan, returns the exit status
+ */
+#ifndef KR_TAP_H
+#define KR_TAP_H
+#include <stdio.h>
+#include <inttypes.h>
+#include <stdarg.h>
+
+static int tap_n, tap_failed;
+
+static inline void tap_result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void tap_result(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!ok)
+		tap_failed++;
+	fflush(stdout);
+}
+
+#define CHECK(cond, ...) tap_result(!!(cond), __VA_ARGS__)
+#define CHECK_EQ_U(a, e, ...)                                                             \
+	do {                                                                              \
+		uint64_t a_ = (uint64_t)(a), e_ = (uint64_t)(e);                          \
+		tap_result(a_ == e_, __VA_ARGS__);                                        \
+		if (a_ != e_)                                                             \
+			printf("#   actual %" PRIu64 " (0x%" PRIx64 "), expected %" PRIu64     \
+			       " (0x%" PRIx64 ")  [%s:%d]\n", a_, a_, e_, e_, __FILE__, __LINE__); \
+	} while (0)
+#define DIAG(...) (printf("# " __VA_ARGS__), putchar('\n'))
+
+static inline int tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+#endif
