@@ -198,6 +198,8 @@ static int cmd_ring_build(int argc, char **argv)
 	       (double)r->stats.peak_bytes / (double)(r->stats.generated ? r->stats.generated : 1),
 	       r->stats.peak_bytes / 1048576.0, img.hdr->nchunks, img.size / 1048576.0,
 	       img.hdr->bucket_bits, img.hdr->max_bucket, img.encode_ns / 1e6);
+	pr_debug("phases: generate %.3f ms, sort %.3f ms, dedup+digest %.3f ms\n",
+		 r->stats.gen_ns / 1e6, r->stats.sort_ns / 1e6, r->stats.dedup_ns / 1e6);
 	kr_image_free(&img);
 	kr_ring_free(r);
 	return 0;

@@ -8,13 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include "continuum.h"
 #include "crc32.h"
 
-/* Radix digits: RADIX_PASSES passes of RADIX_BITS over the 32-bit hash. */
-#define RADIX_BITS	11
-#define RADIX_PASSES	3
+/* Radix digits: RADIX_PASSES passes of RADIX_BITS over the 32-bit hash.  Byte digits:
+ * small histograms, fewest write streams; measured faster here than 3 x 11 or 2 x 16. */
+#define RADIX_BITS	8
+#define RADIX_PASSES	4
 #define RADIX_SIZE	(1u << RADIX_BITS)
 #define RADIX_MASK	(RADIX_SIZE - 1)
 
@@ -23,11 +25,22 @@ struct acct {
 	size_t cur, peak;
 };
 
+/* Large buffers: ask for transparent huge pages (THP "madvise" mode), which turns tens of
+ * thousands of page faults into a few dozen -- most of the build's system time. */
+void kr_hint_huge(void *p, size_t n)
+{
+	uintptr_t s = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+
+	if (n >= (4u << 20) && e > s)
+		madvise((void *)s, e - s, MADV_HUGEPAGE);
+}
+
 static void *acct_alloc(struct acct *a, size_t n)
 {
 	void *p = malloc(n ? n : 1);
 
 	if (p) {
+		kr_hint_huge(p, n);
 		a->cur += n;
 		if (a->cur > a->peak)
 			a->peak = a->cur;
@@ -197,9 +210,8 @@ static void generate(struct work *w, const struct kr_backend_spec *b, const uint
 			prev = kr_crc32_le32(c, prev);
 			h[k] = prev;
 			bk[k] = (uint16_t)i;
-			w->cnt[0][prev & RADIX_MASK]++;
-			w->cnt[1][(prev >> RADIX_BITS) & RADIX_MASK]++;
-			w->cnt[2][prev >> (2 * RADIX_BITS)]++;
+			for (int d = 0; d < RADIX_PASSES; d++)
+				w->cnt[d][(prev >> (d * RADIX_BITS)) & RADIX_MASK]++;
 		}
 	}
 }
@@ -316,10 +328,13 @@ static void free_work(struct work *w, struct acct *a)
 /* Sorts, dedups and hands buffer s over to the ring (shrunk to npoints). */
 static int sort_and_keep(struct kr_ring *r, struct work *w, struct acct *a, struct kr_err *err)
 {
+	uint64_t t0 = now_ns(), t1;
 	int s = 0;
 
 	for (int d = 0; d < RADIX_PASSES; d++, s = 1 - s)
 		radix_pass(w, s, d);
+	t1 = now_ns();
+	r->stats.sort_ns = t1 - t0;
 	/* The other buffer is no longer needed: free it before dedup. */
 	acct_free(a, w->h[1 - s], w->total * sizeof(uint32_t));
 	acct_free(a, w->b[1 - s], w->total * sizeof(uint16_t));
@@ -327,6 +342,7 @@ static int sort_and_keep(struct kr_ring *r, struct work *w, struct acct *a, stru
 	w->b[1 - s] = NULL;
 	if (dedup(r, w, s, a, err))
 		return -1;
+	r->stats.dedup_ns = now_ns() - t1;
 	r->hash = acct_realloc(a, w->h[s], w->total * sizeof(uint32_t),
 			       (size_t)r->npoints * sizeof(uint32_t));
 	w->h[s] = NULL;
@@ -343,7 +359,7 @@ int kr_ring_build(struct kr_ring **out, const struct kr_backend_spec *b, uint32_
 	struct acct a = { 0 };
 	struct kr_ring *r = NULL;
 	uint32_t *order = NULL;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), t1;
 	int ret = -1;
 
 	*out = NULL;
@@ -369,7 +385,9 @@ int kr_ring_build(struct kr_ring **out, const struct kr_backend_spec *b, uint32_
 			order[i] = i;
 	if (alloc_work(&w, &a, err))
 		goto cleanup;
+	t1 = now_ns();
 	generate(&w, b, order, n, pm);
+	r->stats.gen_ns = now_ns() - t1;
 	if (sort_and_keep(r, &w, &a, err))
 		goto cleanup;
 	r->stats.peak_bytes = a.peak;

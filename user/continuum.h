@@ -54,6 +54,7 @@ struct kr_dup {
 struct kr_ring_stats {
 	uint64_t generated;	/* points generated (before deduplication) */
 	uint64_t build_ns;	/* wall time of kr_ring_build() */
+	uint64_t gen_ns, sort_ns, dedup_ns;	/* its phases: points, radix sort, dedup+digest */
 	size_t peak_bytes;	/* peak heap held by the build (its own allocations) */
 };
 
@@ -111,6 +112,9 @@ int kr_ring_route(const struct kr_ring *r, uint32_t h, const uint8_t *skip,
 
 /* Digest of a point sequence (CRC-32 over hash le32, backend le32 for each). */
 uint32_t kr_ring_digest_points(const uint32_t *hash, const uint16_t *backend, uint32_t n);
+
+/* madvise(MADV_HUGEPAGE) on the page-aligned inside of a large buffer (>= 4 MiB). */
+void kr_hint_huge(void *p, size_t n);
 
 /* Base string of a backend ("<ip>\0<port>"); returns its length (NUL included).
  * buf >= KR_SOCKADDR_STRLEN. */

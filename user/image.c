@@ -104,6 +104,8 @@ int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_
 	h.nchunks = h.pt_chunk + pt_chunks;
 	img->size = (size_t)h.nchunks * KR_CHUNK_BYTES;
 	img->buf = calloc(h.nchunks, KR_CHUNK_BYTES);
+	if (img->buf)
+		kr_hint_huge(img->buf, img->size);
 	img->dup_pos = malloc((r->ndups ? r->ndups : 1) * sizeof(uint32_t));
 	if (!img->buf || !img->dup_pos) {
 		kr_image_free(img);
