@@ -608,10 +608,10 @@ static int plan_confirm(const struct kr_an_plan_req *req, uint64_t wsum, struct 
 	int err;
 
 	plan->confirmed = 0;
-	/* steps of 1% (at least 1): the measured CV of one ring scatters around the theory
+	/* steps of 2% (at least 1): the measured CV of one ring scatters around the theory
 	 * by about 1/sqrt(2N) relative, so unit steps on a large m would crawl */
 	for (uint32_t i = 0; i <= req->max_confirm_steps && m <= mmax;
-	     i++, m += m / 100 ? m / 100 : 1) {
+	     i++, m += m / 50 ? m / 50 : 1) {
 		double v;
 
 		if (m * wsum > req->point_budget)

@@ -155,7 +155,7 @@ struct kr_an_plan_req {
 	kr_an_measure_fn measure;	/* NULL: theory only */
 	void *ctx;
 	uint64_t point_budget;		/* measure only rings up to this many points */
-	uint32_t max_confirm_steps;	/* steps of +1% (at least +1) tried above the theory answer */
+	uint32_t max_confirm_steps;	/* steps of +2% (at least +1) tried above the theory answer */
 };
 
 struct kr_an_plan {

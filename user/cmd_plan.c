@@ -22,7 +22,7 @@ static const char plan_help[] =
 	"Finds the smallest v2 point_multiple (points per weight unit) whose ring meets the\n"
 	"target load imbalance: first by theory (per backend CV sqrt((H-k)/(k(H+1))), plus\n"
 	"the bias 32-bit hash collisions add; for max/mean the expected largest share ratio),\n"
-	"then confirmed on a real ring built with the engine (stepping up by 1% until the\n"
+	"then confirmed on a real ring built with the engine (stepping up by 2% until the\n"
 	"measured value meets the target).  Prints its kernel memory per ring and for --rings\n"
 	"R rings, the expected collisions, and a table over k = 1 .. --kmax per weight unit:\n"
 	"theoretical CV, CV measured on a real ring, collisions, memory -- where more points\n"
@@ -75,6 +75,51 @@ static int parse_fraction(const char *opt, const char *arg, double *v, struct kr
 			       "or 1%%", opt, arg);
 	*v = x;
 	return 0;
+}
+
+/* "1,2..4,8" -> 1 2 3 4 8, repeated over n entries (w may be NULL: syntax check only). */
+static int parse_weights(const char *list, uint32_t n, uint32_t *w, struct kr_err *err)
+{
+	uint32_t vals[1024], nv = 0;
+	const char *p = list;
+
+	while (*p) {
+		char *end;
+		unsigned long a = strtoul(p, &end, 10), b;
+
+		if (end == p || *p == '-' || a > 1000000)
+			goto bad;
+		b = a;
+		if (!strncmp(end, "..", 2)) {
+			p = end + 2;
+			b = strtoul(p, &end, 10);
+			if (end == p || *p == '-' || b < a || b > 1000000)
+				goto bad;
+		}
+		for (unsigned long x = a; x <= b; x++) {
+			if (nv == 1024)
+				return kr_errf(err, "bad --weights '%s': at most 1024 values", list);
+			vals[nv++] = (uint32_t)x;
+		}
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (!nv)
+		goto bad;
+	if (!w)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		w[i] = vals[i % nv];
+	for (uint32_t i = 0; i < n; i++)
+		if (w[i])
+			return 0;
+	return kr_errf(err, "bad --weights '%s': every weight is 0", list);
+bad:
+	return kr_errf(err, "bad --weights '%s': expected weights 0..1000000 as a list like "
+		       "'1', '1,2,4' or '1..8'", list);
 }
 
 static int plan_opt(struct plan_opts *o, int c, const char *arg, struct kr_err *err)
@@ -174,54 +219,13 @@ static int plan_parse(int argc, char **argv, struct plan_opts *o)
 		kr_errf(&err, "missing target: --target-cv X or --target-max-over-mean Y");
 		goto usage_err;
 	}
+	if (o->weights && parse_weights(o->weights, 0, NULL, &err))
+		goto usage_err;
 	return -1;
 usage_err:
 	pr_warn("keyrouter: plan: %s\n", err.msg);
 	fprintf(stderr, "Run 'keyrouter plan --help' for the options.\n");
 	return 2;
-}
-
-/* "1,2..4,8" -> 1 2 3 4 8, repeated over n entries. */
-static int parse_weights(const char *list, uint32_t n, uint32_t *w, struct kr_err *err)
-{
-	uint32_t vals[1024], nv = 0;
-	const char *p = list;
-
-	while (*p) {
-		char *end;
-		unsigned long a = strtoul(p, &end, 10), b;
-
-		if (end == p || *p == '-' || a > 1000000)
-			goto bad;
-		b = a;
-		if (!strncmp(end, "..", 2)) {
-			p = end + 2;
-			b = strtoul(p, &end, 10);
-			if (end == p || *p == '-' || b < a || b > 1000000)
-				goto bad;
-		}
-		for (unsigned long x = a; x <= b; x++) {
-			if (nv == 1024)
-				return kr_errf(err, "bad --weights '%s': at most 1024 values", list);
-			vals[nv++] = (uint32_t)x;
-		}
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p)
-			goto bad;
-	}
-	if (!nv)
-		goto bad;
-	for (uint32_t i = 0; i < n; i++)
-		w[i] = vals[i % nv];
-	for (uint32_t i = 0; i < n; i++)
-		if (w[i])
-			return 0;
-	return kr_errf(err, "bad --weights '%s': every weight is 0", list);
-bad:
-	return kr_errf(err, "bad --weights '%s': expected weights 0..1000000 as a list like "
-		       "'1', '1,2,4' or '1..8'", list);
 }
 
 struct shape {
@@ -390,30 +394,28 @@ static double mib(uint64_t b) { return (double)b / 1048576.0; }
 
 static void print_rows(const struct plan_opts *o, const struct row *rows, uint32_t nr)
 {
-	printf("\n%8s %12s %10s %10s %10s %10s %13s %11s %11s  %s\n", "k/unit", "points",
-	       "CV theory", "+collis.", "CV meas.", o->target == KR_AN_TARGET_CV ? "max/mean" :
-	       "E[max/mean]", "collis. exp.", "collis.", "image MiB", "");
+	int mom = o->target == KR_AN_TARGET_MAX_OVER_MEAN;
+
+	printf("\n%8s %12s %10s %10s %10s %s%9s %13s %9s %10s  %s\n", "k/unit", "points",
+	       "CV theory", "+collis.", "CV meas.", mom ? "E[max/mean] " : "",
+	       "max/mean", "collis. exp.", "collis.", "image MiB", "");
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct row *r = &rows[i];
-		char cvm[32], mom[32], col[32];
+		char cvm[32], mm[32] = "-", col[32] = "-", emax[32] = "";
 
 		if (r->measured == 1) {
 			snprintf(cvm, sizeof(cvm), "%.4f%%", 100 * r->meas.cv);
+			snprintf(mm, sizeof(mm), "%.4f", r->meas.max_over_mean);
 			snprintf(col, sizeof(col), "%llu",
 				 (unsigned long long)(r->meas.points - r->meas.ring_points));
 		} else {
 			snprintf(cvm, sizeof(cvm), "%s", r->measured ? "too big" : "(budget)");
-			snprintf(col, sizeof(col), "-");
 		}
-		if (o->target == KR_AN_TARGET_CV && r->measured == 1)
-			snprintf(mom, sizeof(mom), "%.4f", r->meas.max_over_mean);
-		else if (o->target == KR_AN_TARGET_CV)
-			snprintf(mom, sizeof(mom), "-");
-		else
-			snprintf(mom, sizeof(mom), "%.4f", r->th.max_over_mean);
-		printf("%8llu %12llu %9.4f%% %9.4f%% %10s %10s %13.1f %11s %11.2f  %s\n",
+		if (mom)
+			snprintf(emax, sizeof(emax), "%11.4f ", r->th.max_over_mean);
+		printf("%8llu %12llu %9.4f%% %9.4f%% %10s %s%9s %13.1f %9s %10.2f  %s\n",
 		       (unsigned long long)r->k, (unsigned long long)r->th.points, 100 * r->th.cv,
-		       100 * r->th.cv_total, cvm, mom, r->th.collisions, col,
+		       100 * r->th.cv_total, cvm, emax, mm, r->th.collisions, col,
 		       mib(r->th.mem.image_bytes), r->mark);
 	}
 	printf("\nCV theory: random placement; +collis.: with the tie bias of 32-bit collisions "
@@ -609,6 +611,8 @@ static void print_text(const struct plan_opts *o, const struct shape *s,
 		printf(" (%llu points, %llu removed by collisions)\n",
 		       (unsigned long long)plan->meas.points,
 		       (unsigned long long)(plan->meas.points - plan->meas.ring_points));
+	} else if (o->no_measure) {
+		printf("confirmed   not measured (--no-measure)\n");
 	} else {
 		printf("confirmed   not measured: %llu points exceed --point-budget %llu\n",
 		       (unsigned long long)t->points, (unsigned long long)o->budget);
@@ -620,6 +624,12 @@ static void print_text(const struct plan_opts *o, const struct shape *s,
 	       "alone %.2f MiB, v1 8 B/point %.2f MiB)\n", mib(t->mem.image_bytes),
 	       mib(t->mem.image_bytes * o->rings), o->rings, o->rings == 1 ? "" : "s",
 	       mib(t->mem.v2_bytes), mib(t->mem.v1_bytes));
+	if (plan->confirmed == 1 && plan->m_confirmed != plan->m_theory &&
+	    !kr_an_theory(s->w, s->rank, s->n, plan->m_confirmed, 0, &classic))
+		printf("            at the confirmed point_multiple %llu: %llu points, %.2f MiB per "
+		       "ring, %.2f MiB for %u ring%s\n", (unsigned long long)plan->m_confirmed,
+		       (unsigned long long)classic.points, mib(classic.mem.image_bytes),
+		       mib(classic.mem.image_bytes * o->rings), o->rings, o->rings == 1 ? "" : "s");
 	if (!kr_an_theory(s->w, s->rank, s->n, 160, 0, &classic))
 		printf("vs classic  160 per weight unit: CV %.4f%%, %.2f MiB per ring as an image, "
 		       "%.2f MiB as v1 (8 B/point), x%u rings = %.2f MiB\n", 100 * classic.cv_total,
@@ -683,7 +693,7 @@ static int print_json(const struct plan_opts *o, const struct shape *s,
 		pr_warn("keyrouter: plan: couldn't build the JSON output\n");
 		return 1;
 	}
-	txt = json_dumps(obj, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	txt = json_dumps(obj, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 	json_decref(obj);
 	if (!txt)
 		return 1;
@@ -717,7 +727,7 @@ static int cmd_plan(int argc, char **argv)
 	req = (struct kr_an_plan_req){
 		.weight = s.w, .rank = s.rank, .n = s.n, .target = o.target, .value = o.value,
 		.measure = o.no_measure ? NULL : measure, .ctx = &ctx,
-		.point_budget = o.budget, .max_confirm_steps = 20,
+		.point_budget = o.budget, .max_confirm_steps = 30,
 	};
 	e = kr_an_plan(&req, &plan);
 	if (e && e != -EDOM) {
