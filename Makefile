@@ -6,6 +6,8 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make V=1        show the full commands
 .DELETE_ON_ERROR:
+# Skeletons are only named in pattern rules: keep make from deleting them as intermediates.
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 OUT      ?= build
