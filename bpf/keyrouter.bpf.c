@@ -33,7 +33,8 @@ enum kr_route_reason {
 	KR_ROUTE_ALL_DOWN = 3,
 	KR_ROUTE_WALK_LIMIT = 4,
 };
-static __always_inline int kr_ring_route(__u32 ring_id, __u32 key_hash, struct kr_route *out)
+static __always_inline int kr_ring_route_bytes(__u32 ring_id, __u32 key_hash, __u32 bytes,
+					       struct kr_route *out)
 {
 	return KR_ROUTE_NO_RING;
 }
@@ -92,6 +93,14 @@ __noinline int kr_extract(const struct kr_service *svc, const struct kr_pkt *pkt
 		return KR_KEY_BAD_SERVICE;
 	st = kr_key_extract(svc, pkt, s, wlen, &klen);
 	return st | (int)((klen & 0xffff) << 8);
+}
+
+/* The ring stage (kr_ring.h): slot, bucket lookup, failover walk.  0 or a reason. */
+__noinline int kr_route(__u32 ring_id, __u32 key_hash, __u32 bytes, struct kr_route *out)
+{
+	if (!out)
+		return KR_ROUTE_BAD_IMAGE;
+	return kr_ring_route_bytes(ring_id, key_hash, bytes, out);
 }
 
 /* ---- stages ------------------------------------------------------------------------ */
@@ -221,7 +230,7 @@ static __always_inline void kr_trace(struct kr_state *st, int ring_rc)
 /* Ring slot, point, failover walk (kr_ring.h). */
 static __always_inline int kr_stage_ring(struct kr_state *st)
 {
-	int rc = kr_ring_route(st->svc.ring_id, st->hash, &st->route);
+	int rc = kr_route(st->svc.ring_id, st->hash, st->frame_len, &st->route);
 
 	kr_trace(st, rc);
 	switch (rc) {

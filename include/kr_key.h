@@ -13,17 +13,18 @@
  *   tuple     source address + source port, network order: 4 + 2 (IPv4) or 16 + 2 (IPv6).
  *   payload   payload_len != 0: bytes [payload_off, payload_off + payload_len), which must
  *             lie inside the payload; else with KR_SVC_F_PAYLOAD_DELIM: from payload_off up
- *             to (not including) the first payload_delim byte, or to the end of the payload
- *             when there is none; else from payload_off to the end of the payload (the
- *             whole payload for offset 0; an empty payload is the empty key).
+ *             to (not including) the first payload_delim byte (none: no key; none in the
+ *             255 bytes after payload_off: too long); else from payload_off to the end of
+ *             the payload (the whole payload for offset 0; an empty payload is the empty
+ *             key).  The same as user/keyform.c kr_key_from_payload().
  *   dns       a query (QR = 0, QDCOUNT >= 1): the first question's name in wire format
  *             from offset 12, labels of 1..63 bytes, A-Z lowercased, the final zero label
  *             included.  A compression pointer, a label > 63 or a truncated name: no key.
  *   memcache  8-byte UDP frame header, then an ASCII command; the key is the first key
  *             token: the 2nd token of get, gets, set, add, replace, append, prepend, cas,
  *             delete, incr, decr, touch, mg, ms, md, ma; the 3rd of gat, gats.  Tokens are
- *             separated by runs of spaces; a key token ends at ' ', '\r', '\n' or the end of
- *             the payload.  Commands are case-sensitive (as memcached).  Unknown command or
+ *             separated by runs of ' ' or '\t'; a key token ends at ' ', '\t', '\r', '\n'
+ *             or the end of the payload (user/keyform.c splits the same way).  Commands are case-sensitive (as memcached).  Unknown command or
  *             empty key: no key.  The key must start within the first KR_PAYLOAD_WINDOW
  *             payload bytes.
  *   quic      long header (first bit 1): the Destination Connection ID (length byte at
@@ -143,9 +144,9 @@ static long kr_delim_step(__u32 i, void *ctx)
 	__u8 b;
 
 	if (pos >= sc->wlen) {
-		/* the end of the window is the end of the payload (the window holds
-		 * payload_off + 256 bytes when the payload is longer) */
-		sc->status = pos >= sc->pl_len ? KR_KEY_OK : KR_KEY_NOT_FOUND;
+		/* the window holds payload_off + 256 bytes when the payload is longer, so
+		 * this is the end of the payload: no delimiter, no key */
+		sc->status = KR_KEY_NOT_FOUND;
 		return 1;
 	}
 	b = KR_WIN(sc->s, pos);
@@ -284,9 +285,14 @@ static __always_inline int kr_mc_skip(__u64 cmd)
 	}
 }
 
+static __always_inline int kr_mc_is_space(__u8 b)
+{
+	return b == ' ' || b == '\t';
+}
+
 static __always_inline int kr_mc_is_end(__u8 b)
 {
-	return b == ' ' || b == '\r' || b == '\n';
+	return b == ' ' || b == '\t' || b == '\r' || b == '\n';
 }
 
 /* memcache: one byte of the command line after the command word. */
@@ -304,7 +310,7 @@ static long kr_mc_step(__u32 i, void *ctx)
 	}
 	b = KR_WIN(sc->s, pos);
 	if (sc->state == KR_MC_SPACE) {
-		if (b == ' ')
+		if (kr_mc_is_space(b))
 			return 0;
 		if (b == '\r' || b == '\n')
 			return 1;
@@ -315,7 +321,7 @@ static long kr_mc_step(__u32 i, void *ctx)
 		sc->state = KR_MC_KEY;
 		sc->kstart = i;
 	} else if (sc->state == KR_MC_SKIP) {
-		if (b == ' ') {
+		if (kr_mc_is_space(b)) {
 			sc->rem = 0;
 			sc->state = KR_MC_SPACE;
 		} else if (b == '\r' || b == '\n') {
@@ -338,7 +344,7 @@ static long kr_mc_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* The command word at payload offset 8 (up to 7 bytes, then a space): the tokens to skip
+/* The command word at payload offset 8 (up to 7 bytes, then a space or tab): the tokens to skip
  * before the key (0 or 1), or -1. *end = offset of the space. */
 static __always_inline int kr_mc_command(const struct kr_scratch *s, __u32 wlen, __u32 *end)
 {
@@ -350,7 +356,7 @@ static __always_inline int kr_mc_command(const struct kr_scratch *s, __u32 wlen,
 		if (i >= wlen)
 			return -1;
 		b = s->win[i];
-		if (b == ' ') {
+		if (kr_mc_is_space(b)) {
 			*end = i;
 			return kr_mc_skip(cmd);
 		}

@@ -33,15 +33,7 @@
 #define KR_CFG_DEFAULT_PM	160	/* points per weight unit: v1 always, v2 default */
 #define KR_CFG_IFNAMSIZ		16
 
-enum kr_fwd_mode {
-	KR_FWD_L2 = 1,		/* rewrite MACs, XDP_TX / redirect (backends own the VIP) */
-	KR_FWD_IPIP = 2,	/* encapsulate to the backend address */
-};
-
-enum kr_policy {
-	KR_POLICY_PASS = 0,
-	KR_POLICY_DROP = 1,
-};
+/* enum kr_fwd_mode and enum kr_policy are in keyrouter_kern_user.h (the kernel uses them). */
 
 struct kr_cfg_backend {
 	struct kr_sockaddr addr;	/* ip + port (engine's parser, user/addr.h) */

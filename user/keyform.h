@@ -30,14 +30,7 @@
 #define KR_DNS_MAX_NAME		255	/* wire bytes, final zero label included */
 #define KR_PAYLOAD_MAX		65507	/* largest UDP payload over IPv4 */
 
-enum kr_key_type {
-	KR_KEY_NONE = 0,
-	KR_KEY_TUPLE = 1,
-	KR_KEY_PAYLOAD = 2,
-	KR_KEY_DNS = 3,
-	KR_KEY_MEMCACHE = 4,
-	KR_KEY_QUIC = 5,
-};
+/* enum kr_key_type (KR_KEY_TUPLE ...) is in keyrouter_kern_user.h: the kernel uses it too. */
 
 /* A key extractor and its parameters (one per service). */
 struct kr_keyspec {
