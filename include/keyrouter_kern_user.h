@@ -50,5 +50,41 @@ struct kr_route {
 	__u32 slot;		/* 0/1: the slot whose ring routed the packet */
 	__u32 key_hash;		/* crc32 of the key */
 };
+_Static_assert(sizeof(struct kr_route) == 24, "kr_route layout");
+
+/* ---- ring stage (bpf/kr_ring.h; written by the "ring" part) ---------------------- */
+/* kr_ring_route() returns KR_ROUTE_OK (0) or one of these reasons (the packet is not routed). */
+enum kr_route_reason {
+	KR_ROUTE_OK = 0,
+	KR_ROUTE_NO_RING = 1,		/* ring id out of range, or no image in the chosen slot */
+	KR_ROUTE_BAD_IMAGE = 2,		/* image header/index/table inconsistent: not used */
+	KR_ROUTE_ALL_DOWN = 3,		/* no backend of the ring is up */
+	KR_ROUTE_WALK_LIMIT = 4,	/* KR_MAX_WALK points after the key's point all down */
+	KR_ROUTE_NREASONS
+};
+
+/* Per-CPU counters of one ring slot (map kr_slot_stats, key ring_id * 2 + slot): the
+ * "ring version counters".  A packet counts in the slot kr_ctl_slot() chose for it. */
+struct kr_slot_stats {
+	__u64 packets;		/* routed by this slot's ring */
+	__u64 bytes;		/* bytes of those packets (when the caller passes them) */
+	__u64 failover;		/* routed after skipping at least one down point */
+	__u64 no_ring;		/* KR_ROUTE_NO_RING: nothing published in the slot */
+	__u64 bad_image;	/* KR_ROUTE_BAD_IMAGE */
+	__u64 all_down;		/* KR_ROUTE_ALL_DOWN */
+	__u64 walk_limit;	/* KR_ROUTE_WALK_LIMIT */
+};
+_Static_assert(sizeof(struct kr_slot_stats) == 56, "kr_slot_stats layout");
+
+/* Debug trace of the last kr_ring_route() call (map kr_ring_trace, one entry), written only
+ * when the program's .rodata flag kr_ring_trace_on is set at load time (the verifier
+ * removes the code otherwise).  `keyrouter lookup --via-kernel` reads it. */
+struct kr_ring_trace {
+	__u64 seq;		/* incremented by every traced call */
+	struct kr_route route;
+	__u32 reason;		/* enum kr_route_reason */
+	__u32 ring_id;
+};
+_Static_assert(sizeof(struct kr_ring_trace) == 40, "kr_ring_trace layout");
 
 #endif /* KEYROUTER_KERN_USER_H */

@@ -628,10 +628,11 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 	check_fields(c, o, backend_fields, "a backend");
 	b->weight = 1;
 	b->state = KR_BACKEND_UP;
+	/* Port 0 is accepted: it is hashed into the points (pingora-ketama accepts it too)
+	 * and the data path keeps the packet's destination port. */
 	if (!need(c, get_str(c, o, "address", &s), "address", "\"<IPv4>:<port>\" or "
-		  "\"[<IPv6>]:<port>\"") && !parse_sockaddr(c, "address", s, &b->addr) &&
-	    b->addr.port == 0)
-		kerr(c, "address", "'%s': port 0 is not a backend port: expected 1..65535", s);
+		  "\"[<IPv6>]:<port>\""))
+		parse_sockaddr(c, "address", s, &b->addr);
 	if (!get_uint(c, o, "weight", 0, UINT32_MAX, &u))
 		b->weight = (uint32_t)u;
 	if (!get_str(c, o, "mac", &s)) {
@@ -1479,4 +1480,29 @@ char *kr_config_dump_json(const struct kr_config *cfg)
 	out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	return out;
+}
+
+int kr_config_ring_build(const struct kr_config *cfg, uint32_t ri, struct kr_ring **out,
+			 struct kr_err *err)
+{
+	const struct kr_cfg_ring *r;
+	struct kr_backend_spec *b;
+	int ret;
+
+	if (ri >= cfg->nrings)
+		return kr_errf(err, "%s: no ring %u", cfg->file, ri);
+	r = &cfg->rings[ri];
+	b = calloc(r->nbackends, sizeof(*b));
+	if (!b)
+		return kr_errf(err, "%s: ring '%s': out of memory", cfg->file, r->name);
+	for (uint32_t i = 0; i < r->nbackends; i++) {
+		b[i].addr = r->backends[i].addr;
+		b[i].weight = r->backends[i].weight;
+	}
+	ret = kr_ring_build(out, b, r->nbackends, r->format == 1 ? KR_RING_V1 : KR_RING_V2,
+			    r->format == 1 ? 0 : r->point_multiple, err);
+	if (ret)
+		kr_err_prefix(err, "%s: ring '%s'", cfg->file, r->name);
+	free(b);
+	return ret;
 }

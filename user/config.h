@@ -23,6 +23,8 @@
 #include "keyrouter_kern_user.h"
 #include "keyform.h"
 #include "addr.h"
+#include "continuum.h"
+#include "err.h"
 
 #define KR_CFG_NAME_MAX		63	/* ring/service/instance names: [A-Za-z0-9_.-] */
 #define KR_CFG_MAX_TAGS		64	/* distinct tags per ring (a 64-bit mask) */
@@ -121,6 +123,11 @@ static inline bool kr_cfg_in_subset(const struct kr_cfg_service *s,
 {
 	return (b->tags & s->subset_mask) == s->subset_mask;
 }
+
+/* Builds ring ri of the configuration (its backends in file order, format, point_multiple)
+ * with the continuum engine.  0, or -1 with err set.  Free with kr_ring_free(). */
+int kr_config_ring_build(const struct kr_config *cfg, uint32_t ri, struct kr_ring **out,
+			 struct kr_err *err);
 
 /* The normalized configuration as JSON (every default filled in); malloc'd. */
 char *kr_config_dump_json(const struct kr_config *cfg);
