@@ -57,6 +57,13 @@ has() {
 	vg 2 lookup --backends $V/a_v1_3x1.backends.txt --version v1 zz
 	vg 1 lookup --backends $V/a_v1_3x1.backends.txt --version v1 --keys-file "$BATS_TEST_TMPDIR/none"
 	vg 2 lookup --version v1 00
+	vg 0 lookup -c examples/keyrouter.json --service dns www.Example.COM. .
+	vg 0 lookup -c examples/keyrouter.json --service memcache 'get user:42' user:43
+	vg 0 lookup -c examples/keyrouter.json --service quic 0a0b0c0d0e0f1011
+	vg 0 lookup -c examples/keyrouter.json --ring cache --key-type tuple 10.0.0.1:5353 '[2001:db8::1]:443'
+	vg 0 lookup -c examples/keyrouter.json --service telemetry hex:00000001736b7c78
+	vg 2 lookup -c examples/keyrouter.json --service dns 'a..b'
+	vg 1 lookup -c examples/keyrouter.json --service nope x
 }
 
 @test "valgrind: config check / show, valid and invalid" {
@@ -89,6 +96,8 @@ has() {
 
 @test "valgrind: plan" {
 	has plan || skip "no plan command in this build"
-	vg 0 plan --backends $V/b_v1_10mixed.backends.txt --target-cv 0.05
+	vg 0 plan --servers 10 --weights 1,2 --target-cv 0.05 --kmax 2000 --point-budget 200000
+	vg 0 plan --backends $V/b_v1_10mixed.backends.txt --target-max-over-mean 1.2 --no-measure --json
+	vg 2 plan --servers 10
 	vg 2 plan --bogus
 }
