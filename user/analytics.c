@@ -311,8 +311,6 @@ int kr_an_memory(uint64_t ring_points, uint64_t image_points, uint32_t nbackends
 	return 0;
 }
 
-/* Theory can describe rings far larger than one the engine builds (for the plan table). */
-#define KR_AN_THEORY_MAX_POINTS	(1ull << 40)
 
 int kr_an_theory(const uint32_t *weight, const uint32_t *rank, uint32_t n, uint64_t m,
 		 int want_max, struct kr_an_theory *out)
@@ -610,10 +608,10 @@ static int plan_confirm(const struct kr_an_plan_req *req, uint64_t wsum, struct 
 	int err;
 
 	plan->confirmed = 0;
-	/* steps of 1% (at least 1): the measured CV of one ring scatters around the theory
+	/* steps of 2% (at least 1): the measured CV of one ring scatters around the theory
 	 * by about 1/sqrt(2N) relative, so unit steps on a large m would crawl */
 	for (uint32_t i = 0; i <= req->max_confirm_steps && m <= mmax;
-	     i++, m += m / 100 ? m / 100 : 1) {
+	     i++, m += m / 50 ? m / 50 : 1) {
 		double v;
 
 		if (m * wsum > req->point_budget)
@@ -659,6 +657,26 @@ int kr_an_plan(const struct kr_an_plan_req *req, struct kr_an_plan *plan)
 	if (!req->measure)
 		return 0;
 	return plan_confirm(req, wsum, plan);
+}
+
+int kr_an_optimum(const uint32_t *weight, const uint32_t *rank, uint32_t n, uint64_t mmax,
+		  uint64_t *m, double *cv)
+{
+	struct kr_an_plan_req req = {
+		.weight = weight, .rank = rank, .n = n, .target = KR_AN_TARGET_CV, .value = 1,
+	};
+	struct kr_an_plan plan;
+	int err;
+
+	memset(&plan, 0, sizeof(plan));
+	if (!n || !mmax)
+		return -EINVAL;
+	err = plan_best(&req, mmax, &plan);
+	if (err)
+		return err;
+	*m = plan.m_best;
+	*cv = plan.best_value;
+	return 0;
 }
 
 uint32_t kr_an_plan_ks(uint64_t *ks, uint32_t max, uint64_t kmax)

@@ -222,7 +222,7 @@ static int print_json(const struct kr_an_built *b, const struct analysis *a)
 		pr_warn("keyrouter: analyze: couldn't build the JSON output\n");
 		return 1;
 	}
-	s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 	json_decref(o);
 	if (!s)
 		return 1;
