@@ -100,7 +100,6 @@ _Static_assert(sizeof(struct kr_ring_trace) == 40, "kr_ring_trace layout");
 #define KR_MAX_IPV6_EXT		8	/* IPv6 extension headers walked before giving up */
 
 enum kr_key_type {
-	KR_KEY_NONE = 0,
 	KR_KEY_TUPLE = 1,	/* src address + src port, network order (6 or 18 bytes) */
 	KR_KEY_PAYLOAD = 2,	/* payload bytes: [off, off+len), [off, delimiter), or all */
 	KR_KEY_DNS = 3,		/* query name, wire format, ASCII-lowercased, final 0 label */
