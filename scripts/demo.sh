@@ -6,6 +6,7 @@ set -u
 cd "$(dirname "$0")/.."
 # shellcheck source=../tests/lib/e2e_common.bash
 source tests/lib/e2e_common.bash
+keyrouter() { "$TOPO_KEYROUTER" "$@"; }
 
 T0=$(date +%s)
 NAMES=3000
@@ -13,12 +14,15 @@ KR=$TOPO_KEYROUTER
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '  $ %s\n' "$*"; "$@" 2>&1 | sed 's/^/    /'; return "${PIPESTATUS[0]}"; }
+# keyrouter in the router's network namespace, shown as the operator would type it there
+kr() { printf '  [router]$ keyrouter %s\n' "$*"; topo_kr "$@" 2>&1 | sed 's/^/    /'; return "${PIPESTATUS[0]}"; }
 fail() { echo "demo: $*" >&2; exit 1; }
 
 miss=$(e2e_missing)
 [ -z "$miss" ] || fail "missing: $miss (run as root; scripts/deps.sh installs the packages)"
 
-TOPO_QUIET=1 topo_init "kr-demo-$$" 4 || fail "topology variables"
+export TOPO_QUIET=1
+topo_init "kr-demo-$$" 4 || fail "topology variables"
 topo_trap
 
 say "1. Topology (network namespaces ${TOPO_PREFIX}-*)"
@@ -34,12 +38,12 @@ e2e_config "$TOPO_DIR/dns-next.json" l2 "1 2 3 4" dns:dns:53
 echo "  config: ring dns4 = b1 b2 b3 (v2, 160 points each), service dns4 = $TOPO_VIP4:53/udp, key dns, l2"
 
 say "2. Load keyrouter on the router's ingress interface"
-run topo_kr load "$TOPO_R_IN" -c "$TOPO_DIR/dns.json" --mode native --instance "$TOPO_INSTANCE" ||
+kr load "$TOPO_R_IN" -c "$TOPO_DIR/dns.json" --mode native --instance "$TOPO_INSTANCE" ||
 	fail "keyrouter load failed"
 topo_vip_route blackhole   # what keyrouter does not route is dropped, not served
 
 say "3. Where does a name go?  (no traffic: keyrouter lookup)"
-run "$KR" lookup -c "$TOPO_DIR/dns.json" --service dns4 --addr www.example.kr.test
+run keyrouter lookup -c "$TOPO_DIR/dns.json" --service dns4 --addr www.example.kr.test
 printf '  $ dig @%s www.example.kr.test TXT   (from the client, through the router)\n' "$TOPO_VIP4"
 printf '    answered by %s\n' "$(topo_exec "$TOPO_C" dig +short +time=2 +tries=1 @$TOPO_VIP4 www.example.kr.test TXT)"
 
@@ -66,9 +70,9 @@ fi
 
 say "5. Migration: ring dns4 gets a 4th backend, half of the keys go to the new version"
 f=$("$KR" diff --old-config "$TOPO_DIR/dns.json" --new-config "$TOPO_DIR/dns-next.json" --ring dns4 --json | jq -r .moved)
-run "$KR" diff --old-config "$TOPO_DIR/dns.json" --new-config "$TOPO_DIR/dns-next.json" --ring dns4 --top 0
-run topo_kr ring stage dns4 -c "$TOPO_DIR/dns-next.json" --instance "$TOPO_INSTANCE"
-run topo_kr ring migrate dns4 --percent 50 --instance "$TOPO_INSTANCE"
+run keyrouter diff --old-config "$TOPO_DIR/dns.json" --new-config "$TOPO_DIR/dns-next.json" --ring dns4 --top 0
+kr ring stage dns4 -c "$TOPO_DIR/dns-next.json" --instance "$TOPO_INSTANCE"
+kr ring migrate dns4 --percent 50 --instance "$TOPO_INSTANCE"
 e2e_dns_batch "$TOPO_VIP4" "$TOPO_DIR/names" >"$TOPO_DIR/ans50"
 paste -d' ' "$TOPO_DIR/ans" "$TOPO_DIR/ans50" | awk -v f="$f" -v n=$NAMES '
 	{ a++; if ($2 != $4) m++; to[$4] += ($2 != $4) }
@@ -79,8 +83,8 @@ paste -d' ' "$TOPO_DIR/ans" "$TOPO_DIR/ans50" | awk -v f="$f" -v n=$NAMES '
 			100 * f, 100 * p, 100 * b, n, ((m / n - p) ^ 2 <= b * b) ? "OK" : "OUTSIDE THE BOUND"
 		for (i in to) if (to[i]) printf "  moved to b%s: %d\n", i, to[i]
 	}'
-run topo_kr ring status --instance "$TOPO_INSTANCE"
-run topo_kr ring rollback dns4 --instance "$TOPO_INSTANCE"
+kr ring status --instance "$TOPO_INSTANCE"
+kr ring rollback dns4 --instance "$TOPO_INSTANCE"
 
 say "6. Clean up"
 topo_kr unload "$TOPO_R_IN" --instance "$TOPO_INSTANCE" >/dev/null 2>&1

@@ -925,7 +925,7 @@ static void parse_key(struct ctx *c, json_t *svc, struct kr_keyspec *k)
 	switch (k->type) {
 	case KR_KEY_PAYLOAD:
 		check_fields(c, o, key_fields_payload, "a payload key");
-		if (!get_uint(c, o, "offset", 0, KR_PAYLOAD_MAX - 1, &u))
+		if (!get_uint(c, o, "offset", 0, KR_MAX_PAYLOAD_OFFSET, &u))
 			k->offset = (uint32_t)u;
 		if (!get_uint(c, o, "length", 1, KR_MAX_KEY_LEN, &u))
 			k->length = (uint32_t)u;
@@ -960,7 +960,11 @@ static void parse_vip(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 	}
 	if (parse_ip(c, "vip", v, 0, &s->vip))
 		return;
-	s->vip_any = !memcmp(s->vip.ip, (uint8_t[16]){ 0 }, 16);
+	if (!memcmp(s->vip.ip, (uint8_t[16]){ 0 }, 16)) {
+		/* "0.0.0.0" / "::": the data path has one wildcard (both families) */
+		s->vip_any = true;
+		s->vip.family = 0;
+	}
 }
 
 static const char *const fwd_fields_l2[] = { "mode", NULL };
@@ -1130,8 +1134,6 @@ static bool vip_clash(const struct kr_cfg_service *a, const struct kr_cfg_servic
 {
 	if (a->port != b->port || a->protocol != b->protocol)
 		return false;
-	if (a->vip_any && b->vip_any)
-		return !a->vip.family || !b->vip.family || a->vip.family == b->vip.family;
 	if (a->vip_any != b->vip_any)
 		return false;
 	return a->vip.family == b->vip.family && !memcmp(a->vip.ip, b->vip.ip, 16);
@@ -1170,8 +1172,10 @@ static void parse_services(struct ctx *c, json_t *root)
 				     s->name, j);
 			else if (s->port && vip_clash(s, t))
 				kerr(c, "vip", "service '%s' uses the same address, port %u and "
-				     "protocol udp as services[%zu] '%s'", s->name ? s->name : "?",
-				     s->port, j, t->name ? t->name : "?");
+				     "protocol udp as services[%zu] '%s'%s", s->name ? s->name : "?",
+				     s->port, j, t->name ? t->name : "?", s->vip_any ?
+				     " (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any "
+				     "address of either family)" : "");
 		}
 		pop(c);
 	}
@@ -1432,8 +1436,7 @@ static json_t *service_json(const struct kr_config *cfg, const struct kr_cfg_ser
 
 	json_object_set_new(o, "name", json_string(s->name));
 	if (s->vip_any)
-		json_object_set_new(o, "vip", json_string(s->vip.family == 4 ? "0.0.0.0" :
-							  s->vip.family == 6 ? "::" : "*"));
+		json_object_set_new(o, "vip", json_string("*"));
 	else
 		json_object_set_new(o, "vip", ip_json(&s->vip));
 	json_object_set_new(o, "port", json_integer(s->port));

@@ -157,7 +157,7 @@ JSON
 	run -1 $K config check -c "$F"
 	assert_line "$F:3:15: rings[1].name: duplicate ring name 'a' (also rings[0])"
 	assert_line "$F:6:15: services[1].name: duplicate service name 's' (also services[0])"
-	assert_line "$F:7:27: services[2].vip: service 't' uses the same address, port 53 and protocol udp as services[0] 's'"
+	assert_line "$F:7:27: services[2].vip: service 't' uses the same address, port 53 and protocol udp as services[0] 's' (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any address of either family)"
 	assert_line "$F:9:27: services[4].vip: service 'v' uses the same address, port 54 and protocol udp as services[3] 'u'"
 }
 
@@ -311,9 +311,10 @@ PY
 	run -0 $K lookup -c examples/keyrouter.json --ring cache --key-type tuple '[2001:db8::1]:5353' 10.0.0.1:53
 	assert_line --index 0 --regexp '^20010db800000000000000000000000114e9 '
 	assert_line --index 1 --regexp '^0a0000010035 '
-	run -0 $K lookup -c examples/keyrouter.json --service quic 0A0b0c0d0e0f1011 ''
+	run -0 $K lookup -c examples/keyrouter.json --service quic 0A0b0c0d0e0f1011
 	assert_line --index 0 --regexp '^0a0b0c0d0e0f1011 '
-	assert_line --index 1 --regexp '^- 00000000 '
+	run -0 $K lookup -c examples/keyrouter.json --ring dns --key-type payload ''
+	assert_line --index 0 --regexp '^- 00000000 '
 	# telemetry: offset 4, up to '|'
 	run -0 $K lookup -c examples/keyrouter.json --service telemetry "hex:00000001$(printf 'sensor-17|rest' | od -An -tx1 | tr -d ' \n')"
 	assert_output --regexp '^73656e736f722d3137 '
@@ -335,8 +336,10 @@ PY
 	assert_output --partial "bad tuple key: tuple: bad address '10.0.0.1': missing ':<port>'"
 	run -2 $K lookup -c examples/keyrouter.json --ring dns --key-type payload "$(printf 'x%.0s' {1..256})"
 	assert_output --partial "bad payload key: payload key is 256 bytes long: keys are at most 255 bytes"
-	run -2 $K lookup -c examples/keyrouter.json --service telemetry 'abcd-no-delimiter'
-	assert_output --partial "payload has no delimiter byte 0x7c after offset 4 (no key: the service's no_key policy applies)"
+	run -2 $K lookup -c examples/keyrouter.json --service telemetry 'abc'
+	assert_output --partial "payload of 3 bytes ends before the key offset 4 (no key: the service's no_key policy applies)"
+	run -2 $K lookup -c examples/keyrouter.json --service quic ''
+	assert_output --partial "bad quic key: QUIC connection ID '': empty"
 	run -2 $K lookup -c examples/keyrouter.json --ring dns --key-type sha1 x
 	assert_output --partial "bad --key-type 'sha1': expected one of tuple, payload, dns, memcache, quic"
 	run -2 $K lookup -c examples/keyrouter.json --service dns --key-type quic 00

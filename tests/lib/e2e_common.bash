@@ -169,12 +169,13 @@ e2e_config() {
 # e2e_predict CONFIG SERVICE KEYSFILE: "KEY I" per line of KEYSFILE (human key forms), I the
 # topology's backend index that `keyrouter lookup` predicts for the key.
 e2e_predict() {
-	local cfg=$1 svc=$2 keys=$3 out
+	local cfg=$1 svc=$2 keys=$3 out i map=""
 	out=$("$TOPO_KEYROUTER" lookup -c "$cfg" --service "$svc" --addr --keys-file "$keys") || return 1
+	for ((i = 1; i <= TOPO_N; i++)); do map+="${TOPO_B4[i]} $i ${TOPO_B6[i]} $i "; done
 	paste -d' ' <(awk '{ print $1 }' "$keys") <(awk '{ print $NF }' <<<"$out") |
-	while read -r key addr; do
-		echo "$key $(topo_backend_index "$addr" || echo '?')"
-	done
+	awk -v map="$map" 'BEGIN { n = split(map, m, " "); for (j = 1; j < n; j += 2) idx[m[j]] = m[j + 1] }
+		{ a = $2; sub(/^\[/, "", a); if (a ~ /\]:[0-9]+$/) sub(/\]:[0-9]+$/, "", a); else sub(/:[0-9]+$/, "", a)
+		  print $1, (a in idx) ? idx[a] : "?" }'
 }
 
 # e2e_load CONFIG [MODE]: load keyrouter on the router's ingress interface (native XDP
@@ -196,7 +197,7 @@ e2e_compare() {
 			ans++; per[a[k]]++; pred[p[k]]++
 			if (a[k] == p[k]) ok++; else { wrong++; if (wrong <= 5) printf "  wrong: %s predicted b%s answered by b%s\n", k, p[k], a[k] }
 		}
-		for (b in per) printf "  b%s answered %d (predicted %d)\n", b, per[b], pred[b]
+		for (b = 1; b <= 9; b++) if (b in per || b in pred) printf "  b%s answered %d (predicted %d)\n", b, per[b], pred[b]
 		printf "keys %d answered %d matching %d lost %d wrong %d\n", n, ans, ok, lost + 0, wrong + 0
 		exit !(n > 0 && ok == n)
 	     }' "$1" "$2"
