@@ -2,6 +2,7 @@
 /* Ring analytics: theory, measurement, exact diff, plan search.  See analytics.h. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kr_image_kern_user.h"
@@ -714,4 +715,17 @@ int kr_an_auto_point_multiple(const uint32_t *weight, const uint32_t *rank, uint
 		return -ERANGE;
 	*m = (uint32_t)plan.m_theory;
 	return 0;
+}
+
+const char *kr_an_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b < 1024)
+		snprintf(buf, len, "%llu B", (unsigned long long)b);
+	else if (b < 1048576)
+		snprintf(buf, len, "%.1f KiB", (double)b / 1024.0);
+	else if (b < 1073741824ull)
+		snprintf(buf, len, "%.2f MiB", (double)b / 1048576.0);
+	else
+		snprintf(buf, len, "%.2f GiB", (double)b / 1073741824.0);
+	return buf;
 }

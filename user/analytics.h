@@ -187,4 +187,7 @@ uint32_t kr_an_plan_ks(uint64_t *ks, uint32_t max, uint64_t kmax);
 int kr_an_auto_point_multiple(const uint32_t *weight, const uint32_t *rank, uint32_t n,
 			      double target_cv, uint32_t *m);
 
+/* "512 B", "3.0 KiB", "8.77 MiB", "4.57 GiB" */
+const char *kr_an_bytes(uint64_t bytes, char *buf, size_t len);
+
 #endif

@@ -576,6 +576,9 @@ static void print_target(const struct plan_opts *o, double v)
 		printf("%.4f", v);
 }
 
+static char bytes_buf[4][32];
+#define B(v, i) kr_an_bytes((v), bytes_buf[i], sizeof(bytes_buf[i]))
+
 static void print_text(const struct plan_opts *o, const struct shape *s,
 		       const struct kr_an_plan *plan, int err, uint64_t opt_m, double opt_cv)
 {
@@ -620,21 +623,20 @@ static void print_text(const struct plan_opts *o, const struct shape *s,
 	printf("points      %llu per ring; expected collisions %.1f removed points (P^2/2^33 "
 	       "= %.1f pairs)\n", (unsigned long long)t->points, t->collisions,
 	       t->collision_pairs);
-	printf("memory      kernel image %.2f MiB per ring, %.2f MiB for %u ring%s (v2 points "
-	       "alone %.2f MiB, v1 8 B/point %.2f MiB)\n", mib(t->mem.image_bytes),
-	       mib(t->mem.image_bytes * o->rings), o->rings, o->rings == 1 ? "" : "s",
-	       mib(t->mem.v2_bytes), mib(t->mem.v1_bytes));
+	printf("memory      kernel image %s per ring, %s for %u ring%s (v2 points alone %s, "
+	       "v1 8 B/point %s)\n", B(t->mem.image_bytes, 0), B(t->mem.image_bytes * o->rings, 1),
+	       o->rings, o->rings == 1 ? "" : "s", B(t->mem.v2_bytes, 2), B(t->mem.v1_bytes, 3));
 	if (plan->confirmed == 1 && plan->m_confirmed != plan->m_theory &&
 	    !kr_an_theory(s->w, s->rank, s->n, plan->m_confirmed, 0, &classic))
-		printf("            at the confirmed point_multiple %llu: %llu points, %.2f MiB per "
-		       "ring, %.2f MiB for %u ring%s\n", (unsigned long long)plan->m_confirmed,
-		       (unsigned long long)classic.points, mib(classic.mem.image_bytes),
-		       mib(classic.mem.image_bytes * o->rings), o->rings, o->rings == 1 ? "" : "s");
+		printf("            at the confirmed point_multiple %llu: %llu points, %s per "
+		       "ring, %s for %u ring%s\n", (unsigned long long)plan->m_confirmed,
+		       (unsigned long long)classic.points, B(classic.mem.image_bytes, 0),
+		       B(classic.mem.image_bytes * o->rings, 1), o->rings, o->rings == 1 ? "" : "s");
 	if (!kr_an_theory(s->w, s->rank, s->n, 160, 0, &classic))
-		printf("vs classic  160 per weight unit: CV %.4f%%, %.2f MiB per ring as an image, "
-		       "%.2f MiB as v1 (8 B/point), x%u rings = %.2f MiB\n", 100 * classic.cv_total,
-		       mib(classic.mem.image_bytes), mib(classic.mem.v1_bytes), o->rings,
-		       mib(classic.mem.v1_bytes * o->rings));
+		printf("vs classic  160 per weight unit: CV %.4f%%, %s per ring as an image, %s as v1 "
+		       "(8 B/point), x%u rings = %s\n", 100 * classic.cv_total,
+		       B(classic.mem.image_bytes, 0), B(classic.mem.v1_bytes, 1), o->rings,
+		       B(classic.mem.v1_bytes * o->rings, 2));
 	if (opt_m)
 		printf("optimum     the lowest theoretical CV is %.4f%% at point_multiple %llu; "
 		       "beyond it 32-bit collisions make the ring worse\n", 100 * opt_cv,

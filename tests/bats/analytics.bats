@@ -39,7 +39,7 @@ synth() { # N "w1 w2 ..."
 	assert_line --regexp '^backends    10 \(10 with weight > 0\), total weight 30$'
 	assert_line --regexp '^points      4800 generated, 4800 in the ring, 0 removed by 32-bit hash collisions'
 	assert_line --regexp '^  CV        measured [0-9.]+%   theory 5.1432% \(random placement\)'
-	assert_line --regexp '^memory      v1 \(8 B/point\) 0.04 MiB, v2 \(6 B/point\) 0.03 MiB, kernel image'
+	assert_line --regexp '^memory      v1 \(8 B/point\) 37.5 KiB, v2 \(6 B/point\) 28.1 KiB, kernel image 39.0 KiB = 8.320 B/point$'
 	# every backend listed (10 <= 20)
 	assert_line --regexp '^ +9 10.0.0.10:443 +5 +[0-9]+ '
 }
@@ -189,7 +189,7 @@ JSON
 	run -0 $K plan --servers 50 --weights 1,2 --target-max-over-mean 1.2 --rings 10 --point-budget 100000 --plot "$T/p.svg"
 	assert_line --regexp '^answer      point_multiple [0-9]+ \(theory: CV .*E\[max/mean\] 1\.[12][0-9]+\)$'
 	assert_line --regexp '^confirmed   on a built ring: point_multiple [0-9]+ gives max/mean 1\.[01][0-9]+'
-	assert_line --regexp '^memory      kernel image [0-9.]+ MiB per ring, [0-9.]+ MiB for 10 rings'
+	assert_line --regexp '^memory      kernel image [0-9.]+ KiB per ring, [0-9.]+ KiB for 10 rings \(v2 points alone'
 	assert_line --regexp '^ +100000 +7500000 .* \(budget\) '
 	assert_line "plot        $T/p.svg"
 	grep -q '^<svg ' "$T/p.svg"
