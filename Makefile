@@ -76,15 +76,15 @@ $(TOOL): $(OUT)/user/main.o $(LIB_OBJS)
 
 $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/tests
 	$(call msg,CC-TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS)
 
 $(OUT)/tests/%: tests/bpf/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/tests
 	$(call msg,CC-TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS)
 
 $(OUT)/bench/%: tests/bench/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/bench
 	$(call msg,CC-BENCH,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS)
 
 $(OUT)/bpf $(OUT)/user $(OUT)/tests $(OUT)/bench:
 	$(Q)mkdir -p $@

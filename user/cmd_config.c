@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `keyrouter config check|show -c FILE`: validate a configuration without the kernel. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "config.h"
+#include "log.h"
+
+static void check_usage(FILE *f, const char *name)
+{
+	fprintf(f,
+		"Usage: keyrouter config %s -c FILE%s\n\n"
+		"%s\n\n"
+		"Options:\n"
+		"  -c, --config FILE  the configuration (JSON with // and # comments,\n"
+		"                     see docs/config.md)\n"
+		"%s"
+		"  -h, --help         this text\n\n"
+		"Exit status: 0 valid, 1 invalid (every error printed as\n"
+		"FILE:LINE:COL: JSON.PATH: message), 2 usage error.\n",
+		name, !strcmp(name, "show") ? " [--json]" : "",
+		!strcmp(name, "show") ?
+			"Validates the configuration and prints it normalized (every default\n"
+			"filled in, addresses in canonical form) as JSON." :
+			"Validates the configuration without touching the kernel and prints a\n"
+			"summary: rings (backends, points, estimated kernel memory) and services.",
+		!strcmp(name, "show") ? "      --json         JSON output (the default)\n" : "");
+}
+
+/* "12.0 KiB", "1.50 MiB", "2.25 GiB" */
+static const char *human_bytes(uint64_t b, char *buf, size_t n)
+{
+	if (b < (1ull << 20))
+		snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
+	else if (b < (1ull << 30))
+		snprintf(buf, n, "%.2f MiB", (double)b / (1024.0 * 1024.0));
+	else
+		snprintf(buf, n, "%.2f GiB", (double)b / (1024.0 * 1024.0 * 1024.0));
+	return buf;
+}
+
+static void print_summary(const struct kr_config *cfg)
+{
+	uint64_t total = 0;
+	char hb[32];
+
+	printf("%s: valid: %u ring%s, %u service%s%s%s\n", cfg->file, cfg->nrings,
+	       cfg->nrings == 1 ? "" : "s", cfg->nservices, cfg->nservices == 1 ? "" : "s",
+	       cfg->instance ? ", instance " : "", cfg->instance ? cfg->instance : "");
+	for (uint32_t i = 0; i < cfg->nrings; i++) {
+		const struct kr_cfg_ring *r = &cfg->rings[i];
+		uint64_t mem = kr_cfg_ring_image_bytes(r);
+
+		total += mem;
+		printf("ring %s: format v%u point_multiple %u%s backends %u points %llu "
+		       "kernel %s\n", r->name, r->format, r->point_multiple,
+		       r->pm_auto ? " (auto)" : "", r->nbackends,
+		       (unsigned long long)r->npoints, human_bytes(mem, hb, sizeof(hb)));
+	}
+	for (uint32_t i = 0; i < cfg->nservices; i++) {
+		const struct kr_cfg_service *s = &cfg->services[i];
+		char ip[KR_IP_STRLEN], vip[KR_IP_STRLEN + 2];
+
+		kr_ip_format(&s->vip, ip);
+		if (s->vip_any)
+			snprintf(vip, sizeof(vip), "%s", s->vip.family == 4 ? "0.0.0.0" :
+				 s->vip.family == 6 ? "[::]" : "*");
+		else
+			snprintf(vip, sizeof(vip), s->vip.family == 6 ? "[%s]" : "%s", ip);
+		printf("service %s: %s:%u/udp key %s ring %s", s->name, vip, s->port,
+		       kr_key_type_name(s->key.type), cfg->rings[s->ring].name);
+		for (uint32_t t = 0; t < s->nsubset; t++)
+			printf("%s%s", t ? "," : " subset ", s->subset[t]);
+		printf(" forward %s\n", s->fwd.mode == KR_FWD_L2 ? "l2" : "ipip");
+	}
+	printf("kernel memory of the ring images (estimate, before dedup): %s\n",
+	       human_bytes(total, hb, sizeof(hb)));
+}
+
+static int config_cmd(int argc, char **argv, bool show)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *file = NULL;
+	struct kr_config *cfg;
+	char *errs = NULL, *json;
+	int o;
+
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c':
+			file = optarg;
+			break;
+		case 'j':
+			if (!show) {
+				fprintf(stderr, "keyrouter: config check has no --json "
+					"(use config show)\n");
+				return 2;
+			}
+			break;
+		case 'h':
+			check_usage(stdout, argv[0]);
+			return 0;
+		default:
+			check_usage(stderr, argv[0]);
+			return 2;
+		}
+	}
+	if (!file || optind != argc) {
+		fprintf(stderr, "keyrouter: config %s: %s\n", argv[0],
+			file ? "unexpected argument" : "missing -c FILE");
+		check_usage(stderr, argv[0]);
+		return 2;
+	}
+	cfg = kr_config_load(file, &errs);
+	if (!cfg) {
+		fputs(errs, stderr);
+		fprintf(stderr, "keyrouter: configuration '%s' is invalid\n", file);
+		free(errs);
+		return 1;
+	}
+	if (show) {
+		json = kr_config_dump_json(cfg);
+		if (json)
+			puts(json);
+		free(json);
+	} else {
+		print_summary(cfg);
+	}
+	kr_config_free(cfg);
+	return 0;
+}
+
+static int cmd_config_check(int argc, char **argv)
+{
+	return config_cmd(argc, argv, false);
+}
+
+static int cmd_config_show(int argc, char **argv)
+{
+	return config_cmd(argc, argv, true);
+}
+
+KR_COMMAND(config_check, "config check", "validate a configuration file (no kernel)",
+	   cmd_config_check);
+KR_COMMAND(config_show, "config show", "print a configuration normalized, as JSON",
+	   cmd_config_show);

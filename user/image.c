@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Kernel ring image encoder (layout: include/kr_image_kern_user.h). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "image.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t chunks_for(uint64_t entries, uint32_t per_chunk)
+{
+	return (uint32_t)((entries + per_chunk - 1) / per_chunk);
+}
+
+static void *chunk_ptr(struct kr_image *img, uint32_t n)
+{
+	return (char *)img->buf + (size_t)n * KR_CHUNK_BYTES;
+}
+
+/* Ring points, each followed by its removed duplicates; records where those went. */
+static void fill_points(struct kr_image *img, const struct kr_ring *r)
+{
+	struct kr_point *pt = chunk_ptr(img, img->hdr->pt_chunk);
+	uint32_t k = 0, d = 0;
+
+	for (uint32_t i = 0; i < r->npoints; i++) {
+		pt[k++] = (struct kr_point){ (uint16_t)r->hash[i], (uint16_t)(r->hash[i] >> 16),
+					     r->backend[i] };
+		for (; d < r->ndups && r->dups[d].winner == i; d++) {
+			img->dup_pos[d] = k;
+			pt[k++] = (struct kr_point){ (uint16_t)r->dups[d].hash,
+						     (uint16_t)(r->dups[d].hash >> 16),
+						     (uint16_t)r->dups[d].backend };
+		}
+	}
+}
+
+/* Entry k = first image index with hash >= k << (32 - bits); sentinel = npoints. */
+static void fill_index(struct kr_image *img)
+{
+	struct kr_image_hdr *h = img->hdr;
+	const struct kr_point *pt = chunk_ptr(img, h->pt_chunk);
+	uint32_t *idx = chunk_ptr(img, h->idx_chunk), nb = 1u << h->bucket_bits, k = 0;
+	uint32_t shift = 32 - h->bucket_bits, maxb = 0;
+
+	for (uint32_t i = 0; i < h->npoints; i++) {
+		uint32_t b = kr_point_hash(&pt[i]) >> shift;
+
+		while (k <= b)
+			idx[k++] = i;
+	}
+	while (k <= nb)
+		idx[k++] = h->npoints;
+	for (k = 0; k < nb; k++)
+		if (idx[k + 1] - idx[k] > maxb)
+			maxb = idx[k + 1] - idx[k];
+	h->max_bucket = maxb;
+}
+
+static void fill_backends(struct kr_image *img, const struct kr_ring *r, const uint32_t *ids)
+{
+	uint32_t *bt = chunk_ptr(img, img->hdr->bt_chunk);
+
+	for (uint32_t i = 0; i < r->nbackends; i++)
+		bt[i] = ids ? ids[i] : i;
+}
+
+int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_t *backend_ids,
+		    struct kr_err *err)
+{
+	uint64_t t0 = now_ns(), n = (uint64_t)r->npoints + r->ndups;
+	struct kr_image_hdr h = { 0 };
+	uint32_t idx_chunks, bt_chunks, pt_chunks;
+
+	memset(img, 0, sizeof(*img));
+	if (n == 0 || n > KR_MAX_POINTS)
+		return kr_errf(err, "ring image: %" PRIu64 " points (with kept duplicates): "
+			       "expected 1..%u", n, KR_MAX_POINTS);
+	if (r->nbackends == 0 || r->nbackends > KR_MAX_BACKENDS)
+		return kr_errf(err, "ring image: %u backends: expected 1..%u", r->nbackends,
+			       KR_MAX_BACKENDS);
+	h.magic = KR_IMAGE_MAGIC;
+	h.format = KR_IMAGE_FORMAT;
+	h.npoints = (uint32_t)n;
+	h.ndups = r->ndups;
+	h.nbackends = r->nbackends;
+	h.bucket_bits = kr_image_bucket_bits(h.npoints);
+	h.ring_version = r->version;
+	h.point_multiple = r->point_multiple;
+	h.digest = r->digest;
+	idx_chunks = chunks_for((1ull << h.bucket_bits) + 1, KR_IDX_PER_CHUNK);
+	bt_chunks = chunks_for(r->nbackends, KR_BT_PER_CHUNK);
+	pt_chunks = chunks_for(n, KR_PTS_PER_CHUNK);
+	h.idx_chunk = 1;
+	h.bt_chunk = h.idx_chunk + idx_chunks;
+	h.pt_chunk = h.bt_chunk + bt_chunks;
+	h.nchunks = h.pt_chunk + pt_chunks;
+	img->size = (size_t)h.nchunks * KR_CHUNK_BYTES;
+	img->buf = calloc(h.nchunks, KR_CHUNK_BYTES);
+	if (img->buf)
+		kr_hint_huge(img->buf, img->size);
+	img->dup_pos = malloc((r->ndups ? r->ndups : 1) * sizeof(uint32_t));
+	if (!img->buf || !img->dup_pos) {
+		kr_image_free(img);
+		return kr_errf(err, "ring image: out of memory for %zu bytes", img->size);
+	}
+	img->hdr = img->buf;
+	*img->hdr = h;
+	img->ndup_pos = r->ndups;
+	fill_points(img, r);
+	fill_index(img);
+	fill_backends(img, r, backend_ids);
+	img->encode_ns = now_ns() - t0;
+	return 0;
+}
+
+void kr_image_free(struct kr_image *img)
+{
+	free(img->buf);
+	free(img->dup_pos);
+	memset(img, 0, sizeof(*img));
+}
+
+uint32_t kr_image_ring_index(const struct kr_image *img, uint32_t image_index)
+{
+	uint32_t lo = 0, hi = img->ndup_pos;
+
+	/* number of kept duplicates at image positions <= image_index */
+	while (lo < hi) {
+		uint32_t mid = lo + ((hi - lo) >> 1);
+
+		if (img->dup_pos[mid] <= image_index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return image_index - lo;
+}
+
+uint32_t kr_image_next_ring_point(const struct kr_image *img, uint32_t i)
+{
+	uint32_t n = img->hdr->npoints, h, b, prev;
+
+	if (kr_image_point(img, i, &prev, &b))
+		return 0;
+	for (uint32_t step = 0; step < n; step++) {
+		i = i + 1 < n ? i + 1 : 0;
+		if (kr_image_point(img, i, &h, &b))
+			return 0;
+		if (i == 0 || h != prev)
+			return i;
+	}
+	return i;
+}
+
+static int check_index(const void *buf, const struct kr_image_hdr *h, struct kr_err *err)
+{
+	const uint32_t *idx = (const uint32_t *)((const char *)buf +
+						 (size_t)h->idx_chunk * KR_CHUNK_BYTES);
+	const struct kr_point *pt = (const struct kr_point *)((const char *)buf +
+				(size_t)h->pt_chunk * KR_CHUNK_BYTES);
+	uint32_t nb = 1u << h->bucket_bits, shift = 32 - h->bucket_bits;
+
+	if (idx[nb] != h->npoints)
+		return kr_errf(err, "ring image: sentinel %u, expected npoints %u", idx[nb],
+			       h->npoints);
+	for (uint32_t k = 0; k < nb; k++) {
+		if (idx[k] > idx[k + 1])
+			return kr_errf(err, "ring image: bucket index entry %u (%u) > entry %u "
+				       "(%u)", k, idx[k], k + 1, idx[k + 1]);
+		if (idx[k] < h->npoints && kr_point_hash(&pt[idx[k]]) >> shift < k)
+			return kr_errf(err, "ring image: bucket index entry %u points before "
+				       "its bucket", k);
+	}
+	for (uint32_t i = 1; i < h->npoints; i++)
+		if (kr_point_hash(&pt[i]) < kr_point_hash(&pt[i - 1]))
+			return kr_errf(err, "ring image: point %u out of order", i);
+	return 0;
+}
+
+int kr_image_check(const void *buf, size_t size, struct kr_err *err)
+{
+	const struct kr_image_hdr *h = buf;
+	uint64_t need;
+
+	if (size < KR_CHUNK_BYTES || size % KR_CHUNK_BYTES)
+		return kr_errf(err, "ring image: size %zu is not a whole number of %u-byte "
+			       "chunks", size, KR_CHUNK_BYTES);
+	if (h->magic != KR_IMAGE_MAGIC || h->format != KR_IMAGE_FORMAT)
+		return kr_errf(err, "ring image: magic %08x format %u, expected %08x format %u",
+			       h->magic, h->format, KR_IMAGE_MAGIC, KR_IMAGE_FORMAT);
+	if (h->bucket_bits < KR_MIN_BUCKET_BITS || h->bucket_bits > KR_MAX_BUCKET_BITS ||
+	    h->npoints == 0 || h->npoints > KR_MAX_POINTS || h->nbackends == 0 ||
+	    h->nbackends > KR_MAX_BACKENDS || h->ndups >= h->npoints)
+		return kr_errf(err, "ring image: bad header (points %u, dups %u, backends %u, "
+			       "bucket bits %u)", h->npoints, h->ndups, h->nbackends,
+			       h->bucket_bits);
+	need = 1 + (uint64_t)chunks_for((1ull << h->bucket_bits) + 1, KR_IDX_PER_CHUNK) +
+	       chunks_for(h->nbackends, KR_BT_PER_CHUNK) + chunks_for(h->npoints, KR_PTS_PER_CHUNK);
+	if (h->idx_chunk != 1 ||
+	    h->bt_chunk != 1 + chunks_for((1ull << h->bucket_bits) + 1, KR_IDX_PER_CHUNK) ||
+	    h->pt_chunk != h->bt_chunk + chunks_for(h->nbackends, KR_BT_PER_CHUNK) ||
+	    h->nchunks != need || (size_t)need * KR_CHUNK_BYTES != size)
+		return kr_errf(err, "ring image: sections (index %u, backends %u, points %u, "
+			       "chunks %u) don't match the header's counts (%" PRIu64 " chunks)",
+			       h->idx_chunk, h->bt_chunk, h->pt_chunk, h->nchunks, need);
+	return check_index(buf, h, err);
+}

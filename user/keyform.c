@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Human key forms -> the exact key bytes of the data path's extractors (see keyform.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "keyform.h"
+#include "addr.h"
+
+static const struct {
+	const char *name;
+	enum kr_key_type type;
+} key_types[] = {
+	{ "tuple", KR_KEY_TUPLE },	 { "payload", KR_KEY_PAYLOAD }, { "dns", KR_KEY_DNS },
+	{ "memcache", KR_KEY_MEMCACHE }, { "quic", KR_KEY_QUIC },
+};
+
+int kr_key_type_parse(const char *s, enum kr_key_type *type)
+{
+	for (size_t i = 0; i < sizeof(key_types) / sizeof(key_types[0]); i++) {
+		if (!strcmp(s, key_types[i].name)) {
+			*type = key_types[i].type;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *kr_key_type_name(enum kr_key_type type)
+{
+	for (size_t i = 0; i < sizeof(key_types) / sizeof(key_types[0]); i++)
+		if (key_types[i].type == type)
+			return key_types[i].name;
+	return "none";
+}
+
+const char *kr_key_type_list(void)
+{
+	return "tuple, payload, dns, memcache, quic";
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static int key_set(struct kr_key *key, const uint8_t *p, size_t n, const char *what,
+		   char *err, size_t errlen)
+{
+	if (n > KR_MAX_KEY_LEN)
+		return fail(err, errlen, "%s key is %zu bytes long: keys are at most %u bytes",
+			    what, n, KR_MAX_KEY_LEN);
+	memcpy(key->b, p, n);
+	key->len = n;
+	return 0;
+}
+
+/* ---- hex -------------------------------------------------------------------------- */
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+long kr_hex_decode(const char *hex, uint8_t *out, size_t max, char *err, size_t errlen)
+{
+	const char *s = hex;
+	size_t n = 0;
+	int hi, lo;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	while (*s) {
+		if (n && (*s == ':' || *s == '-' || *s == ' ') && s[1] && s[1] != *s)
+			s++;
+		hi = hexval(s[0]);
+		lo = hi < 0 ? -1 : hexval(s[1]);
+		if (hi < 0 || lo < 0)
+			return fail(err, errlen, "'%s': expected hex bytes (two hex digits each), "
+				    "bad character at position %zu", hex,
+				    (size_t)(s - hex) + (hi < 0 ? 0 : 1) + 1);
+		if (n == max)
+			return fail(err, errlen, "'%s': more than %zu bytes", hex, max);
+		out[n++] = (uint8_t)(hi << 4 | lo);
+		s += 2;
+	}
+	return (long)n;
+}
+
+char *kr_key_hex(const struct kr_key *key, char *buf, size_t buflen)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	if (!buflen)
+		return buf;
+	if (key->len == 0) {
+		snprintf(buf, buflen, "-");
+		return buf;
+	}
+	for (i = 0; i < key->len && 2 * i + 2 < buflen; i++) {
+		buf[2 * i] = digits[key->b[i] >> 4];
+		buf[2 * i + 1] = digits[key->b[i] & 15];
+	}
+	buf[2 * i] = 0;
+	return buf;
+}
+
+/* ---- tuple ------------------------------------------------------------------------ */
+
+int kr_keyform_tuple(const char *arg, struct kr_key *key, char *err, size_t errlen)
+{
+	struct kr_sockaddr sa;
+	struct kr_err aerr;
+
+	if (kr_sockaddr_parse(arg, &sa, &aerr) < 0)
+		return fail(err, errlen, "tuple: %s", aerr.msg);
+	if (sa.family == 4) {
+		memcpy(key->b, sa.ip, 4);
+		key->b[4] = sa.port >> 8;
+		key->b[5] = sa.port & 0xff;
+		key->len = 6;
+	} else {
+		memcpy(key->b, sa.ip, 16);
+		key->b[16] = sa.port >> 8;
+		key->b[17] = sa.port & 0xff;
+		key->len = 18;
+	}
+	return 0;
+}
+
+/* ---- dns -------------------------------------------------------------------------- */
+
+/* One character of a presentation-form name, with RFC 1035 escapes (\. \\ \DDD).
+ * Returns the characters consumed, or -1. */
+static int dns_char(const char *s, uint8_t *c, int *escaped)
+{
+	int v;
+
+	*escaped = 0;
+	if (s[0] != '\\') {
+		*c = (uint8_t)s[0];
+		return 1;
+	}
+	*escaped = 1;
+	if (s[1] >= '0' && s[1] <= '9') {
+		if (!(s[2] >= '0' && s[2] <= '9' && s[3] >= '0' && s[3] <= '9'))
+			return -1;
+		v = (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
+		if (v > 255)
+			return -1;
+		*c = (uint8_t)v;
+		return 4;
+	}
+	if (!s[1])
+		return -1;
+	*c = (uint8_t)s[1];
+	return 2;
+}
+
+static uint8_t ascii_lower(uint8_t c)
+{
+	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+int kr_keyform_dns(const char *name, struct kr_key *key, char *err, size_t errlen)
+{
+	uint8_t wire[KR_DNS_MAX_NAME + 64];
+	size_t n = 0, lablen_at = 0, lab = 0;
+	const char *s = name, *lab_start = name;
+	uint8_t c;
+	int k, escaped;
+
+	if (!*name)
+		return fail(err, errlen, "DNS name '': empty (the root is '.')");
+	if (!strcmp(name, ".")) {
+		key->b[0] = 0;
+		key->len = 1;
+		return 0;
+	}
+	wire[n++] = 0;		/* length of the first label, patched below */
+	while (*s) {
+		k = dns_char(s, &c, &escaped);
+		if (k < 0)
+			return fail(err, errlen, "DNS name '%s': bad escape at character %zu "
+				    "(expected \\. \\\\ or \\DDD with DDD <= 255)", name,
+				    (size_t)(s - name) + 1);
+		if (c == '.' && !escaped) {
+			if (lab == 0)
+				return fail(err, errlen, "DNS name '%s': empty label at character "
+					    "%zu (only the root name '.' may be empty)", name,
+					    (size_t)(s - name) + 1);
+			wire[lablen_at] = (uint8_t)lab;
+			s += k;
+			if (!*s)
+				break;	/* trailing dot: fully qualified, same name */
+			lablen_at = n;
+			wire[n++] = 0;
+			lab = 0;
+			lab_start = s;
+			continue;
+		}
+		if (++lab > KR_DNS_MAX_LABEL)
+			return fail(err, errlen, "DNS name '%s': label at character %zu is longer "
+				    "than %u bytes", name, (size_t)(lab_start - name) + 1,
+				    KR_DNS_MAX_LABEL);
+		if (n + 2 > KR_DNS_MAX_NAME)
+			return fail(err, errlen, "DNS name '%s': longer than %u bytes in wire "
+				    "format", name, KR_DNS_MAX_NAME);
+		wire[n++] = ascii_lower(c);
+		wire[lablen_at] = (uint8_t)lab;
+		s += k;
+	}
+	wire[n++] = 0;		/* the root label */
+	return key_set(key, wire, n, "DNS", err, errlen);
+}
+
+/* ---- memcache --------------------------------------------------------------------- */
+
+/* Commands whose first key is the next token (gat/gats: after the exptime). */
+static const char *const mc_cmds[] = {
+	"get", "gets", "set", "add", "replace", "append", "prepend", "cas",
+	"delete", "incr", "decr", "touch", "gat", "gats", NULL,
+};
+
+static int mc_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static int mc_token_ok(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+int kr_keyform_memcache(const char *arg, struct kr_key *key, char *err, size_t errlen)
+{
+	const char *s = arg, *tok;
+	size_t n;
+	int skip = 0, i;
+
+	while (mc_space(*s))
+		s++;
+	tok = s;
+	while (*s && !mc_space(*s))
+		s++;
+	n = s - tok;
+	if (!n)
+		return fail(err, errlen, "memcache key '%s': empty", arg);
+	if (*s) {		/* a command line: "get KEY ...", "gat EXPTIME KEY ..." */
+		for (i = 0; mc_cmds[i]; i++)
+			if (strlen(mc_cmds[i]) == n && !memcmp(mc_cmds[i], tok, n))
+				break;
+		if (!mc_cmds[i])
+			return fail(err, errlen, "memcache '%s': a key has no spaces; with spaces "
+				    "expected a command line (get, gets, set, add, replace, "
+				    "append, prepend, cas, delete, incr, decr, touch, gat, gats "
+				    "followed by the key)", arg);
+		skip = tok[0] == 'g' && tok[1] == 'a' ? 1 : 0;
+		do {
+			while (mc_space(*s))
+				s++;
+			tok = s;
+			while (*s && !mc_space(*s))
+				s++;
+			n = s - tok;
+		} while (n && skip--);
+		if (!n)
+			return fail(err, errlen, "memcache '%s': no key after the command", arg);
+	}
+	if (!mc_token_ok(tok, n))
+		return fail(err, errlen, "memcache key '%s': control characters are not allowed "
+			    "in a key", arg);
+	return key_set(key, (const uint8_t *)tok, n, "memcache", err, errlen);
+}
+
+/* ---- quic ------------------------------------------------------------------------- */
+
+int kr_keyform_quic(const char *hex, const struct kr_keyspec *spec, struct kr_key *key,
+		    char *err, size_t errlen)
+{
+	uint8_t cid[KR_QUIC_MAX_CID];
+	char herr[160];
+	long n;
+
+	n = kr_hex_decode(hex, cid, sizeof(cid), herr, sizeof(herr));
+	if (n < 0)
+		return fail(err, errlen, "QUIC connection ID %s (0..%u bytes)", herr,
+			    KR_QUIC_MAX_CID);
+	(void)spec;	/* long headers carry any length: a spec does not restrict the form */
+	return key_set(key, cid, (size_t)n, "QUIC", err, errlen);
+}
+
+/* ---- payload ---------------------------------------------------------------------- */
+
+int kr_key_from_payload(const uint8_t *p, size_t n, const struct kr_keyspec *spec,
+			struct kr_key *key, char *err, size_t errlen)
+{
+	const uint8_t *d;
+	size_t len;
+
+	if (!spec || (spec->offset == 0 && spec->length == 0 && spec->delimiter < 0))
+		return key_set(key, p, n, "payload", err, errlen);
+	if (spec->offset > n)
+		return fail(err, errlen, "payload of %zu bytes ends before the key offset %u "
+			    "(no key: the service's no_key policy applies)", n, spec->offset);
+	p += spec->offset;
+	n -= spec->offset;
+	if (spec->length) {
+		if (spec->length > n)
+			return fail(err, errlen, "payload has %zu bytes after offset %u, the key "
+				    "needs %u (no key: the service's no_key policy applies)", n,
+				    spec->offset, spec->length);
+		len = spec->length;
+	} else if (spec->delimiter >= 0) {
+		d = memchr(p, spec->delimiter, n);
+		if (!d)
+			return fail(err, errlen, "payload has no delimiter byte 0x%02x after offset "
+				    "%u (no key: the service's no_key policy applies)",
+				    spec->delimiter, spec->offset);
+		len = d - p;
+	} else {
+		len = n;
+	}
+	return key_set(key, p, len, "payload", err, errlen);
+}
+
+int kr_keyform_payload(const char *arg, const struct kr_keyspec *spec, struct kr_key *key,
+		       char *err, size_t errlen)
+{
+	static uint8_t buf[KR_PAYLOAD_MAX];
+	char herr[160];
+	long n;
+
+	if (!strncmp(arg, "hex:", 4)) {
+		n = kr_hex_decode(arg + 4, buf, sizeof(buf), herr, sizeof(herr));
+		if (n < 0)
+			return fail(err, errlen, "payload hex:%s", herr);
+		return kr_key_from_payload(buf, (size_t)n, spec, key, err, errlen);
+	}
+	n = (long)strlen(arg);
+	if (n > KR_PAYLOAD_MAX)
+		return fail(err, errlen, "payload of %ld bytes: a UDP payload has at most %u",
+			    n, KR_PAYLOAD_MAX);
+	return kr_key_from_payload((const uint8_t *)arg, (size_t)n, spec, key, err, errlen);
+}
+
+int kr_keyform(enum kr_key_type type, const struct kr_keyspec *spec, const char *arg,
+	       struct kr_key *key, char *err, size_t errlen)
+{
+	switch (type) {
+	case KR_KEY_TUPLE:
+		return kr_keyform_tuple(arg, key, err, errlen);
+	case KR_KEY_PAYLOAD:
+		return kr_keyform_payload(arg, spec, key, err, errlen);
+	case KR_KEY_DNS:
+		return kr_keyform_dns(arg, key, err, errlen);
+	case KR_KEY_MEMCACHE:
+		return kr_keyform_memcache(arg, key, err, errlen);
+	case KR_KEY_QUIC:
+		return kr_keyform_quic(arg, spec, key, err, errlen);
+	default:
+		return fail(err, errlen, "unknown key type (expected one of %s)",
+			    kr_key_type_list());
+	}
+}
