@@ -9,6 +9,7 @@ pkgs=(
 	iproute2 jq
 	# end-to-end peers
 	knot-dnsutils dnsutils unbound dnsperf memcached ngtcp2-client ngtcp2-server
+	ethtool openssl python3
 	# sanitizers, fuzzing, leak checks
 	libclang-rt-14-dev valgrind
 )

@@ -11,13 +11,13 @@ log=$(mktemp -d /tmp/kr-test.XXXXXX)
 trap 'rm -rf "$log"' EXIT
 passed=0 failed=0 skipped=0
 
-count() { # file -> updates counters
-	local p f s
+count() { # file -> updates counters; sets $f to its failures (no subshell: the
+	  # counters must survive)
+	local p s
 	p=$(grep -cE '^ok ' "$1")
 	s=$(grep -cE '^ok .*# ?(skip|SKIP)' "$1")
 	f=$(grep -cE '^not ok ' "$1")
 	passed=$((passed + p - s)); skipped=$((skipped + s)); failed=$((failed + f))
-	echo "$f"
 }
 
 for t in "$OUT"/tests/*; do
@@ -28,7 +28,7 @@ for t in "$OUT"/tests/*; do
 	echo "# == $name"
 	"$t" 2>&1 | tee "$log/$name.tap" | grep -E '^(not ok|# )' | grep -v '^# ok' | head -200
 	rc=${PIPESTATUS[0]}
-	f=$(count "$log/$name.tap")
+	count "$log/$name.tap"
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		echo "not ok - $name exited with status $rc"
 		failed=$((failed + 1))
@@ -44,7 +44,7 @@ if ls tests/bats/*.bats >/dev/null 2>&1; then
 		bats --tap "$b" > "$log/bats-$name.tap" 2>&1
 		rc=$?
 		grep -E '^(not ok|#)' "$log/bats-$name.tap" | head -200
-		f=$(count "$log/bats-$name.tap")
+		count "$log/bats-$name.tap"
 		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 			echo "not ok - bats $name exited with status $rc"
 			tail -20 "$log/bats-$name.tap"

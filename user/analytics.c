@@ -21,9 +21,23 @@ int kr_an_ring_alloc(struct kr_an_ring *r, uint32_t npoints, uint32_t nowners)
 	return 0;
 }
 
+int kr_an_ring_borrow(struct kr_an_ring *r, uint32_t *hash, uint32_t npoints, uint32_t nowners)
+{
+	memset(r, 0, sizeof(*r));
+	r->owner = malloc((size_t)(npoints ? npoints : 1) * sizeof(*r->owner));
+	if (!r->owner)
+		return -ENOMEM;
+	r->hash = hash;
+	r->borrowed_hash = 1;
+	r->npoints = npoints;
+	r->nowners = nowners;
+	return 0;
+}
+
 void kr_an_ring_free(struct kr_an_ring *r)
 {
-	free(r->hash);
+	if (!r->borrowed_hash)
+		free(r->hash);
 	free(r->owner);
 	r->hash = r->owner = NULL;
 	r->npoints = 0;

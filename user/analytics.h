@@ -33,9 +33,12 @@ struct kr_an_ring {
 	uint32_t nowners;
 	uint32_t *hash;
 	uint32_t *owner;
+	int borrowed_hash;	/* hash[] belongs to someone else (not freed here) */
 };
 
 int kr_an_ring_alloc(struct kr_an_ring *r, uint32_t npoints, uint32_t nowners);
+/* Only owner[] allocated; hash points to the caller's array (e.g. the engine's ring). */
+int kr_an_ring_borrow(struct kr_an_ring *r, uint32_t *hash, uint32_t npoints, uint32_t nowners);
 void kr_an_ring_free(struct kr_an_ring *r);
 
 /* ---- theory ------------------------------------------------------------------------ */

@@ -89,6 +89,9 @@ long kr_hex_decode(const char *hex, uint8_t *out, size_t max, char *err, size_t 
 			s++;
 		hi = hexval(s[0]);
 		lo = hi < 0 ? -1 : hexval(s[1]);
+		if (hi >= 0 && !s[1])
+			return fail(err, errlen, "'%s': odd number of hex digits (two per byte)",
+				    hex);
 		if (hi < 0 || lo < 0)
 			return fail(err, errlen, "'%s': expected hex bytes (two hex digits each), "
 				    "bad character at position %zu", hex,

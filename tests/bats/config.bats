@@ -1,0 +1,257 @@
+#!/usr/bin/env bats
+# `keyrouter config check|show`: the example passes, every error path fails with exit 1
+# and a message naming file:line:col, the JSON path and what was expected.
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+setup() {
+	cd "$BATS_TEST_DIRNAME/../.."
+	K=${KEYROUTER:-./build/keyrouter}
+	F=$BATS_TEST_TMPDIR/c.json
+}
+
+# ring R with the given backends JSON (one line), then a service when given.
+ring1() {
+	local svc=""
+
+	[ -z "${2:-}" ] || svc=$',\n  "services": [ '"$2"' ]'
+	cat > "$F" <<JSON
+{
+  "rings": [
+    { "name": "r", "format": "v2",
+      "backends": [ $1 ] }
+  ]$svc
+}
+JSON
+}
+
+@test "example config passes, with its summary" {
+	run -0 $K config check -c examples/keyrouter.json
+	assert_line "examples/keyrouter.json: valid: 3 rings, 5 services, instance edge1"
+	assert_line --regexp '^ring dns: format v2 point_multiple 160 backends 4 points 640 kernel [0-9.]+ KiB$'
+	assert_line --regexp '^ring cache: format v1 point_multiple 160 backends 3 points 1280 '
+	assert_line "service dns-secure: 192.0.2.54:53/udp key dns ring dns subset dnssec forward l2"
+	assert_line "service memcache: *:11211/udp key memcache ring cache forward ipip"
+	assert_line "service quic: [2001:db8::443]:443/udp key quic ring quic forward l2"
+}
+
+@test "config show prints the normalized config, which passes again" {
+	run -0 $K config show -c examples/keyrouter.json
+	echo "$output" > "$BATS_TEST_TMPDIR/n.json"
+	run -0 jq -r '.services[2].forward.source6, .rings[0].backends[2].state, .services[0].policy.key_too_long, .services[4].key.delimiter, .rings[1].point_multiple' "$BATS_TEST_TMPDIR/n.json"
+	assert_output $'2001:db8::1\ndrain\ndrop\n124\n160'
+	run -0 $K config check -c "$BATS_TEST_TMPDIR/n.json"
+	assert_line --partial "valid: 3 rings, 5 services"
+}
+
+@test "--help explains; missing -c is a usage error" {
+	run -0 $K config check --help
+	assert_output --partial "Usage: keyrouter config check -c FILE"
+	run -2 $K config check
+	assert_output --partial "missing -c FILE"
+}
+
+@test "missing file" {
+	run -1 $K config check -c "$BATS_TEST_TMPDIR/nope.json"
+	assert_output --partial "couldn't open configuration file '$BATS_TEST_TMPDIR/nope.json': No such file or directory"
+}
+
+@test "bad JSON: line and column" {
+	printf '{\n  "rings": [\n    { "name": "x",, }\n  ]\n}\n' > "$F"
+	run -1 $K config check -c "$F"
+	assert_line "$F:3:19: invalid JSON: string or '}' expected near ','"
+	assert_line "keyrouter: configuration '$F' is invalid"
+}
+
+@test "duplicate JSON key is an error" {
+	printf '{ "rings": [], "rings": [] }\n' > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "$F:1:"
+	assert_output --partial "duplicate object key"
+}
+
+@test "comments keep line and column numbers" {
+	cat > "$F" <<'JSON'
+// a comment with "quotes" and { braces
+# a hash comment
+{ "rings": [ { "name": "r", "format": "v2", // trailing comment
+   "backends": [ { "address": "http://x", "weight": 1 } ] } ] }  # end
+JSON
+	run -1 $K config check -c "$F"
+	assert_line "$F:4:31: rings[0].backends[0].address: bad address 'http://x': 'http' is not an IPv4 address (expected <IPv4>:<port> or [<IPv6>]:<port>)"
+}
+
+@test "unknown field names the field and the allowed ones" {
+	ring1 '{ "address": "10.0.0.1:80", "wieght": 2 }'
+	run -1 $K config check -c "$F"
+	assert_line "$F:4:49: rings[0].backends[0].wieght: unknown field 'wieght' in a backend (allowed: address, weight, mac, dev, ifindex, tags, state)"
+	echo '{ "rings": [], "ringz": 1 }' > "$F"
+	run -1 $K config check -c "$F"
+	assert_line "$F:1:16: ringz: unknown field 'ringz' in the configuration (allowed: instance, hash, rings, services)"
+}
+
+@test "bad address" {
+	ring1 '{ "address": "10.0.0.256:80" }'
+	run -1 $K config check -c "$F"
+	assert_line "$F:4:34: rings[0].backends[0].address: bad address '10.0.0.256:80': '10.0.0.256' is not an IPv4 address (expected <IPv4>:<port> or [<IPv6>]:<port>)"
+	ring1 '{ "address": "2001:db8::1:80" }'
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].backends[0].address: bad address '2001:db8::1:80': IPv6 addresses need brackets"
+	ring1 '{ "address": 42 }'
+	run -1 $K config check -c "$F"
+	assert_line "$F:4:34: rings[0].backends[0].address: expected a string, got an integer"
+	ring1 '{ "weight": 1 }'
+	run -1 $K config check -c "$F"
+	assert_line "$F:4:21: rings[0].backends[0].address: missing: expected \"<IPv4>:<port>\" or \"[<IPv6>]:<port>\""
+}
+
+@test "bad port" {
+	ring1 '{ "address": "10.0.0.1:65536" }'
+	run -1 $K config check -c "$F"
+	assert_line "$F:4:34: rings[0].backends[0].address: bad port '65536' in '10.0.0.1:65536': expected a number 0..65535"
+	ring1 '{ "address": "10.0.0.1:0" }'
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].backends[0].address: '10.0.0.1:0': port 0 is not a backend port: expected 1..65535"
+	ring1 '{ "address": "10.0.0.1:1", "mac": "02:00:00:00:00:01" }' '{ "name": "s", "vip": "10.1.1.1", "port": 70000, "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "l2" } }'
+	run -1 $K config check -c "$F"
+	assert_line "$F:6:59: services[0].port: 70000 is out of range: expected 1..65535"
+}
+
+@test "bad MAC" {
+	for mac in 02:00:00:00:00 02:00:00:00:00:0g 02-00-00-00-00-01 020000000001 02:00:00:00:00:001; do
+		ring1 "{ \"address\": \"10.0.0.1:80\", \"mac\": \"$mac\" }"
+		run -1 $K config check -c "$F"
+		assert_line "$F:4:56: rings[0].backends[0].mac: '$mac' is not a MAC address: expected six hex bytes separated by ':' (02:00:00:00:00:0a)"
+	done
+}
+
+@test "duplicate backend in a ring" {
+	ring1 '{ "address": "10.0.0.1:80" }, { "address": "10.0.0.2:80" }, { "address": "10.0.0.1:80", "weight": 3 }'
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].backends[2].address: duplicate backend 10.0.0.1:80 in ring 'r' (first at backends[0]): a ring lists each address once"
+	# the same IPv6 address written two ways
+	ring1 '{ "address": "[2001:db8::1]:80" }, { "address": "[2001:DB8:0::0:1]:80" }'
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].backends[1].address: duplicate backend [2001:db8::1]:80"
+	# same IP, other port: fine
+	ring1 '{ "address": "10.0.0.1:80" }, { "address": "10.0.0.1:81" }'
+	run -0 $K config check -c "$F"
+}
+
+@test "duplicate ring and service names, duplicate (vip, port, protocol)" {
+	cat > "$F" <<'JSON'
+{ "rings": [
+    { "name": "a", "format": "v1", "backends": [ { "address": "10.0.0.1:80", "mac": "02:00:00:00:00:01" } ] },
+    { "name": "a", "format": "v2", "backends": [ { "address": "10.0.0.2:80" } ] } ],
+  "services": [
+    { "name": "s", "vip": "*", "port": 53, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
+    { "name": "s", "vip": "10.9.9.9", "port": 53, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
+    { "name": "t", "vip": "::", "port": 53, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
+    { "name": "u", "vip": "10.9.9.9", "port": 54, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
+    { "name": "v", "vip": "10.9.9.9", "port": 54, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } } ] }
+JSON
+	run -1 $K config check -c "$F"
+	assert_line "$F:3:15: rings[1].name: duplicate ring name 'a' (also rings[0])"
+	assert_line "$F:6:15: services[1].name: duplicate service name 's' (also services[0])"
+	assert_line "$F:7:27: services[2].vip: service 't' uses the same address, port 53 and protocol udp as services[0] 's'"
+	assert_line "$F:9:27: services[4].vip: service 'v' uses the same address, port 54 and protocol udp as services[3] 'u'"
+}
+
+@test "service referencing a missing ring, subset tag nobody carries" {
+	ring1 '{ "address": "10.0.0.1:80", "mac": "02:00:00:00:00:01", "tags": ["eu"] }' \
+		'{ "name": "s", "vip": "10.1.1.1", "port": 53, "key": { "type": "dns" }, "ring": "nosuch", "forward": { "mode": "l2" } },
+		 { "name": "t", "vip": "10.1.1.1", "port": 54, "key": { "type": "dns" }, "ring": "r", "subset": ["eu", "us"], "forward": { "mode": "l2" } }'
+	run -1 $K config check -c "$F"
+	assert_line "$F:6:97: services[0].ring: no ring named 'nosuch' in \"rings\""
+	assert_output --partial "services[1].subset[1]: tag 'us': no backend of ring 'r' carries it"
+}
+
+@test "65536 backends pass, 65537 are an error" {
+	python3 - "$F" 65536 <<'PY'
+import json, sys
+n = int(sys.argv[2])
+b = [{"address": "10.%d.%d.%d:80" % (i >> 16, (i >> 8) & 255, i & 255)} for i in range(n)]
+json.dump({"rings": [{"name": "big", "format": "v2", "point_multiple": 1, "backends": b}]}, open(sys.argv[1], "w"))
+PY
+	run -0 $K config check -c "$F"
+	assert_line --regexp '^ring big: format v2 point_multiple 1 backends 65536 points 65536 '
+	python3 - "$F" 65537 <<'PY'
+import json, sys
+n = int(sys.argv[2])
+b = [{"address": "10.%d.%d.%d:80" % (i >> 16, (i >> 8) & 255, i & 255)} for i in range(n)]
+json.dump({"rings": [{"name": "big", "format": "v2", "backends": b}]}, open(sys.argv[1], "w"))
+PY
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].backends: 65537 backends: at most 65536 per ring (the ring-local backend index is 16 bits)"
+}
+
+@test "weight x point_multiple overflow, ring too large, no points" {
+	cat > "$F" <<'JSON'
+{ "rings": [ { "name": "r", "format": "v2", "point_multiple": 100000,
+  "backends": [ { "address": "10.0.0.1:80", "weight": 42950 } ] } ] }
+JSON
+	run -1 $K config check -c "$F"
+	assert_line "$F:2:55: rings[0].backends[0].weight: weight 42950 x point_multiple 100000 = 4295000000 points: more than 4294967295 points for one backend (overflow); lower the weight or the point_multiple"
+	cat > "$F" <<'JSON'
+{ "rings": [ { "name": "r", "format": "v2", "point_multiple": 100000,
+  "backends": [ { "address": "10.0.0.1:80", "weight": 2000 }, { "address": "10.0.0.2:80", "weight": 2000 } ] } ] }
+JSON
+	run -1 $K config check -c "$F"
+	assert_line "$F:1:14: rings[0]: 400000000 points (sum of weight x point_multiple): more than 268435456, the largest ring the kernel image holds; lower the weights or the point_multiple"
+	ring1 '{ "address": "10.0.0.1:80", "weight": 0 }'
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0]: the ring has no points: every backend has weight 0"
+	ring1 '{ "address": "10.0.0.1:80", "weight": 4294967296 }'
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].backends[0].weight: 4294967296 is out of range: expected 0..4294967295"
+	ring1 '{ "address": "10.0.0.1:80", "weight": 1.5 }'
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].backends[0].weight: expected an integer 0..4294967295, got a number with a fraction"
+}
+
+@test "ring format and point_multiple rules; auto is not supported yet" {
+	echo '{ "rings": [ { "name": "r", "format": "v1", "point_multiple": 16, "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].point_multiple: 16: format \"v1\" always uses 160 points per weight unit"
+	echo '{ "rings": [ { "name": "r", "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].format: missing: expected \"v1\" or \"v2\""
+	echo '{ "rings": [ { "name": "r", "format": "v2", "point_multiple": "auto", "target_cv": 0.01, "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].point_multiple: \"auto\" is not supported yet"
+	echo '{ "rings": [ { "name": "r", "format": "v2", "point_multiple": "auto", "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].target_cv: missing"
+	echo '{ "rings": [ { "name": "bad/name", "format": "v2", "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].name: 'bad/name' is not a valid name"
+}
+
+@test "service key, forward and policy errors" {
+	ring1 '{ "address": "10.0.0.1:80" }, { "address": "[2001:db8::2]:80" }' \
+		'{ "name": "a", "vip": "10.1.1.1", "port": 1, "key": { "type": "sha1" }, "ring": "r", "forward": { "mode": "ipip" } },
+		 { "name": "b", "vip": "10.1.1.1", "port": 2, "key": { "type": "payload", "length": 4, "delimiter": "|" }, "ring": "r", "forward": { "mode": "ipip" } },
+		 { "name": "c", "vip": "10.1.1.1", "port": 3, "key": { "type": "quic", "cid_length": 21 }, "ring": "r", "forward": { "mode": "ipip", "source4": "2001:db8::1" } },
+		 { "name": "d", "vip": "10.1.1.1", "port": 4, "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "ipip", "source4": "10.0.0.9" } },
+		 { "name": "e", "vip": "10.1.1.1", "port": 5, "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "l2" } },
+		 { "name": "f", "vip": "10.1.1.1", "port": 6, "protocol": "tcp", "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "ipip", "source4": "10.0.0.9", "source6": "::9" }, "policy": { "no_key": "reject" } }'
+	run -1 $K config check -c "$F"
+	assert_output --partial "services[0].key.type: 'sha1' is not valid: expected one of \"tuple\", \"payload\", \"dns\", \"memcache\", \"quic\""
+	assert_output --partial "services[1].key.delimiter: give either 'length' or 'delimiter', not both"
+	assert_output --partial "services[2].key.cid_length: 21 is out of range: expected 1..20"
+	assert_output --partial "services[2].forward.source4: '2001:db8::1' is an IPv6 address: expected an IPv4 address"
+	assert_output --partial "services[3].forward: mode \"ipip\" needs \"source6\" (outer IPv6 source): ring 'r' has IPv6 backends"
+	assert_output --partial "services[4].forward: mode \"l2\" needs the MAC of every backend: rings[0].backends[0] (10.0.0.1:80) has no \"mac\""
+	assert_output --partial "services[5].protocol: 'tcp' is not supported: expected \"udp\""
+	assert_output --partial "services[5].policy.no_key: 'reject' is not valid: expected one of \"pass\", \"drop\""
+}
+
+@test "hash settings are reserved" {
+	echo '{ "hash": { "function": "siphash13", "key": "00" }, "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "hash.function: 'siphash13' is not supported: expected \"crc32\""
+	assert_output --partial "hash.key: unknown field 'key' in hash (reserved for a future keyed hash) (allowed: function)"
+	echo '{ "hash": { "function": "crc32" }, "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
+	run -0 $K config check -c "$F"
+}

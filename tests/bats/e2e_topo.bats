@@ -1,0 +1,107 @@
+#!/usr/bin/env bats
+# The end-to-end topology itself (tests/lib/topo.sh), WITHOUT keyrouter: the router's kernel
+# forwards the VIP to one backend by a static route.  If this file fails, the keyrouter
+# end-to-end tests cannot tell anything; if it passes, they differ from it only by
+# keyrouter.  Real unbound, memcached and gtlsserver on every backend, real dig/kdig,
+# dnsperf and gtlsclient on the client.
+
+load ../lib/e2e_common
+
+setup_file() {
+	e2e_setup_file 3 || return 1
+	topo_start_dns && topo_start_memcached && topo_start_quic && topo_decap
+}
+
+teardown_file() {
+	e2e_teardown_file
+}
+
+setup() {
+	e2e_setup
+}
+
+@test "topo: every backend answers DNS on the VIP over IPv4 and IPv6, routed by the kernel" {
+	local i out
+	for i in 1 2 3; do
+		topo_vip_route backend "$i"
+		out=$(topo_exec "$TOPO_C" dig +short +time=2 +tries=1 @$TOPO_VIP4 "x$i.$TOPO_DNS_ZONE" TXT)
+		[ "$out" = "\"b$i\"" ] || { echo "IPv4 via b$i: '$out'"; return 1; }
+		out=$(topo_exec "$TOPO_C" kdig +short +time=2 +retry=0 @$TOPO_VIP6 "y$i.$TOPO_DNS_ZONE" A)
+		[ "$out" = "10.250.0.$i" ] || { echo "IPv6 via b$i: '$out'"; return 1; }
+	done
+}
+
+@test "topo: dnsperf 20k queries through the router's kernel route, none lost" {
+	topo_vip_route backend 2
+	e2e_names 1000 q >"$TOPO_DIR/perf.txt"
+	run e2e_dnsperf "$TOPO_VIP4" "$TOPO_DIR/perf.txt" 20
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sent 20000 lost 0"* ]]
+}
+
+@test "topo: memcached over UDP through the router lands on the routed backend only (checked over TCP)" {
+	local i
+	for i in 1 3; do
+		topo_vip_route backend "$i"
+		run topo_exec "$TOPO_C" python3 "$E2E_LIB/mc.py" udp $TOPO_VIP4 $TOPO_MC_PORT set "k$i" 50
+		echo "$output"
+		[ "$status" -eq 0 ]
+		run topo_exec "$TOPO_C" python3 "$E2E_LIB/mc.py" locate $TOPO_MC_PORT "k$i" 50 "${TOPO_B4[@]}"
+		awk '{ print "on b" $2 }' <<<"$output" | sort | uniq -c
+		[ "$(grep -c " $i\$" <<<"$output")" = 50 ]
+		[ "$(wc -l <<<"$output")" = 50 ]
+	done
+	topo_vip_route backend 3
+	run topo_exec "$TOPO_C" python3 "$E2E_LIB/mc.py" udp $TOPO_VIP6 $TOPO_MC_PORT get k3 50
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^k3-' <<<"$output")" = 50 ]
+}
+
+@test "topo: QUIC handshakes and file transfers from the VIP (IPv4 and IPv6)" {
+	local i
+	for i in 2 3; do
+		topo_vip_route backend "$i"
+		run e2e_quic_fetch "$TOPO_VIP4"
+		[ "$status" -eq 0 ]
+		[[ "$output" == "b$i "* ]]
+		run e2e_quic_fetch "$TOPO_VIP6"
+		[ "$status" -eq 0 ]
+		[[ "$output" == "b$i "* ]]
+	done
+}
+
+@test "topo: backends decapsulate ipip (4in4, 6in4, 4in6, 6in6) and answer the client directly" {
+	local i sport=40000 case outer vip src recv=() send=() expect=()
+	topo_vip_route blackhole
+	for i in 1 2 3; do
+		for case in 4:4 4:6 6:4 6:6; do
+			outer=${case%:*} vip=${case#*:}
+			[ "$outer" = 4 ] && outer=${TOPO_B4[i]} || outer=${TOPO_B6[i]}
+			if [ "$vip" = 4 ]; then vip=$TOPO_VIP4 src=$TOPO_CLIENT4; else vip=$TOPO_VIP6 src=$TOPO_CLIENT6; fi
+			sport=$((sport + 1))
+			recv+=("$src,$sport")
+			send+=("$outer,$src,$sport,$vip,d$i.$TOPO_DNS_ZONE")
+			expect+=("$sport from $vip: b$i")
+		done
+	done
+	topo_exec "$TOPO_C" python3 "$E2E_LIB/ipip.py" recv "${recv[@]}" >"$TOPO_DIR/ipip.out" &
+	local rpid=$! w
+	for ((w = 0; w < 200; w++)); do grep -q ready "$TOPO_DIR/ipip.out" && break; sleep 0.05; done
+	topo_exec "$TOPO_R" python3 "$E2E_LIB/ipip.py" send "${send[@]}"
+	wait $rpid
+	cat "$TOPO_DIR/ipip.out"
+	run cat "$TOPO_DIR/ipip.out"
+	[ "$output" = "$(printf '%s\n' ready "${expect[@]}")" ]
+}
+
+@test "topo: teardown removes namespaces, processes and the state directory" {
+	local pids dir=$TOPO_DIR prefix=$TOPO_PREFIX
+	pids=$(for ns in "${TOPO_B[@]}"; do ip netns pids "$ns"; done)
+	[ -n "$pids" ]
+	topo_teardown
+	run ip netns list
+	[[ "$output" != *"$prefix"* ]]
+	for p in $pids; do [ ! -d "/proc/$p" ] || { echo "pid $p survived"; return 1; }; done
+	[ ! -e "$dir" ]
+}
