@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -18,6 +19,8 @@
 #include "ops_kernel.h"
 #include "ops_publish.h"
 #include "ops_units.h"
+#include "ops_services.h"
+#include "ops_sm.h"
 
 int kr_ops_apply_check(const char *config)
 {
@@ -44,7 +47,7 @@ static void sockaddr_from_backend(const struct kr_backend *b, struct kr_sockaddr
 	memcpy(a->ip, b->addr, 16);
 }
 
-static __u32 resolve_ifindex(const struct kr_cfg_backend *cb)
+__u32 kr_ops_backend_ifindex(const struct kr_cfg_backend *cb)
 {
 	if (cb->ifindex)
 		return cb->ifindex;
@@ -61,7 +64,7 @@ static void backend_value(const struct kr_cfg_backend *cb, const struct kr_backe
 	v->family = cb->addr.family;
 	if (cb->has_mac)
 		memcpy(v->mac, cb->mac, 6);
-	v->ifindex = resolve_ifindex(cb);
+	v->ifindex = kr_ops_backend_ifindex(cb);
 	/* Health is runtime state (`backend set`); the config decides it for a new backend,
 	 * and whenever it says down or drain. */
 	v->state = is_new || cb->state != KR_BACKEND_UP ? cb->state : cur->state;
@@ -77,6 +80,7 @@ struct apply_ctx {
 	struct kr_ops_apply_result *res;
 	struct kr_ops_idset used;	/* ids referenced at the start + assigned now */
 	struct kr_ops_units units;
+	const char *stage;		/* ring stage: the unit to stage, nothing else */
 };
 
 /* Every id referenced by any published image (both slots of every ring). */
@@ -212,6 +216,33 @@ static int build_ring(const struct kr_ops_unit *u, struct kr_ring **out)
 	return 0;
 }
 
+/* ring stage: allowed from idle only, onto a published ring, with a different version. */
+static int stage_check(struct apply_ctx *c, const struct kr_ops_unit *u, __u64 ctl,
+		       const struct kr_ops_slot *act, const struct kr_ring *ring, const __u32 *ids)
+{
+	const char *why;
+	__u64 next;
+
+	if (kr_ops_sm_next(ctl, KR_OPS_STAGE, 0, &next, &why)) {
+		pr_warn("keyrouter: ring stage %s: %s (state %s)\n", u->name, why,
+			kr_ops_state_name(kr_ctl_state(ctl)));
+		return -EBUSY;
+	}
+	if (!act->present) {
+		pr_warn("keyrouter: ring stage %s: nothing is published for it yet; run "
+			"'keyrouter apply' first\n", u->name);
+		return -ENOENT;
+	}
+	if (same_version(act, ring, ids)) {
+		printf("ring %s: nothing to stage: the config's version equals the active one "
+		       "(digest %08x)\n", u->name, ring->digest);
+		c->res->rings_same++;
+		return 0;
+	}
+	c->res->rings_published++;
+	return 0;
+}
+
 static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 {
 	struct kr_ops_idmap *prev = NULL;
@@ -219,7 +250,7 @@ static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 	struct kr_ring *ring = NULL;
 	struct kr_image img = {};
 	struct kr_err kerr = {};
-	__u32 nprev = 0, *ids = NULL, active;
+	__u32 nprev = 0, *ids = NULL, active, slot;
 	__u64 ctl = 0;
 	int err;
 
@@ -230,7 +261,7 @@ static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 	err = kr_ops_ctl_read(&c->m, u->ring_id, &ctl);
 	if (err)
 		goto out;
-	active = kr_ctl_active(ctl);
+	active = slot = kr_ctl_active(ctl);
 	err = prev_ids(c, u->ring_id, &prev, &nprev);
 	if (err)
 		goto out;
@@ -265,21 +296,26 @@ static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 	err = kr_ops_slot_read(&c->m, u->ring_id, active, true, &act);
 	if (err)
 		goto out;
-	if (same_version(&act, ring, ids)) {
+	if (c->stage) {
+		err = stage_check(c, u, ctl, &act, ring, ids);
+		if (err || !c->res->rings_published)
+			goto out;
+		slot = active ^ 1;
+	} else if (same_version(&act, ring, ids)) {
 		c->res->rings_same++;
 		pr_debug("keyrouter: ring '%s' (id %d): unchanged, digest %08x\n", u->name,
 			 u->ring_id, ring->digest);
 		goto out;
-	}
-	if (kr_ctl_state(ctl) != KR_RING_IDLE) {
+	} else if (kr_ctl_state(ctl) != KR_RING_IDLE) {
 		c->res->rings_skipped++;
 		pr_warn("keyrouter: ring '%s' is %s: apply leaves it alone (commit or roll back "
 			"first)\n", u->name, kr_ctl_state(ctl) == KR_RING_STAGED ? "staged" :
 			"migrating");
 		goto out;
+	} else {
+		c->res->rings_published++;
 	}
-	c->res->rings_published++;
-	if (!c->o->quiet)
+	if (!c->o->quiet && !c->stage)
 		pr_info("keyrouter: ring '%s' (id %d): publishing digest %08x, %u points "
 			"(was %s%08x)\n", u->name, u->ring_id, ring->digest, ring->npoints,
 			act.present ? "" : "nothing, ", act.present ? act.hdr.digest : 0);
@@ -290,7 +326,15 @@ static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 		err = -EINVAL;
 		goto out;
 	}
-	err = kr_ops_publish(&c->m, u->ring_id, active, &img);
+	err = kr_ops_publish(&c->m, u->ring_id, slot, &img);
+	if (!err && c->stage) {
+		err = kr_ops_ctl_write(&c->m, u->ring_id, kr_ctl_make(active, 0, KR_RING_STAGED));
+		if (!err)
+			printf("ring %s: staged digest %08x (%u points, generation %llu) in slot %u; "
+			       "fraction 0%%, slot %u stays active\n", u->name, ring->digest,
+			       ring->npoints, (unsigned long long)img.hdr->generation, slot,
+			       active);
+	}
 out:
 	kr_image_free(&img);
 	kr_ops_slot_free(&act);
@@ -299,129 +343,6 @@ out:
 	free(ids);
 	free(prev);
 	return err;
-}
-
-/* ---- services ------------------------------------------------------------------- */
-
-static void service_entry(const struct kr_cfg_service *s, __u32 ring_id,
-			  struct kr_service_key *k, struct kr_service *v)
-{
-	memset(k, 0, sizeof(*k));
-	memset(v, 0, sizeof(*v));
-	if (!s->vip_any) {
-		memcpy(k->addr, s->vip.ip, 16);
-		k->family = s->vip.family;
-	}
-	k->port = htons(s->port);
-	k->proto = s->protocol;
-	v->ring_id = ring_id;
-	v->key_type = s->key.type;
-	v->fwd_mode = s->fwd.mode;
-	v->policy_no_key = s->policy.no_key;
-	v->policy_too_long = s->policy.key_too_long;
-	v->policy_no_route = s->policy.all_down;
-	v->quic_cid_len = s->key.cid_length;
-	if (s->key.delimiter >= 0) {
-		v->flags |= KR_SVC_F_PAYLOAD_DELIM;
-		v->payload_delim = s->key.delimiter;
-	}
-	v->payload_off = s->key.offset;
-	v->payload_len = s->key.length;
-	if (s->fwd.has_source4)
-		memcpy(v->tun_src4, s->fwd.source4, 4);
-	if (s->fwd.has_source6)
-		memcpy(v->tun_src6, s->fwd.source6, 16);
-}
-
-static int apply_services(struct apply_ctx *c)
-{
-	struct kr_service_key *keys;
-	struct kr_service_key k, next;
-	struct kr_service v, cur;
-	__u32 n = c->cfg->nservices;
-	int err = 0;
-	void *pk = NULL;
-
-	keys = calloc(n ? n : 1, sizeof(*keys));
-	if (!keys)
-		return -ENOMEM;
-	for (__u32 i = 0; i < n; i++) {
-		const struct kr_cfg_service *s = &c->cfg->services[i];
-
-		service_entry(s, c->units.svc_ring[i], &keys[i], &v);
-		if (!bpf_map_lookup_elem(c->m.services, &keys[i], &cur)) {
-			if (!memcmp(&cur, &v, sizeof(v))) {
-				c->res->services_same++;
-				continue;
-			}
-			c->res->services_changed++;
-		} else {
-			c->res->services_added++;
-		}
-		if (!c->o->dry_run && bpf_map_update_elem(c->m.services, &keys[i], &v, BPF_ANY)) {
-			err = -errno;
-			pr_warn("keyrouter: couldn't write service '%s': %s\n", s->name,
-				strerror(-err));
-			goto out;
-		}
-	}
-	/* Remove what the config no longer has (next key first: deleting while iterating). */
-	while (!bpf_map_get_next_key(c->m.services, pk, &next)) {
-		bool keep = false;
-
-		for (__u32 i = 0; i < n && !keep; i++)
-			keep = !memcmp(&keys[i], &next, sizeof(next));
-		k = next;
-		pk = &k;
-		if (keep)
-			continue;
-		c->res->services_removed++;
-		if (!c->o->dry_run && bpf_map_delete_elem(c->m.services, &k) && errno != ENOENT) {
-			err = -errno;
-			pr_warn("keyrouter: couldn't remove a service: %s\n", strerror(-err));
-			goto out;
-		}
-		pk = NULL;	/* restart: the deleted key cannot lead us further */
-	}
-out:
-	free(keys);
-	return err;
-}
-
-/* kr_devices[ifindex] = the device's MAC (source MAC of l2 forwarding). */
-static void apply_devices(struct apply_ctx *c)
-{
-	struct kr_ops_meta meta = {};
-	__u32 key = 0;
-	int sock;
-
-	if (c->m.devices < 0 || c->o->dry_run)
-		return;
-	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (sock < 0)
-		return;
-	bpf_map_lookup_elem(c->in->meta_fd, &key, &meta);
-	for (__u32 r = 0; r <= c->cfg->nrings; r++) {
-		__u32 nb = r < c->cfg->nrings ? c->cfg->rings[r].nbackends : 1;
-
-		for (__u32 b = 0; b < nb; b++) {
-			__u32 ifindex = r < c->cfg->nrings ? resolve_ifindex(&c->cfg->rings[r].backends[b])
-							   : meta.ifindex;
-			struct kr_device dev = {}, cur = {};
-			struct ifreq ifr = {};
-
-			if (!ifindex || !if_indextoname(ifindex, ifr.ifr_name) ||
-			    ioctl(sock, SIOCGIFHWADDR, &ifr))
-				continue;
-			memcpy(dev.mac, ifr.ifr_hwaddr.sa_data, 6);
-			if (!bpf_map_lookup_elem(c->m.devices, &ifindex, &cur) &&
-			    !memcmp(&cur, &dev, sizeof(dev)))
-				continue;
-			if (!bpf_map_update_elem(c->m.devices, &ifindex, &dev, BPF_ANY))
-				c->res->devices_changed++;
-		}
-	}
-	close(sock);
 }
 
 /* ---- garbage -------------------------------------------------------------------- */
@@ -504,11 +425,13 @@ static void print_result(const struct kr_ops_apply_result *r, bool dry)
 	       r->backends_added, r->backends_changed, r->backends_removed, r->backends_same);
 }
 
-int kr_ops_apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
-		     const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res)
+static int apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
+		     const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res,
+		     const char *stage)
 {
 	static const struct kr_ops_apply_opts defaults = {};
-	struct apply_ctx c = { .in = in, .cfg = cfg, .o = o ? o : &defaults, .res = res };
+	struct apply_ctx c = { .in = in, .cfg = cfg, .o = o ? o : &defaults, .res = res,
+			       .stage = stage };
 	struct kr_ops_idset before = {};
 	int err;
 
@@ -528,14 +451,25 @@ int kr_ops_apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 	if (err)
 		goto out;
 	memcpy(before.bits, c.used.bits, ((c.used.max + 63) / 64) * sizeof(uint64_t));
+	if (c.stage) {
+		int i = kr_ops_units_find(&c.units, c.stage);
+
+		if (i < 0) {
+			pr_warn("keyrouter: ring stage: the config has no ring '%s'\n", c.stage);
+			err = -ENOENT;
+		} else {
+			err = apply_unit(&c, &c.units.u[i]);
+		}
+		goto out;
+	}
 	for (__u32 i = 0; i < c.units.n && !err; i++)
 		err = apply_unit(&c, &c.units.u[i]);
 	if (err)
 		goto out;
-	apply_devices(&c);
+	kr_ops_apply_devices(c.in, c.m.devices, cfg, c.o, c.res);
 	err = kr_ops_units_resolve(&c.units, cfg);
 	if (!err)
-		err = apply_services(&c);
+		err = kr_ops_apply_services(c.m.services, cfg, c.units.svc_ring, c.o, c.res);
 	if (!err)
 		err = gc_rings(&c);
 	if (!err)
@@ -545,6 +479,31 @@ out:
 	kr_ops_idset_free(&c.used);
 	kr_ops_units_free(&c.units);
 	kr_ops_maps_close(&c.m);
+	return err;
+}
+
+int kr_ops_apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
+		     const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res)
+{
+	return apply_cfg(in, cfg, o, res, NULL);
+}
+
+int kr_ops_stage(struct kr_inst *in, const char *config, const char *ring)
+{
+	struct kr_ops_apply_opts o = { .quiet = true };
+	struct kr_ops_apply_result res;
+	struct kr_config *cfg;
+	char *errs = NULL;
+	int err;
+
+	cfg = kr_config_load(config, &errs);
+	if (!cfg) {
+		fprintf(stderr, "%s", errs ? errs : "keyrouter: invalid configuration\n");
+		free(errs);
+		return -EINVAL;
+	}
+	err = apply_cfg(in, cfg, &o, &res, ring);
+	kr_config_free(cfg);
 	return err;
 }
 

@@ -36,4 +36,7 @@ int kr_ops_apply(struct kr_inst *in, const char *config, const struct kr_ops_app
 int kr_ops_apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 		     const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res);
 
+/* ring stage: build ring RING of CONFIG into the standby slot, control word -> staged. */
+int kr_ops_stage(struct kr_inst *in, const char *config, const char *ring);
+
 #endif
