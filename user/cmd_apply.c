@@ -20,7 +20,8 @@ static void usage(FILE *f)
 		"what was published; the next apply converges. Rings being migrated (staged) are\n"
 		"left alone until committed or rolled back.\n\n"
 		"  -c, --config FILE    the configuration (JSON)\n"
-		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n"
+		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default: the config's\n"
+		"                       \"instance\", else \"default\", else the only one loaded)\n"
 		"  -p, --pin-dir DIR    maps pinned in DIR instead (e.g. by `bpftool prog loadall\n"
 		"                       build/bpf/keyrouter.bpf.o DIR/progs pinmaps DIR`)\n"
 		"  -n, --dry-run        print what would change, change nothing\n");
@@ -38,6 +39,7 @@ static int cmd_apply(int argc, char **argv)
 	};
 	const char *config = NULL, *instance = NULL, *pin_dir = NULL;
 	struct kr_ops_apply_opts o = {};
+	char cfg_inst[KR_OPS_NAME_MAX];
 	struct kr_inst in;
 	int c, err;
 
@@ -57,8 +59,10 @@ static int cmd_apply(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (kr_ops_apply_check(config))
+	if (kr_ops_apply_check(config, cfg_inst, sizeof(cfg_inst)))
 		return 1;
+	if (!instance && !pin_dir && cfg_inst[0])
+		instance = cfg_inst;
 	if (kr_ops_inst_open(&in, instance, pin_dir))
 		return 1;
 	err = kr_ops_apply(&in, config, &o);

@@ -25,7 +25,8 @@ static void load_usage(FILE *f)
 		"  -c, --config FILE    the configuration (JSON) to apply once attached\n"
 		"  -m, --mode MODE      native (XDP in the driver, default), generic (XDP in the\n"
 		"                       stack) or tc (a clsact ingress filter)\n"
-		"  -i, --instance NAME  instance name (default \"default\"): one per interface\n"
+		"  -i, --instance NAME  instance name (default: the config's \"instance\", else\n"
+		"                       \"default\"): one instance per interface\n"
 		"  -o, --obj FILE       the BPF object (default: bpf/keyrouter.bpf.o next to the\n"
 		"                       binary, $KEYROUTER_BPF_OBJ, or the installed one)\n\n"
 		"XDP goes through libxdp's dispatcher, so other XDP programs loaded with libxdp\n"
@@ -141,7 +142,7 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	struct kr_ops_meta meta = {};
 	struct kr_ops_attach att = {};
 	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
-	char other[KR_OPS_NAME_MAX];
+	char other[KR_OPS_NAME_MAX], cfg_inst[KR_OPS_NAME_MAX];
 	__u32 key = 0;
 	int err, attached = 0;
 
@@ -160,9 +161,11 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 			"'keyrouter unload %s' first\n", ifname, other, ifname);
 		return 1;
 	}
-	err = kr_ops_apply_check(config);
+	err = kr_ops_apply_check(config, cfg_inst, sizeof(cfg_inst));
 	if (err)
 		return 1;
+	if (!instance)
+		instance = cfg_inst[0] ? cfg_inst : KR_OPS_DEFAULT_INSTANCE;
 	err = prepare_dir(&in, instance, ifname);
 	if (err)
 		return 1;

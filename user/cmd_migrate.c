@@ -167,7 +167,7 @@ static int cmd_stage(int argc, char **argv)
 		fputs(usages[KR_OPS_STAGE], stderr);
 		return 2;
 	}
-	if (kr_ops_apply_check(a.config) || kr_ops_inst_open(&in, a.instance, a.pin_dir))
+	if (kr_ops_apply_check(a.config, NULL, 0) || kr_ops_inst_open(&in, a.instance, a.pin_dir))
 		return 1;
 	rc = kr_ops_stage(&in, a.config, a.ring) ? 1 : 0;
 	kr_ops_inst_close(&in);

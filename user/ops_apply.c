@@ -22,7 +22,7 @@
 #include "ops_services.h"
 #include "ops_sm.h"
 
-int kr_ops_apply_check(const char *config)
+int kr_ops_apply_check(const char *config, char *instance, size_t len)
 {
 	struct kr_config *cfg;
 	char *errs = NULL;
@@ -33,6 +33,8 @@ int kr_ops_apply_check(const char *config)
 		free(errs);
 		return -EINVAL;
 	}
+	if (instance && len)
+		snprintf(instance, len, "%s", cfg->instance ? cfg->instance : "");
 	kr_config_free(cfg);
 	return 0;
 }

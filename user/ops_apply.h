@@ -13,6 +13,7 @@
 #define KR_OPS_APPLY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "ops.h"
 
 struct kr_config;
@@ -30,8 +31,9 @@ struct kr_ops_apply_result {
 	unsigned devices_changed;
 };
 
-/* Validate CONFIG without touching the kernel (errors printed).  0 or -EINVAL. */
-int kr_ops_apply_check(const char *config);
+/* Validate CONFIG without touching the kernel (errors printed).  0 or -EINVAL.
+ * instance (may be NULL): the config's "instance", or "" when it names none. */
+int kr_ops_apply_check(const char *config, char *instance, size_t len);
 int kr_ops_apply(struct kr_inst *in, const char *config, const struct kr_ops_apply_opts *o);
 int kr_ops_apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 		     const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res);

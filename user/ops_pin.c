@@ -92,8 +92,36 @@ static int valid_instance(const char *name)
 	return 0;
 }
 
+/* No --instance: "default", or the only instance there is. */
+static const char *default_instance(char *buf, size_t len)
+{
+	char root[256];
+	struct dirent *e;
+	struct stat st;
+	int n = 0;
+	DIR *d;
+
+	snprintf(root, sizeof(root), "%s/%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT,
+		 KR_OPS_DEFAULT_INSTANCE);
+	if (!stat(root, &st))
+		return KR_OPS_DEFAULT_INSTANCE;
+	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
+	d = opendir(root);
+	if (!d)
+		return KR_OPS_DEFAULT_INSTANCE;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= len)
+			continue;
+		if (!n++)
+			memcpy(buf, e->d_name, strlen(e->d_name) + 1);
+	}
+	closedir(d);
+	return n == 1 ? buf : KR_OPS_DEFAULT_INSTANCE;
+}
+
 int kr_ops_inst_path(struct kr_inst *in, const char *instance, const char *pin_dir)
 {
+	char only[KR_OPS_NAME_MAX];
 	int n;
 
 	memset(in, 0, sizeof(*in));
@@ -102,7 +130,7 @@ int kr_ops_inst_path(struct kr_inst *in, const char *instance, const char *pin_d
 		n = snprintf(in->dir, sizeof(in->dir), "%s", pin_dir);
 		snprintf(in->name, sizeof(in->name), "%s", instance ? instance : "(pin-dir)");
 	} else {
-		instance = instance ? instance : KR_OPS_DEFAULT_INSTANCE;
+		instance = instance ? instance : default_instance(only, sizeof(only));
 		if (valid_instance(instance))
 			return -EINVAL;
 		n = snprintf(in->dir, sizeof(in->dir), "%s/%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT,
