@@ -21,16 +21,27 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
+/* Keeps the compiler from recomputing x from a copy the verifier has not bounded. */
+#define KR_BARRIER_VAR(x) asm volatile("" : "+r"(x))
+
+/* x / 768 without a division instruction: exact for every __u32 x
+ * (768 * 2863311531 = 2^41 + 256, and x * 256 < 2^41). */
+static __always_inline __u64 kr_div768(__u64 x)
+{
+	return (x * 2863311531ull) >> 41;
+}
+_Static_assert(KR_IDX_PER_CHUNK == 768 && KR_BT_PER_CHUNK == 768, "kr_div768");
+
 /* Entry k of the bucket index. */
 static __always_inline int kr_idx_entry(void *ring, const struct kr_image_hdr *hdr, __u32 k,
 					__u32 *out)
 {
-	__u32 c = k / KR_IDX_PER_CHUNK, off = k % KR_IDX_PER_CHUNK;
+	__u64 c = kr_div768(k), off = k - c * KR_IDX_PER_CHUNK;
 	const __u32 *e;
 
 	if (off >= KR_IDX_PER_CHUNK)
 		return -1;
-	e = (const __u32 *)KR_CHUNK_GET(ring, hdr->idx_chunk + c);
+	e = (const __u32 *)KR_CHUNK_GET(ring, hdr->idx_chunk + (__u32)c);
 	if (!e)
 		return -1;
 	*out = e[off];
@@ -56,52 +67,232 @@ static __always_inline int kr_point_get(void *ring, const struct kr_image_hdr *h
 static __always_inline int kr_bt_get(void *ring, const struct kr_image_hdr *hdr, __u32 b,
 				     __u32 *id)
 {
-	__u32 c = b / KR_BT_PER_CHUNK, off = b % KR_BT_PER_CHUNK;
+	__u64 c = kr_div768(b), off = b - c * KR_BT_PER_CHUNK;
 	const __u32 *e;
 
 	if (b >= hdr->nbackends || off >= KR_BT_PER_CHUNK)
 		return -1;
-	e = (const __u32 *)KR_CHUNK_GET(ring, hdr->bt_chunk + c);
+	e = (const __u32 *)KR_CHUNK_GET(ring, hdr->bt_chunk + (__u32)c);
 	if (!e)
 		return -1;
 	*id = e[off];
 	return 0;
 }
 
+/* Entries k and k + 1 of the bucket index: one chunk lookup unless they straddle chunks. */
+static __always_inline int kr_idx_pair(void *ring, const struct kr_image_hdr *hdr, __u32 k,
+				       __u32 *lo, __u32 *hi)
+{
+	__u64 c = kr_div768(k), off = k - c * KR_IDX_PER_CHUNK;
+	const __u32 *e;
+
+	e = (const __u32 *)KR_CHUNK_GET(ring, hdr->idx_chunk + (__u32)c);
+	if (!e)
+		return -1;
+	if (off < KR_IDX_PER_CHUNK - 1) {
+		KR_BARRIER_VAR(off);	/* both loads from the bounds-checked register */
+		e += off;
+		*lo = e[0];
+		*hi = e[1];
+		return 0;
+	}
+	if (off != KR_IDX_PER_CHUNK - 1)
+		return -1;
+	*lo = e[KR_IDX_PER_CHUNK - 1];
+	e = (const __u32 *)KR_CHUNK_GET(ring, hdr->idx_chunk + (__u32)c + 1);
+	if (!e)
+		return -1;
+	*hi = e[0];
+	return 0;
+}
+
+/* Hash of point i of a chunk (i is masked: callers keep it below KR_PTS_PER_CHUNK anyway,
+ * the mask only lets the verifier see it). */
+static __always_inline __u32 kr_chunk_hash(const struct kr_point *pts, __u32 i)
+{
+	return kr_point_hash(&pts[i & (KR_PTS_PER_CHUNK - 1)]);
+}
+
+/* All ones when a < b, else 0, computed without a branch (the barrier keeps the compiler
+ * from turning it back into a compare-and-jump: one verifier path, no mispredictions). */
+static __always_inline __u32 kr_lt_mask(__u32 a, __u32 b)
+{
+	__u64 d = (__u64)a - (__u64)b;
+
+	KR_BARRIER_VAR(d);
+	return (__u32)-(d >> 63);
+}
+
+/*
+ * Within one chunk: the first i in [0, n) with hash(pts[base + i]) >= h, or n when there is
+ * none (n <= KR_PTS_PER_CHUNK, base + n <= KR_PTS_PER_CHUNK, points ascending).  A
+ * branchless lower bound with a fixed number of halving steps (idempotent once n == 1):
+ * invariant: the answer is in [b, b + n].
+ */
+static __always_inline __u32 kr_chunk_lb(const struct kr_point *pts, __u32 base, __u32 n, __u32 h)
+{
+	__u32 b = 0;
+	int s;
+
+	if (n == 0)
+		return 0;
+	for (s = 0; s < KR_PTS_SHIFT; s++) {	/* 512 -> 1 in 9 halvings */
+		__u32 half = n >> 1;
+
+		b += half & kr_lt_mask(kr_chunk_hash(pts, base + b + half), h);
+		n -= half;
+	}
+	return b + (1 & kr_lt_mask(kr_chunk_hash(pts, base + b), h));
+}
+
+/* Half-width of the window around the interpolated guess, in points. */
+#define KR_WINDOW		8
+
+/*
+ * Within one chunk as kr_chunk_lb(), starting from guess in [0, n), where the point is
+ * expected (hashes are uniform): if the 2 * KR_WINDOW points around the guess bracket h,
+ * the search stays inside them (usually one cache line); otherwise the whole range.
+ */
+static __always_inline __u32 kr_chunk_search(const struct kr_point *pts, __u32 base, __u32 n,
+					     __u32 guess, __u32 h)
+{
+	__u32 l, w = 2 * KR_WINDOW;
+
+	if (n <= w)
+		return kr_chunk_lb(pts, base, n, h);
+	l = guess > KR_WINDOW ? guess - KR_WINDOW : 0;
+	if (l > n - w)
+		l = n - w;
+	/* answer in [l, l + w] iff points before l are < h and points from l + w on >= h */
+	if ((l == 0 || kr_chunk_hash(pts, base + l - 1) < h) &&
+	    (l + w == n || kr_chunk_hash(pts, base + l + w) >= h))
+		return l + kr_chunk_lb(pts, base + l, w, h);
+	return kr_chunk_lb(pts, base, n, h);
+}
+
+/* min(a, b) without a branch. */
+static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
+{
+	return b ^ ((a ^ b) & kr_lt_mask(a, b));
+}
+
+/* Hash of the last point of [lo, hi) that lies in chunk c (lo < hi, c in range). */
+static __always_inline int kr_chunk_last(void *ring, const struct kr_image_hdr *hdr, __u32 c,
+					 __u32 hi, __u32 *hash)
+{
+	const struct kr_point *pts;
+
+	pts = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + c);
+	if (!pts)
+		return -1;
+	*hash = kr_chunk_hash(pts, kr_min_u32((c + 1) << KR_PTS_SHIFT, hi) - 1);
+	return 0;
+}
+
+/*
+ * Image points [lo, hi) spanning chunks c0 < c1 (a bucket that straddles a chunk boundary,
+ * or one larger than a chunk): first the chunk, by a branchless lower bound over the
+ * chunks' last points in range (first chunk whose last point is >= h), then the point in
+ * that chunk.  *out = first point >= h, or hi; *backend as kr_image_find().
+ */
+static __always_inline int kr_range_search(void *ring, const struct kr_image_hdr *hdr, __u32 h,
+					   __u32 lo, __u32 hi, __u32 *out, __u32 *backend)
+{
+	__u32 c0 = lo >> KR_PTS_SHIFT, cb = c0, n = ((hi - 1) >> KR_PTS_SHIFT) - c0 + 1;
+	__u32 ch, first, last, i;
+	const struct kr_point *pts;
+	int s;
+
+	/* the first chunk whose last point in range is >= h is in [cb, cb + n] */
+	for (s = 0; s < KR_SEARCH_STEPS - KR_PTS_SHIFT; s++) {	/* up to 2^24 chunks */
+		__u32 half = n >> 1;
+
+		if (half == 0)
+			break;
+		if (kr_chunk_last(ring, hdr, cb + half, hi, &ch))
+			return -1;
+		cb += half & kr_lt_mask(ch, h);
+		n -= half;
+	}
+	if (kr_chunk_last(ring, hdr, cb, hi, &ch))
+		return -1;
+	if (ch < h) {
+		cb++;
+		if (cb << KR_PTS_SHIFT >= hi) {	/* no point of the range is >= h */
+			*out = hi;
+			return 0;
+		}
+	}
+	first = cb == c0 ? lo : cb << KR_PTS_SHIFT;
+	last = kr_min_u32((cb + 1) << KR_PTS_SHIFT, hi);
+	pts = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + cb);
+	if (!pts)
+		return -1;
+	i = kr_chunk_lb(pts, first & (KR_PTS_PER_CHUNK - 1), last - first, h);
+	*backend = pts[(first + i) & (KR_PTS_PER_CHUNK - 1)].backend;
+	*out = first + i;
+	return 0;
+}
+
+/* No backend read yet (kr_image_find's *backend). */
+#define KR_BACKEND_UNKNOWN	0xffffffffu
+
 /*
  * Image index of the first point with hash >= h; past the last point, 0 (wrap-around).
- * The key's top bucket_bits select a bucket [idx[k], idx[k+1]); a binary search inside it
- * finds the point.  If no point of the bucket qualifies the answer is idx[k+1], the first
- * point of the next non-empty bucket.  Buckets of any size are searched completely.
- * Returns 0, or -1 when the image is inconsistent (a chunk is missing, an entry is out of
- * range): the caller must then not route with this image.
+ * The key's top bucket_bits select a bucket [idx[k], idx[k+1]) of the index; inside it the
+ * point is searched (interpolation from the key's position in the bucket's hash range,
+ * then linear steps, then binary search: always complete, whatever the bucket's size).
+ * If no point of the bucket qualifies the answer is idx[k+1], the first point of the next
+ * non-empty bucket.  Map lookups: the header is the caller's; one for the index (two when
+ * k and k+1 straddle chunks), one for the points when the bucket lies in one chunk (the
+ * common case), else one per binary-search step.
+ * *backend = the ring-local backend of point *out when it was read on the way, else
+ * KR_BACKEND_UNKNOWN.  Returns 0, or -1 when the image is inconsistent (a chunk is
+ * missing, an entry is out of range): the caller must then not route with this image.
  */
-static __always_inline int kr_image_lower_bound(void *ring, const struct kr_image_hdr *hdr,
-						__u32 h, __u32 *out)
+static __always_inline int kr_image_find(void *ring, const struct kr_image_hdr *hdr, __u32 h,
+					 __u32 *out, __u32 *backend)
 {
 	__u32 bits = hdr->bucket_bits, n = hdr->npoints;
-	__u32 lo, hi, k;
-	int i;
+	__u32 lo, hi, k, sh;
 
 	if (bits < KR_MIN_BUCKET_BITS || bits > KR_MAX_BUCKET_BITS || n == 0)
 		return -1;
-	k = h >> (32 - bits);
-	if (kr_idx_entry(ring, hdr, k, &lo) || kr_idx_entry(ring, hdr, k + 1, &hi))
+	sh = 32 - bits;
+	k = h >> sh;
+	if (kr_idx_pair(ring, hdr, k, &lo, &hi))
 		return -1;
 	if (hi > n || lo > hi)
 		return -1;
-	for (i = 0; i < KR_SEARCH_STEPS && lo < hi; i++) {
-		__u32 mid = lo + ((hi - lo) >> 1), mh, mb;
+	*backend = KR_BACKEND_UNKNOWN;
+	if (lo < hi && (lo >> KR_PTS_SHIFT) == ((hi - 1) >> KR_PTS_SHIFT)) {
+		const struct kr_point *pts;
+		__u32 cnt = hi - lo, base = lo & (KR_PTS_PER_CHUNK - 1), guess, i;
 
-		if (kr_point_get(ring, hdr, mid, &mh, &mb))
+		pts = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + (lo >> KR_PTS_SHIFT));
+		if (!pts)
 			return -1;
-		if (mh < h)
-			lo = mid + 1;
-		else
-			hi = mid;
+		/* where h lies in the bucket's hash range, scaled to its points: no division */
+		guess = (__u32)(((__u64)(h & ((1u << sh) - 1)) * cnt) >> sh);
+		i = kr_chunk_search(pts, base, cnt, guess, h);
+		if (i < cnt)
+			*backend = pts[(base + i) & (KR_PTS_PER_CHUNK - 1)].backend;
+		lo += i;
+	} else if (lo < hi) {
+		if (kr_range_search(ring, hdr, h, lo, hi, &lo, backend))
+			return -1;
 	}
 	*out = lo >= n ? 0 : lo;
 	return 0;
+}
+
+/* kr_image_find() without the backend: the reference lookup of the image. */
+static __always_inline int kr_image_lower_bound(void *ring, const struct kr_image_hdr *hdr,
+						__u32 h, __u32 *out)
+{
+	__u32 b;
+
+	return kr_image_find(ring, hdr, h, out, &b);
 }
 
 #endif /* KR_LOOKUP_H */

@@ -65,8 +65,7 @@ static void print_summary(const struct kr_config *cfg)
 
 		kr_ip_format(&s->vip, ip);
 		if (s->vip_any)
-			snprintf(vip, sizeof(vip), "%s", s->vip.family == 4 ? "0.0.0.0" :
-				 s->vip.family == 6 ? "[::]" : "*");
+			snprintf(vip, sizeof(vip), "*");
 		else
 			snprintf(vip, sizeof(vip), s->vip.family == 6 ? "[%s]" : "%s", ip);
 		printf("service %s: %s:%u/udp key %s ring %s", s->name, vip, s->port,

@@ -424,7 +424,7 @@ static int print_json(const struct kr_an_built *b, const struct diff_result *d)
 		pr_warn("keyrouter: diff: couldn't build the JSON output\n");
 		return 1;
 	}
-	s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 	json_decref(o);
 	if (!s)
 		return 1;

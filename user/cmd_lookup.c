@@ -8,12 +8,15 @@
 #include "cmd.h"
 #include "continuum.h"
 #include "image.h"
+#include "keyform.h"
 #include "log.h"
 #include "ring_opts.h"
 
 static const char lookup_help[] =
 	"Usage: keyrouter lookup --backends FILE --version v1|v2 [--point-multiple N]\n"
 	"                        [--keys-file KEYS] [HEXKEY...]\n"
+	"       keyrouter lookup -c CONFIG --ring NAME [--key-type TYPE] [KEY...]\n"
+	"       keyrouter lookup -c CONFIG --service NAME [KEY...]\n"
 	"\n"
 	"Builds the ring and prints, for each key (KEYS first, then the arguments), one line:\n"
 	"  <key hex or -> <crc32(key), 8 hex> <ring_index> <backend_index> <b1> <b2> <b3>\n"
@@ -24,16 +27,27 @@ static const char lookup_help[] =
 	"Keys: hex bytes (6b6579 = \"key\"), '-' = the empty key.  KEYS holds one key per line;\n"
 	"lines starting with '#' and blank lines are skipped, anything after the first field\n"
 	"is ignored (so a vectors' keys.txt can be fed back as is).\n"
+	"\n"
+	"Human key forms (--key-type TYPE, or the key type of --service): each argument and\n"
+	"each line of KEYS is turned into exactly the key bytes the data path extracts from a\n"
+	"packet, and the first column shows those bytes in hex:\n"
+	"  tuple     10.0.0.1:5353 / [2001:db8::1]:443  source address + port (4+2 / 16+2)\n"
+	"  payload   text, or hex:0a0b..  (with --service: its offset/length/delimiter are\n"
+	"            applied to this payload)\n"
+	"  dns       www.Example.COM.     wire format, ASCII-lowercased, final zero label\n"
+	"  memcache  user:42, or a command line 'get user:42'\n"
+	"  quic      0a0b0c0d...          connection ID in hex, 0..20 bytes\n"
 	"\n" KR_RING_OPTS_HELP
 	"Other:\n"
 	"  --keys-file KEYS       keys, one per line ('-' for KEYS = standard input)\n"
+	"  --key-type TYPE        keys in human form: tuple, payload, dns, memcache, quic\n"
 	"  --addr                 add a column: the backend's address\n"
 	"  --image                look up through the kernel ring image (bucket index, the\n"
 	"                         BPF program's code) instead of the plain binary search;\n"
 	"                         the output is the same\n"
 	"  -h, --help             this text\n";
 
-enum { OPT_KEYS = 1, OPT_ADDR, OPT_IMAGE };
+enum { OPT_KEYS = 1, OPT_ADDR, OPT_IMAGE, OPT_KEY_TYPE };
 
 struct lookup_ctx {
 	struct kr_ring *ring;
@@ -42,7 +56,29 @@ struct lookup_ctx {
 	int show_addr;
 	uint8_t *key;
 	size_t cap;
+	enum kr_key_type key_type;		/* KR_KEY_NONE: keys in hex */
+	const struct kr_keyspec *spec;		/* --service: its extractor */
 };
+
+/* A human key form (keyform.h) -> ctx->key; returns the length, or -1 with err. */
+static long parse_human(struct lookup_ctx *c, const char *s, struct kr_err *err)
+{
+	struct kr_key k;
+	char msg[KR_ERR_MAX - 32];
+
+	if (kr_keyform(c->key_type, c->spec, s, &k, msg, sizeof(msg)))
+		return kr_errf(err, "bad %s key: %s", kr_key_type_name(c->key_type), msg);
+	if (k.len > c->cap) {
+		uint8_t *p = realloc(c->key, k.len);
+
+		if (!p)
+			return kr_errf(err, "out of memory");
+		c->key = p;
+		c->cap = k.len;
+	}
+	memcpy(c->key, k.b, k.len);
+	return (long)k.len;
+}
 
 static int hexval(int c)
 {
@@ -60,6 +96,8 @@ static long parse_key(struct lookup_ctx *c, const char *s, struct kr_err *err)
 {
 	size_t n = strlen(s);
 
+	if (c->key_type != KR_KEY_NONE)
+		return parse_human(c, s, err);
 	if (!strcmp(s, "-"))
 		return 0;
 	if (n == 0 || n % 2)
@@ -145,9 +183,16 @@ static int lookup_file(struct lookup_ctx *c, const char *path)
 	}
 	while (getline(&ln, &cap, f) >= 0) {
 		lineno++;
-		tok = strtok_r(ln, " \t\r\n", &save);
-		if (!tok || tok[0] == '#')
-			continue;
+		if (c->key_type != KR_KEY_NONE) {	/* human forms: the whole line */
+			ln[strcspn(ln, "\r\n")] = 0;
+			tok = ln;
+			if (!ln[0] || ln[0] == '#')
+				continue;
+		} else {
+			tok = strtok_r(ln, " \t\r\n", &save);
+			if (!tok || tok[0] == '#')
+				continue;
+		}
 		len = parse_key(c, tok, &err);
 		if (len < 0) {
 			pr_warn("keyrouter: %s:%u: %s\n", path, lineno, err.msg);
@@ -179,6 +224,7 @@ static int cmd_lookup(int argc, char **argv)
 		{ "keys-file", required_argument, NULL, OPT_KEYS },
 		{ "addr", no_argument, NULL, OPT_ADDR },
 		{ "image", no_argument, NULL, OPT_IMAGE },
+		{ "key-type", required_argument, NULL, OPT_KEY_TYPE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -190,7 +236,7 @@ static int cmd_lookup(int argc, char **argv)
 	long len;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h" KR_RING_SHORTOPTS, opts, NULL)) != -1) {
 		r = kr_ring_opt(&o, ch, optarg, &err);
 		if (r < 0)
 			return usage_error(err.msg);
@@ -206,6 +252,13 @@ static int cmd_lookup(int argc, char **argv)
 		case OPT_IMAGE:
 			c.use_image = 1;
 			break;
+		case OPT_KEY_TYPE:
+			if (kr_key_type_parse(optarg, &c.key_type)) {
+				kr_errf(&err, "bad --key-type '%s': expected one of %s", optarg,
+					kr_key_type_list());
+				return usage_error(err.msg);
+			}
+			break;
 		case 'h':
 			fputs(lookup_help, stdout);
 			return 0;
@@ -218,8 +271,8 @@ static int cmd_lookup(int argc, char **argv)
 		return usage_error(err.msg);
 	if (!keys && optind >= argc)
 		return usage_error("no keys: give --keys-file KEYS and/or keys as hex arguments");
-	/* Check the argument keys before any work. */
-	for (int i = optind; i < argc; i++)
+	/* Check the argument keys before any work (a --service's key type: after loading). */
+	for (int i = optind; i < argc && !o.service; i++)
 		if (parse_key(&c, argv[i], &err) < 0) {
 			free(c.key);
 			return usage_error(err.msg);
@@ -228,8 +281,24 @@ static int cmd_lookup(int argc, char **argv)
 		pr_warn("keyrouter: %s\n", err.msg);
 		goto cleanup;
 	}
+	if (o.has_key) {
+		if (c.key_type != KR_KEY_NONE && c.key_type != o.key.type) {
+			kr_errf(&err, "--key-type %s differs from service '%s' (key type %s)",
+				kr_key_type_name(c.key_type), o.service,
+				kr_key_type_name(o.key.type));
+			ret = usage_error(err.msg);
+			goto cleanup;
+		}
+		c.key_type = o.key.type;
+		c.spec = &o.key;
+		for (int i = optind; i < argc; i++)
+			if (parse_key(&c, argv[i], &err) < 0) {
+				ret = usage_error(err.msg);
+				goto cleanup;
+			}
+	}
 	if (c.use_image && kr_image_encode(&c.img, c.ring, NULL, &err)) {
-		pr_warn("keyrouter: %s: %s\n", o.backends, err.msg);
+		pr_warn("keyrouter: %s: %s\n", o.label, err.msg);
 		goto cleanup;
 	}
 	if (keys && lookup_file(&c, keys))

@@ -12,6 +12,7 @@
 
 static const char dump_help[] =
 	"Usage: keyrouter ring dump --backends FILE --version v1|v2 [--point-multiple N]\n"
+	"       keyrouter ring dump -c CONFIG --ring NAME\n"
 	"\n"
 	"Builds the ketama ring (bit-compatible with pingora-ketama v1/v2) and prints every\n"
 	"point in ring order, one per line:\n"
@@ -25,6 +26,7 @@ static const char dump_help[] =
 
 static const char build_help[] =
 	"Usage: keyrouter ring build --backends FILE --version v1|v2 [--point-multiple N]\n"
+	"       keyrouter ring build -c CONFIG --ring NAME\n"
 	"\n"
 	"Builds the ketama ring and its kernel image (without touching the kernel) and prints\n"
 	"one line: the ring format, backends, points, removed duplicates, the ring digest,\n"
@@ -48,7 +50,7 @@ static int parse(int argc, char **argv, const char *help, struct kr_ring_opts *o
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h" KR_RING_SHORTOPTS, opts, NULL)) != -1) {
 		r = kr_ring_opt(o, c, optarg, &err);
 		if (r < 0)
 			goto usage_err;
@@ -152,7 +154,7 @@ static int cmd_ring_dump(int argc, char **argv)
 	}
 	if (!no_header) {
 		printf("# keyrouter ring dump, version: %s\n", kr_ring_describe(r, d, sizeof(d)));
-		printf("# backends: %u (file %s), total weight %llu\n", r->nbackends, o.backends,
+		printf("# backends: %u (file %s), total weight %llu\n", r->nbackends, o.label,
 		       (unsigned long long)total_weight(r));
 		printf("# points after dedup: %u\n", r->npoints);
 		printf("# ring digest: crc32 over (hash u32 LE, backend_index u32 LE) of every "
@@ -186,7 +188,7 @@ static int cmd_ring_build(int argc, char **argv)
 		return 1;
 	}
 	if (kr_image_encode(&img, r, NULL, &err)) {
-		pr_warn("keyrouter: %s: %s\n", o.backends, err.msg);
+		pr_warn("keyrouter: %s: %s\n", o.label, err.msg);
 		kr_ring_free(r);
 		return 1;
 	}

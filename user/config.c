@@ -248,7 +248,8 @@ static char *msgs_join(struct ctx *c)
 	size_t n = 1, o = 0;
 	char *out;
 
-	qsort(c->msgs, c->nmsgs, sizeof(*c->msgs), msg_cmp);
+	if (c->nmsgs)
+		qsort(c->msgs, c->nmsgs, sizeof(*c->msgs), msg_cmp);
 	for (unsigned i = 0; i < c->nmsgs; i++)
 		n += strlen(c->msgs[i].text) + 1;
 	out = malloc(n);
@@ -628,10 +629,11 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 	check_fields(c, o, backend_fields, "a backend");
 	b->weight = 1;
 	b->state = KR_BACKEND_UP;
+	/* Port 0 is accepted: it is hashed into the points (pingora-ketama accepts it too)
+	 * and the data path keeps the packet's destination port. */
 	if (!need(c, get_str(c, o, "address", &s), "address", "\"<IPv4>:<port>\" or "
-		  "\"[<IPv6>]:<port>\"") && !parse_sockaddr(c, "address", s, &b->addr) &&
-	    b->addr.port == 0)
-		kerr(c, "address", "'%s': port 0 is not a backend port: expected 1..65535", s);
+		  "\"[<IPv6>]:<port>\""))
+		parse_sockaddr(c, "address", s, &b->addr);
 	if (!get_uint(c, o, "weight", 0, UINT32_MAX, &u))
 		b->weight = (uint32_t)u;
 	if (!get_str(c, o, "mac", &s)) {
@@ -924,7 +926,7 @@ static void parse_key(struct ctx *c, json_t *svc, struct kr_keyspec *k)
 	switch (k->type) {
 	case KR_KEY_PAYLOAD:
 		check_fields(c, o, key_fields_payload, "a payload key");
-		if (!get_uint(c, o, "offset", 0, KR_PAYLOAD_MAX - 1, &u))
+		if (!get_uint(c, o, "offset", 0, KR_MAX_PAYLOAD_OFFSET, &u))
 			k->offset = (uint32_t)u;
 		if (!get_uint(c, o, "length", 1, KR_MAX_KEY_LEN, &u))
 			k->length = (uint32_t)u;
@@ -959,7 +961,11 @@ static void parse_vip(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 	}
 	if (parse_ip(c, "vip", v, 0, &s->vip))
 		return;
-	s->vip_any = !memcmp(s->vip.ip, (uint8_t[16]){ 0 }, 16);
+	if (!memcmp(s->vip.ip, (uint8_t[16]){ 0 }, 16)) {
+		/* "0.0.0.0" / "::": the data path has one wildcard (both families) */
+		s->vip_any = true;
+		s->vip.family = 0;
+	}
 }
 
 static const char *const fwd_fields_l2[] = { "mode", NULL };
@@ -1129,8 +1135,6 @@ static bool vip_clash(const struct kr_cfg_service *a, const struct kr_cfg_servic
 {
 	if (a->port != b->port || a->protocol != b->protocol)
 		return false;
-	if (a->vip_any && b->vip_any)
-		return !a->vip.family || !b->vip.family || a->vip.family == b->vip.family;
 	if (a->vip_any != b->vip_any)
 		return false;
 	return a->vip.family == b->vip.family && !memcmp(a->vip.ip, b->vip.ip, 16);
@@ -1169,8 +1173,10 @@ static void parse_services(struct ctx *c, json_t *root)
 				     s->name, j);
 			else if (s->port && vip_clash(s, t))
 				kerr(c, "vip", "service '%s' uses the same address, port %u and "
-				     "protocol udp as services[%zu] '%s'", s->name ? s->name : "?",
-				     s->port, j, t->name ? t->name : "?");
+				     "protocol udp as services[%zu] '%s'%s", s->name ? s->name : "?",
+				     s->port, j, t->name ? t->name : "?", s->vip_any ?
+				     " (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any "
+				     "address of either family)" : "");
 		}
 		pop(c);
 	}
@@ -1431,8 +1437,7 @@ static json_t *service_json(const struct kr_config *cfg, const struct kr_cfg_ser
 
 	json_object_set_new(o, "name", json_string(s->name));
 	if (s->vip_any)
-		json_object_set_new(o, "vip", json_string(s->vip.family == 4 ? "0.0.0.0" :
-							  s->vip.family == 6 ? "::" : "*"));
+		json_object_set_new(o, "vip", json_string("*"));
 	else
 		json_object_set_new(o, "vip", ip_json(&s->vip));
 	json_object_set_new(o, "port", json_integer(s->port));
@@ -1479,4 +1484,29 @@ char *kr_config_dump_json(const struct kr_config *cfg)
 	out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	return out;
+}
+
+int kr_config_ring_build(const struct kr_config *cfg, uint32_t ri, struct kr_ring **out,
+			 struct kr_err *err)
+{
+	const struct kr_cfg_ring *r;
+	struct kr_backend_spec *b;
+	int ret;
+
+	if (ri >= cfg->nrings)
+		return kr_errf(err, "%s: no ring %u", cfg->file, ri);
+	r = &cfg->rings[ri];
+	b = calloc(r->nbackends, sizeof(*b));
+	if (!b)
+		return kr_errf(err, "%s: ring '%s': out of memory", cfg->file, r->name);
+	for (uint32_t i = 0; i < r->nbackends; i++) {
+		b[i].addr = r->backends[i].addr;
+		b[i].weight = r->backends[i].weight;
+	}
+	ret = kr_ring_build(out, b, r->nbackends, r->format == 1 ? KR_RING_V1 : KR_RING_V2,
+			    r->format == 1 ? 0 : r->point_multiple, err);
+	if (ret)
+		kr_err_prefix(err, "%s: ring '%s'", cfg->file, r->name);
+	free(b);
+	return ret;
 }

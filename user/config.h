@@ -23,6 +23,8 @@
 #include "keyrouter_kern_user.h"
 #include "keyform.h"
 #include "addr.h"
+#include "continuum.h"
+#include "err.h"
 
 #define KR_CFG_NAME_MAX		63	/* ring/service/instance names: [A-Za-z0-9_.-] */
 #define KR_CFG_MAX_TAGS		64	/* distinct tags per ring (a 64-bit mask) */
@@ -31,6 +33,8 @@
 #define KR_CFG_DEFAULT_PM	160	/* points per weight unit: v1 always, v2 default */
 #define KR_CFG_IFNAMSIZ		16
 
+/* As in the data path's section of keyrouter_kern_user.h (see keyform.h). */
+#ifndef KR_SVC_F_PAYLOAD_DELIM
 enum kr_fwd_mode {
 	KR_FWD_L2 = 1,		/* rewrite MACs, XDP_TX / redirect (backends own the VIP) */
 	KR_FWD_IPIP = 2,	/* encapsulate to the backend address */
@@ -40,6 +44,7 @@ enum kr_policy {
 	KR_POLICY_PASS = 0,
 	KR_POLICY_DROP = 1,
 };
+#endif
 
 struct kr_cfg_backend {
 	struct kr_sockaddr addr;	/* ip + port (engine's parser, user/addr.h) */
@@ -67,8 +72,9 @@ struct kr_cfg_ring {
 
 struct kr_cfg_service {
 	char *name;
-	/* VIP: vip_any = wildcard; then vip.family 0 = both families ("*"), 4 ("0.0.0.0")
-	 * or 6 ("::"); else vip.addr.  vip.port = port. */
+	/* VIP: vip_any = the wildcard ("*", "0.0.0.0" or "::": any local address of
+	 * either family, one wildcard per port in the data path; vip.family 0); else
+	 * vip.family/vip.ip.  vip.port = port. */
 	bool vip_any;
 	struct kr_sockaddr vip;
 	uint16_t port;			/* host order, 1..65535 */
@@ -87,7 +93,8 @@ struct kr_cfg_service {
 	struct {
 		uint8_t no_key;		/* enum kr_policy: the key cannot be found */
 		uint8_t key_too_long;	/* the key is longer than KR_MAX_KEY_LEN */
-		uint8_t all_down;	/* every backend the walk can reach is down */
+		uint8_t all_down;	/* no route: every backend the walk reaches is down
+					 * (kr_service.policy_no_route) */
 	} policy;
 };
 
@@ -121,6 +128,11 @@ static inline bool kr_cfg_in_subset(const struct kr_cfg_service *s,
 {
 	return (b->tags & s->subset_mask) == s->subset_mask;
 }
+
+/* Builds ring ri of the configuration (its backends in file order, format, point_multiple)
+ * with the continuum engine.  0, or -1 with err set.  Free with kr_ring_free(). */
+int kr_config_ring_build(const struct kr_config *cfg, uint32_t ri, struct kr_ring **out,
+			 struct kr_err *err);
 
 /* The normalized configuration as JSON (every default filled in); malloc'd. */
 char *kr_config_dump_json(const struct kr_config *cfg);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends_file.h"
+#include "config.h"
 #include "ring_opts.h"
 
 static int parse_u32(const char *s, uint32_t *v)
@@ -41,12 +42,37 @@ int kr_ring_opt(struct kr_ring_opts *o, int opt, const char *arg, struct kr_err 
 				       "1..4294967295", arg);
 		o->pm_given = 1;
 		return 1;
+	case KR_OPT_CONFIG:
+		o->config = arg;
+		return 1;
+	case KR_OPT_RING:
+		o->ring = arg;
+		return 1;
+	case KR_OPT_SERVICE:
+		o->service = arg;
+		return 1;
 	}
+	return 0;
+}
+
+static int config_opts_check(const struct kr_ring_opts *o, struct kr_err *err)
+{
+	if (o->backends || o->version || o->pm_given)
+		return kr_errf(err, "-c CONFIG takes the ring from the configuration: no "
+			       "--backends, --version or --point-multiple with it");
+	if (!o->ring && !o->service)
+		return kr_errf(err, "-c CONFIG needs --ring NAME or --service NAME");
+	if (o->ring && o->service)
+		return kr_errf(err, "give --ring NAME or --service NAME, not both");
 	return 0;
 }
 
 int kr_ring_opts_check(const struct kr_ring_opts *o, struct kr_err *err)
 {
+	if (o->config)
+		return config_opts_check(o, err);
+	if (o->ring || o->service)
+		return kr_errf(err, "--ring and --service need -c CONFIG");
 	if (!o->backends)
 		return kr_errf(err, "missing --backends FILE");
 	if (!o->version)
@@ -57,11 +83,62 @@ int kr_ring_opts_check(const struct kr_ring_opts *o, struct kr_err *err)
 	return 0;
 }
 
-int kr_ring_opts_build(const struct kr_ring_opts *o, struct kr_ring **r, struct kr_err *err)
+/* The first error of an invalid configuration, and how to see them all. */
+static int config_error(const char *errs, struct kr_err *err)
+{
+	const char *nl = strchr(errs, '\n');
+	int more = 0;
+
+	for (const char *p = nl; p && p[1]; p = strchr(p + 1, '\n'))
+		more++;
+	return kr_errf(err, "%.*s%s", (int)(nl ? nl - errs : (long)strlen(errs)), errs,
+		       more ? " (and more errors: run 'keyrouter config check -c CONFIG')" : "");
+}
+
+static int build_from_config(struct kr_ring_opts *o, struct kr_ring **r, struct kr_err *err)
+{
+	struct kr_config *cfg;
+	char *errs = NULL;
+	int ri, si = -1, ret = -1;
+
+	cfg = kr_config_load(o->config, &errs);
+	if (!cfg) {
+		config_error(errs ? errs : "out of memory", err);
+		free(errs);
+		return -1;
+	}
+	if (o->service) {
+		si = kr_config_service(cfg, o->service);
+		if (si < 0) {
+			kr_errf(err, "%s: no service named '%s'", o->config, o->service);
+			goto out;
+		}
+		ri = (int)cfg->services[si].ring;
+		o->key = cfg->services[si].key;
+		o->has_key = 1;
+	} else {
+		ri = kr_config_ring(cfg, o->ring);
+		if (ri < 0) {
+			kr_errf(err, "%s: no ring named '%s'", o->config, o->ring);
+			goto out;
+		}
+	}
+	snprintf(o->label, sizeof(o->label), "%s ring %s", o->config, cfg->rings[ri].name);
+	ret = kr_config_ring_build(cfg, (uint32_t)ri, r, err);
+out:
+	kr_config_free(cfg);
+	return ret;
+}
+
+int kr_ring_opts_build(struct kr_ring_opts *o, struct kr_ring **r, struct kr_err *err)
 {
 	struct kr_backend_spec *b = NULL;
 	uint32_t n = 0;
 	int ret;
+
+	if (o->config)
+		return build_from_config(o, r, err);
+	snprintf(o->label, sizeof(o->label), "%s", o->backends);
 
 	if (kr_backends_load(o->backends, &b, &n, err))
 		return -1;

@@ -110,9 +110,12 @@ JSON
 	ring1 '{ "address": "10.0.0.1:65536" }'
 	run -1 $K config check -c "$F"
 	assert_line "$F:4:34: rings[0].backends[0].address: bad port '65536' in '10.0.0.1:65536': expected a number 0..65535"
-	ring1 '{ "address": "10.0.0.1:0" }'
+	ring1 '{ "address": "10.0.0.1:-1" }'
 	run -1 $K config check -c "$F"
-	assert_output --partial "rings[0].backends[0].address: '10.0.0.1:0': port 0 is not a backend port: expected 1..65535"
+	assert_output --partial "rings[0].backends[0].address: bad port '-1' in '10.0.0.1:-1': expected a number 0..65535"
+	ring1 '{ "address": "10.0.0.1:" }'
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].backends[0].address: bad address '10.0.0.1:': missing port after ':'"
 	ring1 '{ "address": "10.0.0.1:1", "mac": "02:00:00:00:00:01" }' '{ "name": "s", "vip": "10.1.1.1", "port": 70000, "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "l2" } }'
 	run -1 $K config check -c "$F"
 	assert_line "$F:6:59: services[0].port: 70000 is out of range: expected 1..65535"
@@ -154,7 +157,7 @@ JSON
 	run -1 $K config check -c "$F"
 	assert_line "$F:3:15: rings[1].name: duplicate ring name 'a' (also rings[0])"
 	assert_line "$F:6:15: services[1].name: duplicate service name 's' (also services[0])"
-	assert_line "$F:7:27: services[2].vip: service 't' uses the same address, port 53 and protocol udp as services[0] 's'"
+	assert_line "$F:7:27: services[2].vip: service 't' uses the same address, port 53 and protocol udp as services[0] 's' (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any address of either family)"
 	assert_line "$F:9:27: services[4].vip: service 'v' uses the same address, port 54 and protocol udp as services[3] 'u'"
 }
 
@@ -210,7 +213,7 @@ JSON
 	assert_output --partial "rings[0].backends[0].weight: expected an integer 0..4294967295, got a number with a fraction"
 }
 
-@test "ring format and point_multiple rules; auto is not supported yet" {
+@test "ring format and point_multiple rules; auto goes through the planner hook" {
 	echo '{ "rings": [ { "name": "r", "format": "v1", "point_multiple": 16, "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
 	run -1 $K config check -c "$F"
 	assert_output --partial "rings[0].point_multiple: 16: format \"v1\" always uses 160 points per weight unit"
@@ -218,8 +221,14 @@ JSON
 	run -1 $K config check -c "$F"
 	assert_output --partial "rings[0].format: missing: expected \"v1\" or \"v2\""
 	echo '{ "rings": [ { "name": "r", "format": "v2", "point_multiple": "auto", "target_cv": 0.01, "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
+	run -0 $K config check -c "$F"
+	assert_line --regexp '^ring r: format v2 point_multiple [0-9]+ \(auto\) backends 1 points [0-9]+ '
+	echo '{ "rings": [ { "name": "r", "format": "v1", "point_multiple": "auto", "target_cv": 0.01, "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
 	run -1 $K config check -c "$F"
-	assert_output --partial "rings[0].point_multiple: \"auto\" is not supported yet"
+	assert_output --partial "rings[0].point_multiple: \"auto\" needs format \"v2\""
+	echo '{ "rings": [ { "name": "r", "format": "v2", "point_multiple": "auto", "target_cv": 1.5, "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "rings[0].target_cv: expected a number between 0 and 1 (exclusive)"
 	echo '{ "rings": [ { "name": "r", "format": "v2", "point_multiple": "auto", "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
 	run -1 $K config check -c "$F"
 	assert_output --partial "rings[0].target_cv: missing"
@@ -254,4 +263,97 @@ JSON
 	assert_output --partial "hash.key: unknown field 'key' in hash (reserved for a future keyed hash) (allowed: function)"
 	echo '{ "hash": { "function": "crc32" }, "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
 	run -0 $K config check -c "$F"
+}
+
+# backends file of a vector -> a one-ring configuration with the same backends in order
+vector_config() { # NAME FORMAT PM
+	python3 - "tests/vectors/$1.backends.txt" "$2" "$3" > "$F" <<'PY'
+import json, sys
+bs = []
+for ln in open(sys.argv[1]):
+    ln = ln.split('#')[0].split()
+    if ln:
+        bs.append({"address": ln[0], "weight": int(ln[1])})
+ring = {"name": "v", "format": sys.argv[2], "backends": bs}
+if sys.argv[2] == "v2":
+    ring["point_multiple"] = int(sys.argv[3])
+print(json.dumps({"rings": [ring]}, indent=1))
+PY
+}
+
+@test "ring dump/build/lookup -c CONFIG --ring NAME: the same ring as --backends (vectors)" {
+	for v in "e_v2pm160_ipv6 v2 160" "b_v1_10mixed v1 160" "c_v2pm16_10mixed v2 16" "f_v2pm16_collide v2 16"; do
+		set -- $v
+		vector_config "$1" "$2" "$3"
+		flags="--version $2"
+		[ "$2" = v1 ] || flags="$flags --point-multiple $3"
+		run -0 $K ring dump -c "$F" --ring v --no-header
+		from_cfg=$output
+		run -0 $K ring dump --backends "tests/vectors/$1.backends.txt" $flags --no-header
+		[ "$output" = "$from_cfg" ]
+		run -0 $K lookup -c "$F" --ring v --keys-file "tests/vectors/$1.keys.txt"
+		diff <(echo "$output") <(grep -v '^#' "tests/vectors/$1.keys.txt" | cut -d' ' -f1-7)
+		run -0 $K ring build -c "$F" --ring v
+		assert_output --regexp "digest $(awk '/digest/ { print $NF; exit }' "tests/vectors/$1.continuum.txt" | grep -o '[0-9a-f]\{8\}$')"
+	done
+}
+
+@test "lookup human key forms: the key bytes column, and --service picks ring and key type" {
+	run -0 $K lookup -c examples/keyrouter.json --service dns www.Example.COM. www.example.com .
+	assert_line --index 0 --regexp '^03777777076578616d706c6503636f6d00 f5eb180f [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$'
+	[ "${lines[0]}" = "${lines[1]}" ]
+	assert_line --index 2 --regexp '^00 d202ef8d '
+	# the same key in hex through the plain form gives the same line
+	run -0 $K lookup -c examples/keyrouter.json --ring dns 03777777076578616d706c6503636f6d00
+	first=$output
+	run -0 $K lookup -c examples/keyrouter.json --ring dns --key-type dns WWW.EXAMPLE.COM
+	[ "$output" = "$first" ]
+	run -0 $K lookup -c examples/keyrouter.json --ring cache --key-type tuple '[2001:db8::1]:5353' 10.0.0.1:53
+	assert_line --index 0 --regexp '^20010db800000000000000000000000114e9 '
+	assert_line --index 1 --regexp '^0a0000010035 '
+	run -0 $K lookup -c examples/keyrouter.json --service quic 0A0b0c0d0e0f1011
+	assert_line --index 0 --regexp '^0a0b0c0d0e0f1011 '
+	run -0 $K lookup -c examples/keyrouter.json --ring dns --key-type payload ''
+	assert_line --index 0 --regexp '^- 00000000 '
+	# telemetry: offset 4, up to '|'
+	run -0 $K lookup -c examples/keyrouter.json --service telemetry "hex:00000001$(printf 'sensor-17|rest' | od -An -tx1 | tr -d ' \n')"
+	assert_output --regexp '^73656e736f722d3137 '
+	run -0 $K lookup -c examples/keyrouter.json --ring cache --key-type memcache 'get user:42 other' user:42
+	[ "${lines[0]}" = "${lines[1]}" ]
+	assert_line --index 0 --regexp '^757365723a3432 '
+	# a keys file of human forms: whole lines
+	printf '# names\nwww.example.com\n\nWWW.EXAMPLE.COM.\n' > "$BATS_TEST_TMPDIR/k"
+	run -0 $K lookup -c examples/keyrouter.json --service dns --keys-file "$BATS_TEST_TMPDIR/k"
+	[ "${#lines[@]}" = 2 ] && [ "${lines[0]}" = "${lines[1]}" ]
+}
+
+@test "lookup human key forms: errors" {
+	run -2 $K lookup -c examples/keyrouter.json --service dns a..b
+	assert_output --partial "keyrouter: lookup: bad dns key: DNS name 'a..b': empty label at character 3"
+	run -2 $K lookup -c examples/keyrouter.json --ring dns --key-type quic 000102030405060708090a0b0c0d0e0f1011121314
+	assert_output --partial "bad quic key: QUIC connection ID '000102030405060708090a0b0c0d0e0f1011121314': more than 20 bytes"
+	run -2 $K lookup -c examples/keyrouter.json --ring dns --key-type tuple 10.0.0.1
+	assert_output --partial "bad tuple key: tuple: bad address '10.0.0.1': missing ':<port>'"
+	run -2 $K lookup -c examples/keyrouter.json --ring dns --key-type payload "$(printf 'x%.0s' {1..256})"
+	assert_output --partial "bad payload key: payload key is 256 bytes long: keys are at most 255 bytes"
+	run -2 $K lookup -c examples/keyrouter.json --service telemetry 'abc'
+	assert_output --partial "payload of 3 bytes ends before the key offset 4 (no key: the service's no_key policy applies)"
+	run -2 $K lookup -c examples/keyrouter.json --service quic ''
+	assert_output --partial "bad quic key: QUIC connection ID '': empty"
+	run -2 $K lookup -c examples/keyrouter.json --ring dns --key-type sha1 x
+	assert_output --partial "bad --key-type 'sha1': expected one of tuple, payload, dns, memcache, quic"
+	run -2 $K lookup -c examples/keyrouter.json --service dns --key-type quic 00
+	assert_output --partial "--key-type quic differs from service 'dns' (key type dns)"
+	run -1 $K lookup -c examples/keyrouter.json --service nosuch x
+	assert_output --partial "keyrouter: examples/keyrouter.json: no service named 'nosuch'"
+	run -2 $K ring dump -c examples/keyrouter.json
+	assert_output --partial "-c CONFIG needs --ring NAME or --service NAME"
+	run -2 $K ring dump -c examples/keyrouter.json --ring dns --version v2
+	assert_output --partial "no --backends, --version or --point-multiple with it"
+	run -1 $K ring build -c examples/keyrouter.json --ring nope
+	assert_output --partial "keyrouter: examples/keyrouter.json: no ring named 'nope'"
+	printf '{ "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "1.2.3.4" }, { "address": "x" } ] } ] }\n' > "$F"
+	run -1 $K ring dump -c "$F" --ring r
+	assert_output --partial "keyrouter: $F:1:72: rings[0].backends[0].address: bad address '1.2.3.4': missing ':<port>'"
+	assert_output --partial "(and more errors: run 'keyrouter config check -c CONFIG')"
 }

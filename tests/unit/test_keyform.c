@@ -108,7 +108,7 @@ static void test_quic(void)
 	expect(KR_KEY_QUIC, NULL, "0a0B0c0D", "0a0b0c0d");
 	expect(KR_KEY_QUIC, NULL, "0x0102", "0102");
 	expect(KR_KEY_QUIC, NULL, "01:02:03", "010203");
-	expect(KR_KEY_QUIC, NULL, "", "-");
+	expect_err(KR_KEY_QUIC, NULL, "", "empty (a zero-length destination connection ID gives no key");
 	expect(KR_KEY_QUIC, NULL, "000102030405060708090a0b0c0d0e0f10111213",
 	       "000102030405060708090a0b0c0d0e0f10111213");
 	expect_err(KR_KEY_QUIC, NULL, "000102030405060708090a0b0c0d0e0f1011121314",
@@ -138,7 +138,8 @@ static void test_payload(void)
 	expect(KR_KEY_PAYLOAD, &tail, "abcdef", "646566");
 	expect(KR_KEY_PAYLOAD, &tail, "abc", "-");
 	expect_err(KR_KEY_PAYLOAD, &fixed, "abcd", "the key needs 3");
-	expect_err(KR_KEY_PAYLOAD, &delim, "0001nodelim", "no delimiter byte 0x7c");
+	expect(KR_KEY_PAYLOAD, &delim, "0001nodelim", "6e6f64656c696d");	/* to the end */
+	expect(KR_KEY_PAYLOAD, &delim, "0001", "-");	/* offset = payload length */
 	expect_err(KR_KEY_PAYLOAD, &tail, "ab", "ends before the key offset 3");
 	expect_err(KR_KEY_PAYLOAD, NULL, "hex:0g", "bad character");
 	expect_err(KR_KEY_PAYLOAD, NULL, "hex:123", "odd number of hex digits");
@@ -164,6 +165,8 @@ static void test_memcache(void)
 	expect(KR_KEY_MEMCACHE, NULL, "set foo 0 0 5", "666f6f");
 	expect(KR_KEY_MEMCACHE, NULL, "delete foo", "666f6f");
 	expect(KR_KEY_MEMCACHE, NULL, "gat 100 foo", "666f6f");
+	expect(KR_KEY_MEMCACHE, NULL, "mg foo v", "666f6f");
+	expect_err(KR_KEY_MEMCACHE, NULL, "GET foo", "expected a command line");	/* case */
 	expect(KR_KEY_MEMCACHE, NULL, "gets  foo\t", "666f6f");
 	expect_err(KR_KEY_MEMCACHE, NULL, "", "empty");
 	expect_err(KR_KEY_MEMCACHE, NULL, "frob foo", "expected a command line");

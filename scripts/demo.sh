@@ -1,0 +1,99 @@
+#!/bin/bash
+# `make demo`: keyrouter steering real DNS traffic between real servers, in network
+# namespaces, then cleaning up after itself.  (`make demo` runs scripts/deps.sh and builds
+# first.)  Needs root.  Takes about a minute; leaves no namespaces, links, pins or processes.
+set -u
+cd "$(dirname "$0")/.."
+# shellcheck source=../tests/lib/e2e_common.bash
+source tests/lib/e2e_common.bash
+keyrouter() { "$TOPO_KEYROUTER" "$@"; }
+
+T0=$(date +%s)
+NAMES=3000
+KR=$TOPO_KEYROUTER
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+run() { printf '  $ %s\n' "$*"; "$@" 2>&1 | sed 's/^/    /'; return "${PIPESTATUS[0]}"; }
+# keyrouter in the router's network namespace, shown as the operator would type it there
+kr() { printf '  [router]$ keyrouter %s\n' "$*"; topo_kr "$@" 2>&1 | sed 's/^/    /'; return "${PIPESTATUS[0]}"; }
+fail() { echo "demo: $*" >&2; exit 1; }
+
+miss=$(e2e_missing)
+[ -z "$miss" ] || fail "missing: $miss (run as root; scripts/deps.sh installs the packages)"
+
+export TOPO_QUIET=1
+topo_init "kr-demo-$$" 4 || fail "topology variables"
+topo_trap
+
+say "1. Topology (network namespaces ${TOPO_PREFIX}-*)"
+cat <<EOF
+  client $TOPO_CLIENT4 --- router [r0: keyrouter, native XDP] r1 --- bridge --- b1..b4
+  VIP $TOPO_VIP4 / $TOPO_VIP6 on every backend's loopback (direct server return);
+  each backend runs unbound: any name under $TOPO_DNS_ZONE answers A 10.250.0.I, TXT "bI".
+EOF
+topo_create || fail "could not create the topology"
+topo_start_dns || fail "could not start unbound"
+e2e_config "$TOPO_DIR/dns.json" l2 "1 2 3" dns:dns:53
+e2e_config "$TOPO_DIR/dns-next.json" l2 "1 2 3 4" dns:dns:53
+echo "  config: ring dns4 = b1 b2 b3 (v2, 160 points each), service dns4 = $TOPO_VIP4:53/udp, key dns, l2"
+
+say "2. Load keyrouter on the router's ingress interface"
+kr load "$TOPO_R_IN" -c "$TOPO_DIR/dns.json" --mode native --instance "$TOPO_INSTANCE" ||
+	fail "keyrouter load failed"
+topo_vip_route blackhole   # what keyrouter does not route is dropped, not served
+
+say "3. Where does a name go?  (no traffic: keyrouter lookup)"
+run keyrouter lookup -c "$TOPO_DIR/dns.json" --service dns4 --addr www.example.kr.test
+printf '  $ dig @%s www.example.kr.test TXT   (from the client, through the router)\n' "$TOPO_VIP4"
+printf '    answered by %s\n' "$(topo_exec "$TOPO_C" dig +short +time=2 +tries=1 @$TOPO_VIP4 www.example.kr.test TXT)"
+
+say "4. Real traffic: $NAMES names with dig, 100k queries with dnsperf"
+e2e_names $NAMES demo >"$TOPO_DIR/names"
+e2e_predict "$TOPO_DIR/dns.json" dns4 "$TOPO_DIR/names" >"$TOPO_DIR/pred" || fail "lookup failed"
+e2e_dns_batch "$TOPO_VIP4" "$TOPO_DIR/names" >"$TOPO_DIR/ans"
+"$KR" analyze -c "$TOPO_DIR/dns.json" --ring dns4 --json >"$TOPO_DIR/analyze.json"
+printf '  %-8s %-14s %10s %12s %14s\n' backend address answered "lookup says" "ring share"
+for i in 1 2 3; do
+	share=$(jq -r --arg a "${TOPO_B4[i]}:53" '.per_backend[] | select(.address == $a) | .share' "$TOPO_DIR/analyze.json")
+	printf '  %-8s %-14s %10d %12d %13.2f%%\n' "b$i" "${TOPO_B4[i]}" \
+		"$(awk -v i=$i '$2 == i' "$TOPO_DIR/ans" | wc -l)" \
+		"$(awk -v i=$i '$2 == i' "$TOPO_DIR/pred" | wc -l)" \
+		"$(awk -v s="$share" 'BEGIN { print s * 100 }')"
+done
+verdict=$(e2e_compare "$TOPO_DIR/pred" "$TOPO_DIR/ans" | tail -1)
+echo "  $verdict"
+e2e_dnsperf "$TOPO_VIP4" "$TOPO_DIR/names" 34 | sed 's/^/  /'
+if topo_kr stats --help >/dev/null 2>&1; then
+	echo "  keyrouter's own counters (per backend, packets):"
+	topo_kr stats --instance "$TOPO_INSTANCE" 2>&1 | sed 's/^/    /' | head -30
+fi
+
+say "5. Migration: ring dns4 gets a 4th backend, half of the keys go to the new version"
+f=$("$KR" diff --old-config "$TOPO_DIR/dns.json" --new-config "$TOPO_DIR/dns-next.json" --ring dns4 --json | jq -r .moved)
+run keyrouter diff --old-config "$TOPO_DIR/dns.json" --new-config "$TOPO_DIR/dns-next.json" --ring dns4 --top 0
+kr ring stage dns4 -c "$TOPO_DIR/dns-next.json" --instance "$TOPO_INSTANCE"
+kr ring migrate dns4 --percent 50 --instance "$TOPO_INSTANCE"
+e2e_dns_batch "$TOPO_VIP4" "$TOPO_DIR/names" >"$TOPO_DIR/ans50"
+paste -d' ' "$TOPO_DIR/ans" "$TOPO_DIR/ans50" | awk -v f="$f" -v n=$NAMES '
+	{ a++; if ($2 != $4) m++; to[$4] += ($2 != $4) }
+	END {
+		p = f / 2; b = 4 * sqrt(p * (1 - p) / n)
+		printf "  answered %d of %d names; %d changed backend = %.2f%%\n", a, n, m, 100 * m / n
+		printf "  predicted: 50%% of diff'"'"'s %.2f%% = %.2f%% (+-%.2f%%, 4 sigma for %d names)  %s\n",
+			100 * f, 100 * p, 100 * b, n, ((m / n - p) ^ 2 <= b * b) ? "OK" : "OUTSIDE THE BOUND"
+		for (i in to) if (to[i]) printf "  moved to b%s: %d\n", i, to[i]
+	}'
+kr ring status --instance "$TOPO_INSTANCE"
+kr ring rollback dns4 --instance "$TOPO_INSTANCE"
+
+say "6. Clean up"
+topo_kr unload "$TOPO_R_IN" --instance "$TOPO_INSTANCE" >/dev/null 2>&1
+prefix=$TOPO_PREFIX inst=$TOPO_INSTANCE
+topo_teardown
+trap - EXIT INT TERM HUP
+left=$(ip netns list | grep -c "^$prefix" || true)
+pins=$( [ -e "/sys/fs/bpf/keyrouter/$inst" ] && echo present || echo none)
+procs=$(pgrep -f "$prefix" | wc -l)
+echo "  namespaces left: $left, pins: $pins, processes: $procs"
+echo "  demo took $(( $(date +%s) - T0 )) s"
+[ "$left" = 0 ] && [ "$pins" = none ] && [ "$procs" = 0 ]
