@@ -18,6 +18,7 @@
 #include "ops_ids.h"
 #include "ops_kernel.h"
 #include "ops_publish.h"
+#include "publish.h"
 #include "ops_units.h"
 #include "ops_services.h"
 #include "ops_sm.h"
@@ -330,11 +331,13 @@ static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 	}
 	err = kr_ops_publish(&c->m, u->ring_id, slot, &img);
 	if (!err && c->stage) {
+		struct kr_ops_slot st = {};
+
 		err = kr_ops_ctl_write(&c->m, u->ring_id, kr_ctl_make(active, 0, KR_RING_STAGED));
-		if (!err)
+		if (!err && !kr_ops_slot_read(&c->m, u->ring_id, slot, false, &st))
 			printf("ring %s: staged digest %08x (%u points, generation %llu) in slot %u; "
 			       "fraction 0%%, slot %u stays active\n", u->name, ring->digest,
-			       ring->npoints, (unsigned long long)img.hdr->generation, slot,
+			       ring->npoints, (unsigned long long)st.hdr.generation, slot,
 			       active);
 	}
 out:
@@ -363,11 +366,8 @@ static int gc_rings(struct apply_ctx *c)
 				r.name, id);
 		if (c->o->dry_run)
 			continue;
-		for (__u32 slot = 0; slot < 2; slot++) {
-			__u32 key = id * 2 + slot;
-
-			bpf_map_delete_elem(c->m.rings, &key);
-		}
+		for (__u32 slot = 0; slot < 2; slot++)
+			kr_unpublish(c->m.rings, id, slot, NULL);
 		kr_ops_ctl_write(&c->m, id, 0);
 		kr_ops_ring_release(c->in, id);
 	}

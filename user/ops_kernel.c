@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "log.h"
 #include "ops_kernel.h"
+#include "publish.h"
 
 __u64 kr_ops_now_ns(void)
 {
@@ -67,33 +68,18 @@ void kr_ops_maps_close(struct kr_ops_maps *m)
 
 __u64 kr_ops_fd_memlock(int fd)
 {
-	char path[64], line[256];
-	unsigned long long v = 0;
-	FILE *f;
+	uint64_t v = 0;
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return kr_map_memlock(fd, &v, NULL) ? 0 : v;
 }
 
 int kr_ops_slot_fd(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot)
 {
-	__u32 key = ring_id * 2 + slot, id = 0;
 	int fd;
 
 	if (ring_id >= KR_MAX_RINGS || slot > 1)
 		return -EINVAL;
-	if (bpf_map_lookup_elem(m->rings, &key, &id))
-		return errno == ENOENT ? -ENOENT : -errno;
-	if (!id)
-		return -ENOENT;
-	fd = bpf_map_get_fd_by_id(id);
+	fd = kr_published_map_fd(m->rings, ring_id, slot);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -191,12 +177,17 @@ out:
 
 int kr_ops_ctl_read(const struct kr_ops_maps *m, __u32 ring_id, __u64 *ctl)
 {
-	return bpf_map_lookup_elem(m->ctl, &ring_id, ctl) ? -errno : 0;
+	uint64_t v;
+
+	if (kr_ctl_read(m->ctl, ring_id, &v, NULL))
+		return -EIO;
+	*ctl = v;
+	return 0;
 }
 
 int kr_ops_ctl_write(const struct kr_ops_maps *m, __u32 ring_id, __u64 ctl)
 {
-	return bpf_map_update_elem(m->ctl, &ring_id, &ctl, BPF_ANY) ? -errno : 0;
+	return kr_ctl_write(m->ctl, ring_id, ctl, NULL) ? -EIO : 0;
 }
 
 int kr_ops_percpu_sum(const struct kr_ops_maps *m, int fd, __u32 key, void *out,

@@ -6,8 +6,8 @@
 #include "image.h"
 #include "ops_kernel.h"
 
-/* Stamp the image (generation = newest of the ring's slots + 1, time), create its map,
- * fill, freeze, and put it in slot `slot` of ring_id.  0 or -errno (nothing changed). */
+/* kr_publish(): generation = newest of the ring's slots + 1, time; create the image map,
+ * fill, freeze, put it in slot `slot` of ring_id.  0 or -errno (nothing changed). */
 int kr_ops_publish(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot,
 		   struct kr_image *img);
 
