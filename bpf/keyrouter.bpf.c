@@ -197,7 +197,7 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 		rc = KR_KEY_TOO_LONG;
 	switch (rc) {
 	case KR_KEY_OK:
-		st->hash = kr_crc32(st->s->key, st->klen);
+		st->hash = kr_crc32_key(st->s->key, st->klen);
 		return KR_ACT_CONTINUE;
 	case KR_KEY_NOT_FOUND:
 		st->cnt->no_key++;

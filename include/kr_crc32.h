@@ -17,7 +17,7 @@
 
 #define KR_CRC_MAX_LEN 255u
 
-static const __u32 kr_crc32_table[256] = {
+static const __u32 kr_crc32_key_table[256] = {
 	0x00000000u, 0x77073096u, 0xee0e612cu, 0x990951bau, 0x076dc419u, 0x706af48fu,
 	0xe963a535u, 0x9e6495a3u, 0x0edb8832u, 0x79dcb8a4u, 0xe0d5e91eu, 0x97d2d988u,
 	0x09b64c2bu, 0x7eb17cbdu, 0xe7b82d07u, 0x90bf1d91u, 0x1db71064u, 0x6ab020f2u,
@@ -64,7 +64,7 @@ static const __u32 kr_crc32_table[256] = {
 };
 
 /* crc32 of buf[0..len); len is clamped to KR_CRC_MAX_LEN (buf must hold 256 bytes). */
-static __always_inline __u32 kr_crc32(const __u8 *buf, __u32 len)
+static __always_inline __u32 kr_crc32_key(const __u8 *buf, __u32 len)
 {
 	__u32 crc = 0xffffffffu;
 	__u32 i;
@@ -72,7 +72,7 @@ static __always_inline __u32 kr_crc32(const __u8 *buf, __u32 len)
 	for (i = 0; i < KR_CRC_MAX_LEN; i++) {
 		if (i >= len)
 			break;
-		crc = kr_crc32_table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
+		crc = kr_crc32_key_table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
 	}
 	return crc ^ 0xffffffffu;
 }

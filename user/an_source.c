@@ -245,8 +245,15 @@ int kr_config_auto_point_multiple(const struct kr_cfg_ring *ring, double target_
 	}
 	e = kr_an_auto_point_multiple(w, rank, ring->nbackends, target_cv, &m);
 	if (e == -EDOM) {
-		snprintf(errbuf, errlen, "target_cv %g cannot be reached by this ring (32-bit "
-			 "collisions; see `keyrouter plan`)", target_cv);
+		struct kr_an_plan_req req = { .weight = w, .rank = rank, .n = ring->nbackends,
+					      .target = KR_AN_TARGET_CV, .value = target_cv };
+		struct kr_an_plan plan;
+
+		kr_an_plan(&req, &plan);
+		snprintf(errbuf, errlen, "target_cv %g cannot be reached by this ring: the best is "
+			 "%.6g at point_multiple %llu (within the %u-point limit; 32-bit collisions "
+			 "grow with more points; see `keyrouter plan`)", target_cv, plan.best_value,
+			 (unsigned long long)plan.m_best, KR_MAX_POINTS);
 		goto out;
 	}
 	if (e) {

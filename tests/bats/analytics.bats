@@ -111,6 +111,10 @@ JSON
 	a=$($K ring build --backends "$T/b4.txt" --version v2 --point-multiple "$pm")
 	run -0 $K analyze -c "$T/c.json" --ring auto
 	assert_line "            point_multiple \"auto\" for target_cv 0.02: $pm"
+	# a target no point_multiple reaches is a config error that says how close it gets
+	sed 's/"target_cv": 0.02/"target_cv": 0.00001/' "$T/c.json" > "$T/c3.json"
+	run -1 $K analyze -c "$T/c3.json" --ring auto
+	assert_output --regexp 'c3.json:2:[0-9]+: rings\[0\].point_multiple: "auto": target_cv 1e-05 cannot be reached by this ring: the best is 0\.[0-9]+ at point_multiple [0-9]+'
 }
 
 @test "diff of a ring with itself, and v1 vs v2 at 160 without collisions, is 0" {
