@@ -248,7 +248,8 @@ static char *msgs_join(struct ctx *c)
 	size_t n = 1, o = 0;
 	char *out;
 
-	qsort(c->msgs, c->nmsgs, sizeof(*c->msgs), msg_cmp);
+	if (c->nmsgs)	/* qsort(NULL, 0, ...) is undefined (glibc: nonnull) */
+		qsort(c->msgs, c->nmsgs, sizeof(*c->msgs), msg_cmp);
 	for (unsigned i = 0; i < c->nmsgs; i++)
 		n += strlen(c->msgs[i].text) + 1;
 	out = malloc(n);
@@ -1402,9 +1403,9 @@ static json_t *ring_json(const struct kr_cfg_ring *r)
 
 	json_object_set_new(o, "name", json_string(r->name));
 	json_object_set_new(o, "format", json_string(r->format == 1 ? "v1" : "v2"));
+	/* "auto": the planner's answer, pinned (target_cv is only valid next to "auto", and
+	 * the normalized file must load again and give the very same ring). */
 	json_object_set_new(o, "point_multiple", json_integer(r->point_multiple));
-	if (r->pm_auto)
-		json_object_set_new(o, "target_cv", json_real(r->target_cv));
 	for (uint32_t i = 0; i < r->nbackends; i++)
 		json_array_append_new(bs, backend_json(r, &r->backends[i]));
 	json_object_set_new(o, "backends", bs);
