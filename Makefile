@@ -9,6 +9,8 @@
 #   make OUT=build/fuzz FUZZ=1 fuzz-bins  libFuzzer harnesses tests/fuzz/*.c (clang)
 #   make fuzz DURATION=600                run every fuzzer longer (scripts/fuzz.sh)
 .DELETE_ON_ERROR:
+# Skeletons are only named in pattern rules: keep make from deleting them as intermediates.
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 OUT      ?= build

@@ -248,7 +248,7 @@ static char *msgs_join(struct ctx *c)
 	size_t n = 1, o = 0;
 	char *out;
 
-	if (c->nmsgs)	/* qsort(NULL, 0, ...) is undefined (glibc: nonnull) */
+	if (c->nmsgs)
 		qsort(c->msgs, c->nmsgs, sizeof(*c->msgs), msg_cmp);
 	for (unsigned i = 0; i < c->nmsgs; i++)
 		n += strlen(c->msgs[i].text) + 1;

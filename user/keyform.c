@@ -338,7 +338,16 @@ int kr_key_from_payload(const uint8_t *p, size_t n, const struct kr_keyspec *spe
 		len = spec->length;
 	} else if (spec->delimiter >= 0) {
 		d = memchr(p, spec->delimiter, n);
-		len = d ? (size_t)(d - p) : n;	/* no delimiter: up to the end */
+		if (!d && n > KR_MAX_KEY_LEN)	/* no delimiter in the 255 bytes: too long */
+			return fail(err, errlen, "payload has no delimiter byte 0x%02x in the %u "
+				    "bytes after offset %u: the key would be longer than %u bytes: "
+				    "keys are at most %u bytes", spec->delimiter, KR_MAX_KEY_LEN,
+				    spec->offset, KR_MAX_KEY_LEN, KR_MAX_KEY_LEN);
+		if (!d)
+			return fail(err, errlen, "payload has no delimiter byte 0x%02x after offset "
+				    "%u (no key: the service's no_key policy applies)",
+				    spec->delimiter, spec->offset);
+		len = d - p;
 	} else {
 		len = n;
 	}

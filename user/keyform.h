@@ -53,9 +53,9 @@ struct kr_keyspec {
 	enum kr_key_type type;
 	/* payload: key = payload[offset, offset + length) when length > 0 (it must lie
 	 * inside the payload); else, when delimiter >= 0, payload[offset, first delimiter
-	 * byte at or after offset), or to the end when there is none; else
-	 * payload[offset, end) (offset 0: the whole payload; empty payload: empty key).
-	 * offset <= KR_MAX_PAYLOAD_OFFSET. */
+	 * byte at or after offset) (no delimiter: no key; none in the 255 bytes after
+	 * offset: too long); else payload[offset, end) (offset 0: the whole payload; empty
+	 * payload: empty key).  offset <= KR_MAX_PAYLOAD_OFFSET.  As include/kr_key.h. */
 	uint32_t offset;
 	uint32_t length;
 	int delimiter;		/* -1: none; else 0..255 */

@@ -336,6 +336,8 @@ PY
 	assert_output --partial "bad tuple key: tuple: bad address '10.0.0.1': missing ':<port>'"
 	run -2 $K lookup -c examples/keyrouter.json --ring dns --key-type payload "$(printf 'x%.0s' {1..256})"
 	assert_output --partial "bad payload key: payload key is 256 bytes long: keys are at most 255 bytes"
+	run -2 $K lookup -c examples/keyrouter.json --service telemetry 'abcd-no-delimiter'
+	assert_output --partial "payload has no delimiter byte 0x7c after offset 4 (no key: the service's no_key policy applies)"
 	run -2 $K lookup -c examples/keyrouter.json --service telemetry 'abc'
 	assert_output --partial "payload of 3 bytes ends before the key offset 4 (no key: the service's no_key policy applies)"
 	run -2 $K lookup -c examples/keyrouter.json --service quic ''
