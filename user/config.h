@@ -33,18 +33,8 @@
 #define KR_CFG_DEFAULT_PM	160	/* points per weight unit: v1 always, v2 default */
 #define KR_CFG_IFNAMSIZ		16
 
-/* As in the data path's section of keyrouter_kern_user.h (see keyform.h). */
-#ifndef KR_SVC_F_PAYLOAD_DELIM
-enum kr_fwd_mode {
-	KR_FWD_L2 = 1,		/* rewrite MACs, XDP_TX / redirect (backends own the VIP) */
-	KR_FWD_IPIP = 2,	/* encapsulate to the backend address */
-};
-
-enum kr_policy {
-	KR_POLICY_PASS = 0,
-	KR_POLICY_DROP = 1,
-};
-#endif
+/* enum kr_fwd_mode (KR_FWD_L2, KR_FWD_IPIP) and enum kr_policy (KR_POLICY_PASS, _DROP)
+ * are the data path's, in keyrouter_kern_user.h. */
 
 struct kr_cfg_backend {
 	struct kr_sockaddr addr;	/* ip + port (engine's parser, user/addr.h) */

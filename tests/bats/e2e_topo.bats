@@ -62,12 +62,12 @@ setup() {
 	local i
 	for i in 2 3; do
 		topo_vip_route backend "$i"
-		run e2e_quic_fetch "$TOPO_VIP4"
-		[ "$status" -eq 0 ]
-		[[ "$output" == "b$i "* ]]
-		run e2e_quic_fetch "$TOPO_VIP6"
-		[ "$status" -eq 0 ]
-		[[ "$output" == "b$i "* ]]
+		run e2e_quic_many "$TOPO_VIP4" 2
+		echo "$output"
+		[ "$(grep -c "^b$i [0-9]* BLOB_OK " <<<"$output")" = 2 ]
+		run e2e_quic_many "$TOPO_VIP6" 2
+		echo "$output"
+		[ "$(grep -c "^b$i [0-9]* BLOB_OK " <<<"$output")" = 2 ]
 	done
 }
 
