@@ -189,6 +189,12 @@ static __always_inline int kr_fwd_ipip(void *ctx, const bool xdp, __u32 ingress,
 		if (bpf_xdp_adjust_head(ctx, -delta))
 			return KR_ACT_FAIL;
 	} else {
+		/* A VLAN tag the device took out of the frame (skb metadata) would be put back
+		 * on the encapsulated frame: drop it too (only when no tag is left in the
+		 * frame, so the pop cannot move one and shift the headers we parsed). */
+		if (((struct __sk_buff *)ctx)->vlan_present && pkt->nvlan == 0 &&
+		    bpf_skb_vlan_pop(ctx))
+			return KR_ACT_FAIL;
 		if (bpf_skb_change_head(ctx, delta, 0))
 			return KR_ACT_FAIL;
 	}

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include "keyrouter_kern_user.h"
 
-#define KR_QUIC_MAX_CID		20	/* RFC 9000: connection IDs are 0..20 bytes */
+#define KR_QUIC_MAX_CID		20	/* RFC 9000: connection IDs are 0..20 bytes (0: no key) */
 #define KR_DNS_MAX_LABEL	63
 #define KR_DNS_MAX_NAME		255	/* wire bytes, final zero label included */
 #define KR_PAYLOAD_MAX		65507	/* largest UDP payload over IPv4 */
