@@ -1403,9 +1403,9 @@ static json_t *ring_json(const struct kr_cfg_ring *r)
 
 	json_object_set_new(o, "name", json_string(r->name));
 	json_object_set_new(o, "format", json_string(r->format == 1 ? "v1" : "v2"));
+	/* "auto": the planner's answer, pinned (target_cv is only valid next to "auto", and
+	 * the normalized file must load again and give the very same ring). */
 	json_object_set_new(o, "point_multiple", json_integer(r->point_multiple));
-	if (r->pm_auto)
-		json_object_set_new(o, "target_cv", json_real(r->target_cv));
 	for (uint32_t i = 0; i < r->nbackends; i++)
 		json_array_append_new(bs, backend_json(r, &r->backends[i]));
 	json_object_set_new(o, "backends", bs);
