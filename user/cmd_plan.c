@@ -637,7 +637,7 @@ static void print_text(const struct plan_opts *o, const struct shape *s,
 		       "(8 B/point), x%u rings = %s\n", 100 * classic.cv_total,
 		       B(classic.mem.image_bytes, 0), B(classic.mem.v1_bytes, 1), o->rings,
 		       B(classic.mem.v1_bytes * o->rings, 2));
-	if (opt_m)
+	if (opt_m && opt_cv > 0)
 		printf("optimum     the lowest theoretical CV is %.4f%% at point_multiple %llu; "
 		       "beyond it 32-bit collisions make the ring worse\n", 100 * opt_cv,
 		       (unsigned long long)opt_m);
