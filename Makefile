@@ -5,7 +5,12 @@
 #   make demo       a small topology in network namespaces with real traffic
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make V=1        show the full commands
+#   make OUT=build/asan SAN=1 san-tests   unit tests under ASan+UBSan (tests/bats/sanitizers.bats)
+#   make OUT=build/fuzz FUZZ=1 fuzz-bins  libFuzzer harnesses tests/fuzz/*.c (clang)
+#   make fuzz DURATION=600                run every fuzzer longer (scripts/fuzz.sh)
 .DELETE_ON_ERROR:
+# Skeletons are only named in pattern rules: keep make from deleting them as intermediates.
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 OUT      ?= build
@@ -26,6 +31,16 @@ endif
 CFLAGS   ?= -O2 -g
 CFLAGS   += -Wall -Wextra -std=gnu11 -Iinclude -I$(OUT) -MMD -MP
 LDLIBS   += -lbpf -lxdp -ljansson -lelf -lz -lm
+# SAN=1: AddressSanitizer + UndefinedBehaviorSanitizer (gcc or clang), aborting on the
+# first report.  FUZZ=1: clang, libFuzzer coverage + the same sanitizers.  Use a separate
+# OUT for each: their objects must not mix with the plain build.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ifeq ($(FUZZ),1)
+CC       := $(CLANG)
+CFLAGS   += $(SAN_FLAGS) -fsanitize=fuzzer-no-link -DKR_FUZZ=1
+else ifeq ($(SAN),1)
+CFLAGS   += $(SAN_FLAGS)
+endif
 BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Wno-unused-parameter \
 	     -Iinclude -Ivmlinux
 
@@ -46,10 +61,12 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 BPFT_SRCS := $(wildcard tests/bpf/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS)) \
 	     $(patsubst tests/bpf/%.c,$(OUT)/tests/%,$(BPFT_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all deps test bench demo install clean vmlinux fuzz
+.PHONY: all deps test bench demo install clean vmlinux fuzz san-tests fuzz-bins
 
 all: $(TOOL) $(BPF_OBJS) $(UNIT_BINS) $(BENCH_BINS)
 
@@ -82,11 +99,21 @@ $(OUT)/tests/%: tests/bpf/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)
 	$(call msg,CC-TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS)
 
+# libFuzzer harnesses: only with FUZZ=1 (they need clang's -fsanitize=fuzzer).
+$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/fuzz
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/unit -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS)
+
+# The userspace unit tests (tests/unit), for SAN=1.
+san-tests: $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+
+fuzz-bins: $(FUZZ_BINS)
+
 $(OUT)/bench/%: tests/bench/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/bench
 	$(call msg,CC-BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS)
 
-$(OUT)/bpf $(OUT)/user $(OUT)/tests $(OUT)/bench:
+$(OUT)/bpf $(OUT)/user $(OUT)/tests $(OUT)/bench $(OUT)/fuzz:
 	$(Q)mkdir -p $@
 
 test: deps all
@@ -112,4 +139,4 @@ vmlinux:
 clean:
 	rm -rf $(OUT)
 
--include $(wildcard $(OUT)/user/*.d $(OUT)/tests/*.d $(OUT)/bench/*.d $(OUT)/bpf/*.d)
+-include $(wildcard $(OUT)/user/*.d $(OUT)/tests/*.d $(OUT)/bench/*.d $(OUT)/bpf/*.d $(OUT)/fuzz/*.d)

@@ -87,4 +87,123 @@ struct kr_ring_trace {
 };
 _Static_assert(sizeof(struct kr_ring_trace) == 40, "kr_ring_trace layout");
 
+/* ==== packet side (services, extractors, forwarding, counters) ====================== */
+
+#define KR_MAX_SERVICES		1024	/* default max_entries of kr_services */
+#define KR_DEFAULT_BACKEND_IDS	65536	/* default max_entries of kr_backends / kr_backend_stats
+					 * (userspace may raise it up to KR_MAX_BACKEND_IDS) */
+#define KR_MAX_DEVICES		256	/* default max_entries of kr_devices */
+#define KR_PAYLOAD_WINDOW	512	/* UDP payload bytes the extractors can see */
+#define KR_MAX_PAYLOAD_OFFSET	256	/* payload extractor: largest offset */
+#define KR_KEY_BUF		256	/* key buffer: KR_MAX_KEY_LEN + 1 */
+#define KR_MAX_VLANS		2
+#define KR_MAX_IPV6_EXT		8	/* IPv6 extension headers walked before giving up */
+
+enum kr_key_type {
+	KR_KEY_TUPLE = 1,	/* src address + src port, network order (6 or 18 bytes) */
+	KR_KEY_PAYLOAD = 2,	/* payload bytes: [off, off+len), [off, delimiter), or all */
+	KR_KEY_DNS = 3,		/* query name, wire format, ASCII-lowercased, final 0 label */
+	KR_KEY_MEMCACHE = 4,	/* memcached UDP: first key token of the ASCII command */
+	KR_KEY_QUIC = 5,	/* QUIC destination connection ID */
+};
+
+enum kr_fwd_mode {
+	KR_FWD_L2 = 1,		/* rewrite MACs, XDP_TX / redirect (DSR on one L2 segment) */
+	KR_FWD_IPIP = 2,	/* encapsulate to the backend address (v4/v6 by its family) */
+};
+
+enum kr_policy {
+	KR_POLICY_PASS = 0,	/* hand the packet to the local stack, untouched (default) */
+	KR_POLICY_DROP = 1,
+};
+
+/* kr_service.flags */
+#define KR_SVC_F_PAYLOAD_DELIM	(1u << 0)	/* payload key ends before payload_delim */
+
+/* Services map key.  A wildcard entry for a port has family 0 and an all-zero address;
+ * it matches any destination address (v4 and v6) the exact entries do not. */
+struct kr_service_key {
+	__u8 addr[16];		/* destination (VIP) address; IPv4 in the first 4 bytes */
+	__u16 port;		/* destination port, network order */
+	__u8 proto;		/* IPPROTO_UDP (17) */
+	__u8 family;		/* 4, 6, or 0 for the wildcard entry */
+};
+_Static_assert(sizeof(struct kr_service_key) == 20, "kr_service_key layout");
+
+struct kr_service {
+	__u32 ring_id;		/* 0..KR_MAX_RINGS-1 */
+	__u8 key_type;		/* enum kr_key_type */
+	__u8 fwd_mode;		/* enum kr_fwd_mode */
+	__u8 policy_no_key;	/* enum kr_policy: the key is not in the packet */
+	__u8 policy_too_long;	/* enum kr_policy: the key is longer than KR_MAX_KEY_LEN */
+	__u8 policy_no_route;	/* enum kr_policy: no ring, bad image, all backends down */
+	__u8 quic_cid_len;	/* quic: DCID length of short-header packets (1..20) */
+	__u8 payload_delim;	/* payload: delimiter byte (with KR_SVC_F_PAYLOAD_DELIM) */
+	__u8 flags;		/* KR_SVC_F_* */
+	__u16 payload_off;	/* payload: first key byte (0..KR_MAX_PAYLOAD_OFFSET) */
+	__u16 payload_len;	/* payload: key length; 0 = up to the delimiter / the end */
+	__u8 tun_src4[4];	/* ipip: outer IPv4 source */
+	__u8 tun_src6[16];	/* ipip: outer IPv6 source */
+};
+_Static_assert(sizeof(struct kr_service) == 36, "kr_service layout");
+
+/* kr_devices value: the MAC the router uses as source on an egress device (l2 mode). */
+struct kr_device {
+	__u8 mac[6];
+	__u8 pad[2];
+};
+_Static_assert(sizeof(struct kr_device) == 8, "kr_device layout");
+
+/* Global counters (per-CPU array, one entry).  Every packet is counted in `seen` and in
+ * exactly one of passed / routed / dropped; the other fields say why. */
+struct kr_counters {
+	__u64 seen;		/* packets the program ran on */
+	__u64 passed;		/* returned to the stack untouched (any reason) */
+	__u64 routed;		/* forwarded to a backend */
+	__u64 dropped;		/* dropped by a service policy */
+	__u64 passed_nomatch;	/* not IP/UDP, or no service for (VIP, port) */
+	__u64 parse_error;	/* malformed or truncated L2/L3/L4 header */
+	__u64 fragment;		/* non-first fragment (no UDP header): passed */
+	__u64 no_key;		/* key not found in the packet (policy) */
+	__u64 key_too_long;	/* key longer than KR_MAX_KEY_LEN (policy) */
+	__u64 no_ring;		/* ring stage: nothing published for the ring id (policy) */
+	__u64 bad_image;	/* ring stage: inconsistent image (policy) */
+	__u64 all_down;		/* ring stage: every backend down (policy) */
+	__u64 walk_limit;	/* ring stage: failover walk bound reached (policy) */
+	__u64 failover_walks;	/* routed packets whose walk skipped at least one point */
+	__u64 fwd_error;	/* routed, but forwarding failed (fib, room, MAC): passed */
+	__u64 bad_service;	/* service entry with an unknown extractor / mode: passed */
+	__u64 dropped_no_key;
+	__u64 dropped_key_too_long;
+	__u64 dropped_no_route;
+	__u64 pad[3];
+};
+_Static_assert(sizeof(struct kr_counters) == 22 * 8, "kr_counters layout");
+
+/* Per backend (per-CPU array indexed by backend id). */
+struct kr_backend_stats {
+	__u64 packets;
+	__u64 bytes;
+};
+
+/* Debug trace of the last packet that reached key extraction (key found or not), written
+ * only when the program's .rodata flag `kr_cfg_trace` is set (tests, parity checks). */
+struct kr_trace {
+	__u64 seq;		/* increments per traced packet */
+	__u32 status;		/* 0 key found; else enum kr_key_status */
+	__u32 key_len;
+	__u32 key_hash;
+	__u32 ring_rc;		/* kr_ring_route() return (0 = routed) */
+	struct kr_route route;
+	__u8 key[KR_KEY_BUF];
+};
+_Static_assert(sizeof(struct kr_trace) == 24 + 24 + KR_KEY_BUF, "kr_trace layout");
+
+enum kr_key_status {
+	KR_KEY_OK = 0,
+	KR_KEY_NOT_FOUND = 1,
+	KR_KEY_TOO_LONG = 2,
+	KR_KEY_BAD_SERVICE = 3,
+};
+
 #endif /* KEYROUTER_KERN_USER_H */

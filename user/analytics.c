@@ -2,6 +2,7 @@
 /* Ring analytics: theory, measurement, exact diff, plan search.  See analytics.h. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kr_image_kern_user.h"
@@ -311,8 +312,6 @@ int kr_an_memory(uint64_t ring_points, uint64_t image_points, uint32_t nbackends
 	return 0;
 }
 
-/* Theory can describe rings far larger than one the engine builds (for the plan table). */
-#define KR_AN_THEORY_MAX_POINTS	(1ull << 40)
 
 int kr_an_theory(const uint32_t *weight, const uint32_t *rank, uint32_t n, uint64_t m,
 		 int want_max, struct kr_an_theory *out)
@@ -610,10 +609,10 @@ static int plan_confirm(const struct kr_an_plan_req *req, uint64_t wsum, struct 
 	int err;
 
 	plan->confirmed = 0;
-	/* steps of 1% (at least 1): the measured CV of one ring scatters around the theory
+	/* steps of 2% (at least 1): the measured CV of one ring scatters around the theory
 	 * by about 1/sqrt(2N) relative, so unit steps on a large m would crawl */
 	for (uint32_t i = 0; i <= req->max_confirm_steps && m <= mmax;
-	     i++, m += m / 100 ? m / 100 : 1) {
+	     i++, m += m / 50 ? m / 50 : 1) {
 		double v;
 
 		if (m * wsum > req->point_budget)
@@ -661,6 +660,26 @@ int kr_an_plan(const struct kr_an_plan_req *req, struct kr_an_plan *plan)
 	return plan_confirm(req, wsum, plan);
 }
 
+int kr_an_optimum(const uint32_t *weight, const uint32_t *rank, uint32_t n, uint64_t mmax,
+		  uint64_t *m, double *cv)
+{
+	struct kr_an_plan_req req = {
+		.weight = weight, .rank = rank, .n = n, .target = KR_AN_TARGET_CV, .value = 1,
+	};
+	struct kr_an_plan plan;
+	int err;
+
+	memset(&plan, 0, sizeof(plan));
+	if (!n || !mmax)
+		return -EINVAL;
+	err = plan_best(&req, mmax, &plan);
+	if (err)
+		return err;
+	*m = plan.m_best;
+	*cv = plan.best_value;
+	return 0;
+}
+
 uint32_t kr_an_plan_ks(uint64_t *ks, uint32_t max, uint64_t kmax)
 {
 	static const uint32_t mant[] = { 1, 2, 5 };
@@ -696,4 +715,17 @@ int kr_an_auto_point_multiple(const uint32_t *weight, const uint32_t *rank, uint
 		return -ERANGE;
 	*m = (uint32_t)plan.m_theory;
 	return 0;
+}
+
+const char *kr_an_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b < 1024)
+		snprintf(buf, len, "%llu B", (unsigned long long)b);
+	else if (b < 1048576)
+		snprintf(buf, len, "%.1f KiB", (double)b / 1024.0);
+	else if (b < 1073741824ull)
+		snprintf(buf, len, "%.2f MiB", (double)b / 1048576.0);
+	else
+		snprintf(buf, len, "%.2f GiB", (double)b / 1073741824.0);
+	return buf;
 }

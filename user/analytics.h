@@ -26,6 +26,8 @@
 
 #define KR_AN_SPACE	(1ull << 32)	/* size of the key-hash space */
 #define KR_AN_NONE	UINT32_MAX	/* "no owner": the key space of an empty ring */
+/* The theory describes rings up to this size (far beyond what the engine builds). */
+#define KR_AN_THEORY_MAX_POINTS	(1ull << 40)
 
 /* A ring as analytics sees it.  hash[] strictly ascending; owner[j] < nowners. */
 struct kr_an_ring {
@@ -153,7 +155,7 @@ struct kr_an_plan_req {
 	kr_an_measure_fn measure;	/* NULL: theory only */
 	void *ctx;
 	uint64_t point_budget;		/* measure only rings up to this many points */
-	uint32_t max_confirm_steps;	/* steps of +1% (at least +1) tried above the theory answer */
+	uint32_t max_confirm_steps;	/* steps of +2% (at least +1) tried above the theory answer */
 };
 
 struct kr_an_plan {
@@ -171,6 +173,11 @@ struct kr_an_plan {
  * -EINVAL on bad input, or the measure callback's error. */
 int kr_an_plan(const struct kr_an_plan_req *req, struct kr_an_plan *plan);
 
+/* The point_multiple in [1, mmax] with the lowest theoretical CV, collisions included
+ * (where more points stop helping), and that CV. */
+int kr_an_optimum(const uint32_t *weight, const uint32_t *rank, uint32_t n, uint64_t mmax,
+		  uint64_t *m, double *cv);
+
 /* The plan table's k values per weight unit: 1 .. 100000, ~4 per decade (1, 2, 5, 10, 16,
  * 20, 50, ... with 160 and 1600 included); returns how many were written (<= max). */
 uint32_t kr_an_plan_ks(uint64_t *ks, uint32_t max, uint64_t kmax);
@@ -179,5 +186,8 @@ uint32_t kr_an_plan_ks(uint64_t *ks, uint32_t max, uint64_t kmax);
  * computation in theory only.  0 or -EDOM / -EINVAL as kr_an_plan. */
 int kr_an_auto_point_multiple(const uint32_t *weight, const uint32_t *rank, uint32_t n,
 			      double target_cv, uint32_t *m);
+
+/* "512 B", "3.0 KiB", "8.77 MiB", "4.57 GiB" */
+const char *kr_an_bytes(uint64_t bytes, char *buf, size_t len);
 
 #endif

@@ -222,7 +222,7 @@ static int print_json(const struct kr_an_built *b, const struct analysis *a)
 		pr_warn("keyrouter: analyze: couldn't build the JSON output\n");
 		return 1;
 	}
-	s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 	json_decref(o);
 	if (!s)
 		return 1;
@@ -235,10 +235,15 @@ static void print_backend_row(const struct analysis *a, uint32_t i)
 {
 	char buf[KR_SOCKADDR_STRLEN];
 
-	printf("  %6u %-24s %7u %9u %9.4f%% %9.4f%% %8.4f %+8.4f\n", i, addr_str(a->r, i, buf),
+	char r[16] = "-", d[16] = "(drained)";
+
+	if (a->w[i]) {
+		snprintf(r, sizeof(r), "%.4f", ratio_of(a, i));
+		snprintf(d, sizeof(d), "%+.4f", ratio_of(a, i) - 1.0);
+	}
+	printf("  %6u %-24s %7u %9u %9.4f%% %9.4f%% %8s %9s\n", i, addr_str(a->r, i, buf),
 	       a->w[i], a->points[i], 100.0 * (double)a->share[i] / (double)KR_AN_SPACE,
-	       a->wsum ? 100.0 * a->w[i] / (double)a->wsum : 0.0, ratio_of(a, i),
-	       a->w[i] ? ratio_of(a, i) - 1.0 : 0.0);
+	       a->wsum ? 100.0 * a->w[i] / (double)a->wsum : 0.0, r, d);
 }
 
 static const struct analysis *sort_ctx;
@@ -256,7 +261,7 @@ static void print_backends(const struct analysis *a, int all)
 	uint32_t n = a->r->nbackends, *ord, m = 0;
 
 	printf("\nbackends (r = share / weight share):\n");
-	printf("  %6s %-24s %7s %9s %10s %10s %8s %8s\n", "index", "address", "weight", "points",
+	printf("  %6s %-24s %7s %9s %10s %10s %8s %9s\n", "index", "address", "weight", "points",
 	       "share", "weight%", "r", "r-1");
 	if (all || n <= 20) {
 		for (uint32_t i = 0; i < n; i++)
@@ -302,10 +307,12 @@ static void print_text(const struct kr_an_built *b, const struct analysis *a, in
 	       a->th.max_over_mean);
 	printf("  min/mean  measured %.4f (backend %u %s)\n", a->st.min_over_mean, a->st.argmin,
 	       addr_str(r, a->st.argmin, y));
-	printf("memory      v1 (8 B/point) %.2f MiB, v2 (6 B/point) %.2f MiB, kernel image "
-	       "%.2f MiB = %.3f B/point\n",
-	       a->mem.v1_bytes / 1048576.0, a->mem.v2_bytes / 1048576.0,
-	       a->mem.image_bytes / 1048576.0,
+	char m1[32], m2[32], m3[32];
+
+	printf("memory      v1 (8 B/point) %s, v2 (6 B/point) %s, kernel image %s = %.3f "
+	       "B/point\n", kr_an_bytes(a->mem.v1_bytes, m1, sizeof(m1)),
+	       kr_an_bytes(a->mem.v2_bytes, m2, sizeof(m2)),
+	       kr_an_bytes(a->mem.image_bytes, m3, sizeof(m3)),
 	       (double)a->mem.image_bytes / (double)(r->npoints ? r->npoints : 1));
 	printf("            image: %u chunks of 3072 B = header 1 + bucket index %u (%u bucket "
 	       "bits) + backend table %u + points %u (%u kept duplicates included)\n",

@@ -36,7 +36,7 @@ static const char lookup_help[] =
 	"            applied to this payload)\n"
 	"  dns       www.Example.COM.     wire format, ASCII-lowercased, final zero label\n"
 	"  memcache  user:42, or a command line 'get user:42'\n"
-	"  quic      0a0b0c0d...          connection ID in hex, 0..20 bytes\n"
+	"  quic      0a0b0c0d...          connection ID in hex, 1..20 bytes\n"
 	"\n" KR_RING_OPTS_HELP
 	"Other:\n"
 	"  --keys-file KEYS       keys, one per line ('-' for KEYS = standard input)\n"

@@ -248,7 +248,8 @@ static char *msgs_join(struct ctx *c)
 	size_t n = 1, o = 0;
 	char *out;
 
-	qsort(c->msgs, c->nmsgs, sizeof(*c->msgs), msg_cmp);
+	if (c->nmsgs)
+		qsort(c->msgs, c->nmsgs, sizeof(*c->msgs), msg_cmp);
 	for (unsigned i = 0; i < c->nmsgs; i++)
 		n += strlen(c->msgs[i].text) + 1;
 	out = malloc(n);
@@ -925,7 +926,7 @@ static void parse_key(struct ctx *c, json_t *svc, struct kr_keyspec *k)
 	switch (k->type) {
 	case KR_KEY_PAYLOAD:
 		check_fields(c, o, key_fields_payload, "a payload key");
-		if (!get_uint(c, o, "offset", 0, KR_PAYLOAD_MAX - 1, &u))
+		if (!get_uint(c, o, "offset", 0, KR_MAX_PAYLOAD_OFFSET, &u))
 			k->offset = (uint32_t)u;
 		if (!get_uint(c, o, "length", 1, KR_MAX_KEY_LEN, &u))
 			k->length = (uint32_t)u;
@@ -960,7 +961,11 @@ static void parse_vip(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 	}
 	if (parse_ip(c, "vip", v, 0, &s->vip))
 		return;
-	s->vip_any = !memcmp(s->vip.ip, (uint8_t[16]){ 0 }, 16);
+	if (!memcmp(s->vip.ip, (uint8_t[16]){ 0 }, 16)) {
+		/* "0.0.0.0" / "::": the data path has one wildcard (both families) */
+		s->vip_any = true;
+		s->vip.family = 0;
+	}
 }
 
 static const char *const fwd_fields_l2[] = { "mode", NULL };
@@ -1130,8 +1135,6 @@ static bool vip_clash(const struct kr_cfg_service *a, const struct kr_cfg_servic
 {
 	if (a->port != b->port || a->protocol != b->protocol)
 		return false;
-	if (a->vip_any && b->vip_any)
-		return !a->vip.family || !b->vip.family || a->vip.family == b->vip.family;
 	if (a->vip_any != b->vip_any)
 		return false;
 	return a->vip.family == b->vip.family && !memcmp(a->vip.ip, b->vip.ip, 16);
@@ -1170,8 +1173,10 @@ static void parse_services(struct ctx *c, json_t *root)
 				     s->name, j);
 			else if (s->port && vip_clash(s, t))
 				kerr(c, "vip", "service '%s' uses the same address, port %u and "
-				     "protocol udp as services[%zu] '%s'", s->name ? s->name : "?",
-				     s->port, j, t->name ? t->name : "?");
+				     "protocol udp as services[%zu] '%s'%s", s->name ? s->name : "?",
+				     s->port, j, t->name ? t->name : "?", s->vip_any ?
+				     " (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any "
+				     "address of either family)" : "");
 		}
 		pop(c);
 	}
@@ -1267,26 +1272,23 @@ out:
 	return c.cfg;
 }
 
-struct kr_config *kr_config_load(const char *file, char **errs)
-{
-	struct kr_config *cfg = NULL;
-	char *buf = NULL, line[512];
-	size_t len = 0, cap = 0, n;
-	FILE *f = fopen(file, "r");
+#define KR_CFG_MAX_FILE (256u << 20)	/* 65536 backends x 16 rings is ~60 MiB of JSON */
 
-	*errs = NULL;
-	if (!f) {
-		snprintf(line, sizeof(line), "couldn't open configuration file '%s': %s\n", file,
-			 strerror(errno));
-		*errs = strdup(line);
-		return NULL;
-	}
+/* The whole stream into a malloc'd buffer; -1 with errno on failure. */
+static int read_all(FILE *f, char **out, size_t *outlen)
+{
+	size_t len = 0, cap = 0, n;
+	char *buf = NULL, *nb;
+
 	for (;;) {
 		if (len + 65536 + 1 > cap) {
-			char *nb = realloc(buf, cap = cap * 2 + 65536 + 1);
-
-			if (!nb)
-				break;
+			cap = cap * 2 + 65536 + 1;
+			nb = cap > KR_CFG_MAX_FILE + 65536 + 1 ? NULL : realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				errno = cap > KR_CFG_MAX_FILE ? EFBIG : ENOMEM;
+				return -1;
+			}
 			buf = nb;
 		}
 		n = fread(buf + len, 1, cap - len - 1, f);
@@ -1294,14 +1296,42 @@ struct kr_config *kr_config_load(const char *file, char **errs)
 		if (n == 0)
 			break;
 	}
-	if (ferror(f) || !buf) {
-		snprintf(line, sizeof(line), "couldn't read configuration file '%s': %s\n", file,
-			 strerror(errno ? errno : ENOMEM));
+	if (ferror(f)) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+struct kr_config *kr_config_load(const char *file, char **errs)
+{
+	bool std_in = !strcmp(file, "-");
+	const char *name = std_in ? "<stdin>" : file;
+	struct kr_config *cfg = NULL;
+	FILE *f = std_in ? stdin : fopen(file, "r");
+	char *buf = NULL, line[512];
+	size_t len = 0;
+
+	*errs = NULL;
+	if (!f) {
+		snprintf(line, sizeof(line), "keyrouter: couldn't open configuration file '%s': "
+			 "%s\n", file, strerror(errno));
+		*errs = strdup(line);
+		return NULL;
+	}
+	errno = 0;
+	if (read_all(f, &buf, &len)) {
+		snprintf(line, sizeof(line), "keyrouter: couldn't read configuration file '%s': "
+			 "%s\n", name, errno == EFBIG ? "larger than 256 MiB" :
+			 strerror(errno ? errno : EIO));
 		*errs = strdup(line);
 	} else {
-		cfg = kr_config_parse(file, buf, len, errs);
+		cfg = kr_config_parse(name, buf, len, errs);
 	}
-	fclose(f);
+	if (!std_in)
+		fclose(f);
 	free(buf);
 	return cfg;
 }
@@ -1398,9 +1428,9 @@ static json_t *ring_json(const struct kr_cfg_ring *r)
 
 	json_object_set_new(o, "name", json_string(r->name));
 	json_object_set_new(o, "format", json_string(r->format == 1 ? "v1" : "v2"));
+	/* "auto": the planner's answer, pinned (target_cv is only valid next to "auto", and
+	 * the normalized file must load again and give the very same ring). */
 	json_object_set_new(o, "point_multiple", json_integer(r->point_multiple));
-	if (r->pm_auto)
-		json_object_set_new(o, "target_cv", json_real(r->target_cv));
 	for (uint32_t i = 0; i < r->nbackends; i++)
 		json_array_append_new(bs, backend_json(r, &r->backends[i]));
 	json_object_set_new(o, "backends", bs);
@@ -1432,8 +1462,7 @@ static json_t *service_json(const struct kr_config *cfg, const struct kr_cfg_ser
 
 	json_object_set_new(o, "name", json_string(s->name));
 	if (s->vip_any)
-		json_object_set_new(o, "vip", json_string(s->vip.family == 4 ? "0.0.0.0" :
-							  s->vip.family == 6 ? "::" : "*"));
+		json_object_set_new(o, "vip", json_string("*"));
 	else
 		json_object_set_new(o, "vip", ip_json(&s->vip));
 	json_object_set_new(o, "port", json_integer(s->port));

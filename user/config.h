@@ -33,15 +33,8 @@
 #define KR_CFG_DEFAULT_PM	160	/* points per weight unit: v1 always, v2 default */
 #define KR_CFG_IFNAMSIZ		16
 
-enum kr_fwd_mode {
-	KR_FWD_L2 = 1,		/* rewrite MACs, XDP_TX / redirect (backends own the VIP) */
-	KR_FWD_IPIP = 2,	/* encapsulate to the backend address */
-};
-
-enum kr_policy {
-	KR_POLICY_PASS = 0,
-	KR_POLICY_DROP = 1,
-};
+/* enum kr_fwd_mode (KR_FWD_L2, KR_FWD_IPIP) and enum kr_policy (KR_POLICY_PASS, _DROP)
+ * are the data path's, in keyrouter_kern_user.h. */
 
 struct kr_cfg_backend {
 	struct kr_sockaddr addr;	/* ip + port (engine's parser, user/addr.h) */
@@ -69,8 +62,9 @@ struct kr_cfg_ring {
 
 struct kr_cfg_service {
 	char *name;
-	/* VIP: vip_any = wildcard; then vip.family 0 = both families ("*"), 4 ("0.0.0.0")
-	 * or 6 ("::"); else vip.addr.  vip.port = port. */
+	/* VIP: vip_any = the wildcard ("*", "0.0.0.0" or "::": any local address of
+	 * either family, one wildcard per port in the data path; vip.family 0); else
+	 * vip.family/vip.ip.  vip.port = port. */
 	bool vip_any;
 	struct kr_sockaddr vip;
 	uint16_t port;			/* host order, 1..65535 */
@@ -89,7 +83,8 @@ struct kr_cfg_service {
 	struct {
 		uint8_t no_key;		/* enum kr_policy: the key cannot be found */
 		uint8_t key_too_long;	/* the key is longer than KR_MAX_KEY_LEN */
-		uint8_t all_down;	/* every backend the walk can reach is down */
+		uint8_t all_down;	/* no route: every backend the walk reaches is down
+					 * (kr_service.policy_no_route) */
 	} policy;
 };
 
@@ -103,7 +98,7 @@ struct kr_config {
 };
 
 /*
- * Load and validate FILE.  On success returns the configuration and *errs = NULL.
+ * Load and validate FILE ("-" = standard input).  On success returns the configuration and *errs = NULL.
  * On failure returns NULL and *errs = a malloc'd text, one error per line:
  *   FILE:LINE:COL: PATH: message        (or FILE: message when nothing is positioned)
  */

@@ -57,6 +57,17 @@ static inline int kr_image_lookup(const struct kr_image *img, uint32_t h, uint32
 	return kr_image_lower_bound((void *)img, img->hdr, h, image_index);
 }
 
+/*
+ * kr_image_lookup() of n independent hashes, software-pipelined: the index entry of key
+ * i + 2D and the likely point line of key i + D are prefetched while key i is searched, so
+ * the memory accesses of different keys overlap.  (A plain binary search cannot do this:
+ * each of its steps depends on the previous one; the bucket index knows both addresses
+ * from the key.)  out[i] = image index; backend[i] (when backend is not NULL) = its
+ * ring-local backend.  0, or -1 if the image is inconsistent.
+ */
+int kr_image_lookup_batch(const struct kr_image *img, const uint32_t *h, uint32_t n,
+			  uint32_t *out, uint32_t *backend);
+
 /* Image index -> ring index (a kept duplicate gives its winner's ring index). */
 uint32_t kr_image_ring_index(const struct kr_image *img, uint32_t image_index);
 

@@ -237,7 +237,7 @@ int kr_keyform_dns(const char *name, struct kr_key *key, char *err, size_t errle
 /* Commands whose first key is the next token (gat/gats: after the exptime). */
 static const char *const mc_cmds[] = {
 	"get", "gets", "set", "add", "replace", "append", "prepend", "cas",
-	"delete", "incr", "decr", "touch", "gat", "gats", NULL,
+	"delete", "incr", "decr", "touch", "mg", "ms", "md", "ma", "gat", "gats", NULL,
 };
 
 static int mc_space(int c)
@@ -274,8 +274,8 @@ int kr_keyform_memcache(const char *arg, struct kr_key *key, char *err, size_t e
 		if (!mc_cmds[i])
 			return fail(err, errlen, "memcache '%s': a key has no spaces; with spaces "
 				    "expected a command line (get, gets, set, add, replace, "
-				    "append, prepend, cas, delete, incr, decr, touch, gat, gats "
-				    "followed by the key)", arg);
+				    "append, prepend, cas, delete, incr, decr, touch, mg, ms, md, "
+				    "ma followed by the key, or gat/gats EXPTIME KEY)", arg);
 		skip = tok[0] == 'g' && tok[1] == 'a' ? 1 : 0;
 		do {
 			while (mc_space(*s))
@@ -305,8 +305,12 @@ int kr_keyform_quic(const char *hex, const struct kr_keyspec *spec, struct kr_ke
 
 	n = kr_hex_decode(hex, cid, sizeof(cid), herr, sizeof(herr));
 	if (n < 0)
-		return fail(err, errlen, "QUIC connection ID %s (0..%u bytes)", herr,
+		return fail(err, errlen, "QUIC connection ID %s (1..%u bytes)", herr,
 			    KR_QUIC_MAX_CID);
+	if (n == 0)
+		return fail(err, errlen, "QUIC connection ID '%s': empty (a zero-length "
+			    "destination connection ID gives no key: the service's no_key "
+			    "policy applies)", hex);
 	(void)spec;	/* long headers carry any length: a spec does not restrict the form */
 	return key_set(key, cid, (size_t)n, "QUIC", err, errlen);
 }
@@ -334,6 +338,11 @@ int kr_key_from_payload(const uint8_t *p, size_t n, const struct kr_keyspec *spe
 		len = spec->length;
 	} else if (spec->delimiter >= 0) {
 		d = memchr(p, spec->delimiter, n);
+		if (!d && n > KR_MAX_KEY_LEN)	/* no delimiter in the 255 bytes: too long */
+			return fail(err, errlen, "payload has no delimiter byte 0x%02x in the %u "
+				    "bytes after offset %u: the key would be longer than %u bytes: "
+				    "keys are at most %u bytes", spec->delimiter, KR_MAX_KEY_LEN,
+				    spec->offset, KR_MAX_KEY_LEN, KR_MAX_KEY_LEN);
 		if (!d)
 			return fail(err, errlen, "payload has no delimiter byte 0x%02x after offset "
 				    "%u (no key: the service's no_key policy applies)",

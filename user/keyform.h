@@ -13,7 +13,8 @@
  *   dns       "www.Example.COM."       -> wire-format labels, ASCII-lowercased, with the
  *                                         final zero label; "." is the root (one 0 byte)
  *   memcache  "key" or "get key ..."   -> the first key token
- *   quic      "0a0b0c0d..."            -> the connection ID bytes (0..20)
+ *   quic      "0a0b0c0d..."            -> the connection ID bytes (1..20; a zero-length
+ *                                         DCID gives no key in the data path)
  *
  * Every key is at most KR_MAX_KEY_LEN (255) bytes; a longer one is an error here (in the
  * kernel, the service's key_too_long policy).
@@ -25,26 +26,23 @@
 #include <stdint.h>
 #include "keyrouter_kern_user.h"
 
-#define KR_QUIC_MAX_CID		20	/* RFC 9000: connection IDs are 0..20 bytes */
+#define KR_QUIC_MAX_CID		20	/* RFC 9000: connection IDs are 0..20 bytes (0: no key) */
 #define KR_DNS_MAX_LABEL	63
 #define KR_DNS_MAX_NAME		255	/* wire bytes, final zero label included */
 #define KR_PAYLOAD_MAX		65507	/* largest UDP payload over IPv4 */
 
-enum kr_key_type {
-	KR_KEY_NONE = 0,
-	KR_KEY_TUPLE = 1,
-	KR_KEY_PAYLOAD = 2,
-	KR_KEY_DNS = 3,
-	KR_KEY_MEMCACHE = 4,
-	KR_KEY_QUIC = 5,
-};
+/* enum kr_key_type (KR_KEY_TUPLE .. KR_KEY_QUIC) and KR_MAX_PAYLOAD_OFFSET are the data
+ * path's, in keyrouter_kern_user.h (the kr_service map value). */
+#define KR_KEY_NONE ((enum kr_key_type)0)	/* no extractor (hex keys) */
 
 /* A key extractor and its parameters (one per service). */
 struct kr_keyspec {
 	enum kr_key_type type;
-	/* payload: key = payload[offset, offset + length) when length > 0;
-	 * else, when delimiter >= 0, payload[offset, first delimiter byte after offset);
-	 * else payload[offset, end).  (offset 0, no length, no delimiter: the whole payload) */
+	/* payload: key = payload[offset, offset + length) when length > 0 (it must lie
+	 * inside the payload); else, when delimiter >= 0, payload[offset, first delimiter
+	 * byte at or after offset) (no delimiter: no key; none in the 255 bytes after
+	 * offset: too long); else payload[offset, end) (offset 0: the whole payload; empty
+	 * payload: empty key).  offset <= KR_MAX_PAYLOAD_OFFSET.  As include/kr_key.h. */
 	uint32_t offset;
 	uint32_t length;
 	int delimiter;		/* -1: none; else 0..255 */

@@ -31,7 +31,7 @@ JSON
 	assert_line "examples/keyrouter.json: valid: 3 rings, 5 services, instance edge1"
 	assert_line --regexp '^ring dns: format v2 point_multiple 160 backends 4 points 640 kernel [0-9.]+ KiB$'
 	assert_line --regexp '^ring cache: format v1 point_multiple 160 backends 3 points 1280 '
-	assert_line "service dns-secure: 192.0.2.54:53/udp key dns ring dns subset dnssec forward l2"
+	assert_line "service dns-secure: 192.0.2.54:53/udp key dns ring dns subset dnssec (2 of 4 backends) forward l2"
 	assert_line "service memcache: *:11211/udp key memcache ring cache forward ipip"
 	assert_line "service quic: [2001:db8::443]:443/udp key quic ring quic forward l2"
 }
@@ -43,6 +43,11 @@ JSON
 	assert_output $'2001:db8::1\ndrain\ndrop\n124\n160'
 	run -0 $K config check -c "$BATS_TEST_TMPDIR/n.json"
 	assert_line --partial "valid: 3 rings, 5 services"
+	# and through standard input
+	run -0 bash -c "$K config show -c examples/keyrouter.json | $K config check -c -"
+	assert_line "<stdin>: valid: 3 rings, 5 services, instance edge1"
+	run -1 bash -c "echo '{ \"rings\": 1 }' | $K config check -c -"
+	assert_line "<stdin>:1:12: rings: expected an array, got an integer"
 }
 
 @test "--help explains; missing -c is a usage error" {
@@ -54,7 +59,9 @@ JSON
 
 @test "missing file" {
 	run -1 $K config check -c "$BATS_TEST_TMPDIR/nope.json"
-	assert_output --partial "couldn't open configuration file '$BATS_TEST_TMPDIR/nope.json': No such file or directory"
+	assert_line "keyrouter: couldn't open configuration file '$BATS_TEST_TMPDIR/nope.json': No such file or directory"
+	run -1 $K config check -c "$BATS_TEST_TMPDIR"
+	assert_line "keyrouter: couldn't read configuration file '$BATS_TEST_TMPDIR': Is a directory"
 }
 
 @test "bad JSON: line and column" {
@@ -157,7 +164,7 @@ JSON
 	run -1 $K config check -c "$F"
 	assert_line "$F:3:15: rings[1].name: duplicate ring name 'a' (also rings[0])"
 	assert_line "$F:6:15: services[1].name: duplicate service name 's' (also services[0])"
-	assert_line "$F:7:27: services[2].vip: service 't' uses the same address, port 53 and protocol udp as services[0] 's'"
+	assert_line "$F:7:27: services[2].vip: service 't' uses the same address, port 53 and protocol udp as services[0] 's' (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any address of either family)"
 	assert_line "$F:9:27: services[4].vip: service 'v' uses the same address, port 54 and protocol udp as services[3] 'u'"
 }
 
@@ -311,9 +318,10 @@ PY
 	run -0 $K lookup -c examples/keyrouter.json --ring cache --key-type tuple '[2001:db8::1]:5353' 10.0.0.1:53
 	assert_line --index 0 --regexp '^20010db800000000000000000000000114e9 '
 	assert_line --index 1 --regexp '^0a0000010035 '
-	run -0 $K lookup -c examples/keyrouter.json --service quic 0A0b0c0d0e0f1011 ''
+	run -0 $K lookup -c examples/keyrouter.json --service quic 0A0b0c0d0e0f1011
 	assert_line --index 0 --regexp '^0a0b0c0d0e0f1011 '
-	assert_line --index 1 --regexp '^- 00000000 '
+	run -0 $K lookup -c examples/keyrouter.json --ring dns --key-type payload ''
+	assert_line --index 0 --regexp '^- 00000000 '
 	# telemetry: offset 4, up to '|'
 	run -0 $K lookup -c examples/keyrouter.json --service telemetry "hex:00000001$(printf 'sensor-17|rest' | od -An -tx1 | tr -d ' \n')"
 	assert_output --regexp '^73656e736f722d3137 '
@@ -337,6 +345,10 @@ PY
 	assert_output --partial "bad payload key: payload key is 256 bytes long: keys are at most 255 bytes"
 	run -2 $K lookup -c examples/keyrouter.json --service telemetry 'abcd-no-delimiter'
 	assert_output --partial "payload has no delimiter byte 0x7c after offset 4 (no key: the service's no_key policy applies)"
+	run -2 $K lookup -c examples/keyrouter.json --service telemetry 'abc'
+	assert_output --partial "payload of 3 bytes ends before the key offset 4 (no key: the service's no_key policy applies)"
+	run -2 $K lookup -c examples/keyrouter.json --service quic ''
+	assert_output --partial "bad quic key: QUIC connection ID '': empty"
 	run -2 $K lookup -c examples/keyrouter.json --ring dns --key-type sha1 x
 	assert_output --partial "bad --key-type 'sha1': expected one of tuple, payload, dns, memcache, quic"
 	run -2 $K lookup -c examples/keyrouter.json --service dns --key-type quic 00
@@ -353,4 +365,21 @@ PY
 	run -1 $K ring dump -c "$F" --ring r
 	assert_output --partial "keyrouter: $F:1:72: rings[0].backends[0].address: bad address '1.2.3.4': missing ':<port>'"
 	assert_output --partial "(and more errors: run 'keyrouter config check -c CONFIG')"
+}
+
+@test "config check --build: every ring built; digests as ring build; the memory estimate is the image size" {
+	run -0 $K config check -c examples/keyrouter.json --build
+	for r in dns cache quic; do
+		line=$(grep "^built $r: " <<< "$output")
+		est=$(grep "^ring $r: " <<< "$output" | sed 's/.* kernel //')
+		[ "${line##* image }" != "$line" ]
+		size=$(sed 's/.* image \(.*\) build .*/\1/' <<< "$line")
+		[ "$size" = "$est" ] || { echo "ring $r: estimate $est, image $size"; false; }
+		digest=$(sed 's/.* digest \([0-9a-f]*\) .*/\1/' <<< "$line")
+		run -0 $K ring build -c examples/keyrouter.json --ring $r
+		assert_output --partial "digest $digest,"
+		run -0 $K config check -c examples/keyrouter.json --build
+	done
+	run -2 $K config show -c examples/keyrouter.json --build
+	assert_output --partial "config show has no --build"
 }

@@ -15,6 +15,9 @@
 #include <string.h>
 #include "tap.h"
 #include "../../user/analytics.h"
+#include "../../user/an_source.h"
+#include "../../user/continuum.h"
+#include "../../user/image.h"
 #include "kr_image_kern_user.h"
 
 #define SIGMAS 4.0
@@ -635,6 +638,186 @@ static void test_collision_bias(void)
 	kr_an_ring_free(&r);
 }
 
+
+/* ---- with the real engine ---------------------------------------------------------- */
+
+static struct kr_backend_spec *random_backends(uint32_t n, const uint32_t *w)
+{
+	struct kr_backend_spec *b = calloc(n, sizeof(*b));
+
+	for (uint32_t i = 0; b && i < n; i++) {
+		uint32_t ip = (uint32_t)rnd64();
+
+		b[i].addr.family = 4;
+		b[i].addr.port = (uint16_t)(1 + rnd64() % 65535);
+		memcpy(b[i].addr.ip, &ip, 4);
+		b[i].weight = w[i];
+	}
+	return b;
+}
+
+static int engine_stats(const struct kr_ring *r, const uint32_t *w, struct kr_an_stats *st)
+{
+	uint64_t *share = calloc(r->nbackends, sizeof(*share));
+	int err;
+
+	if (!share)
+		return -1;
+	kr_an_ring_shares(r, share);
+	err = kr_an_share_stats(share, w, r->nbackends, st);
+	free(share);
+	return err;
+}
+
+/* kr_an_memory must describe exactly the image the encoder produces (duplicates kept). */
+static void test_engine_memory(void)
+{
+	enum { N = 2048 };
+	uint32_t w[N];
+	struct kr_backend_spec *b;
+	struct kr_ring *r = NULL;
+	struct kr_image img = { 0 };
+	struct kr_an_mem m;
+	struct kr_err err;
+
+	for (int i = 0; i < N; i++)
+		w[i] = 1 + i % 8;
+	rng_state = 2048;
+	b = random_backends(N, w);
+	if (!b || kr_ring_build(&r, b, N, KR_RING_V2, 160, &err) ||
+	    kr_image_encode(&img, r, NULL, &err)) {
+		CHECK(0, "engine ring + image: %s", err.msg);
+		free(b);
+		return;
+	}
+	CHECK(r->ndups > 0, "the 1.47M-point ring has collisions (%u removed)", r->ndups);
+	kr_an_memory(r->npoints, (uint64_t)r->npoints + r->ndups, N, &m);
+	CHECK_EQ_U(m.nchunks, img.hdr->nchunks, "image chunks = the encoder's");
+	CHECK_EQ_U(m.image_bytes, img.size, "image bytes = the encoder's");
+	CHECK_EQ_U(m.bucket_bits, img.hdr->bucket_bits, "bucket bits = the encoder's");
+	kr_image_free(&img);
+	kr_ring_free(r);
+	free(b);
+}
+
+/* The theory against real ketama rings (CRC-chained points) of random backends. */
+static void test_engine_montecarlo(void)
+{
+	enum { N = 16, M = 400, PM = 40 };
+	uint32_t w[N];
+	uint64_t k[N];
+	struct acc cv2 = { 0 };
+	struct kr_err err;
+	int fails = 0;
+
+	for (int i = 0; i < N; i++) {
+		w[i] = 1 + i % 2;
+		k[i] = (uint64_t)w[i] * PM;
+	}
+	rng_state = 16;
+	for (int t = 0; t < M; t++) {
+		struct kr_backend_spec *b = random_backends(N, w);
+		struct kr_ring *r = NULL;
+		struct kr_an_stats st;
+
+		if (!b || kr_ring_build(&r, b, N, KR_RING_V2, PM, &err) || engine_stats(r, w, &st)) {
+			fails++;
+		} else {
+			acc_add(&cv2, st.cv * st.cv);
+		}
+		kr_ring_free(r);
+		free(b);
+	}
+	CHECK(fails == 0, "built %d real rings", M);
+	check_within("real ketama rings: mean CV^2 (16 backends, weights 1..2, pm 40)",
+		     acc_mean(&cv2), acc_se(&cv2), kr_an_cv_ring(k, N) * kr_an_cv_ring(k, N), 0);
+}
+
+/* Removing a backend moves exactly its share and nothing else; a weight change against
+ * brute-force ownership of sampled keys (kr_ring_lower_bound). */
+static void test_engine_diff(void)
+{
+	enum { N = 50, GONE = 7, SAMPLES = 2000000 };
+	uint32_t w[N], w2[N];
+	struct kr_backend_spec *b, b2[N];
+	struct kr_ring *ra = NULL, *rb = NULL, *rc = NULL;
+	struct kr_an_ring xa, xb, xc;
+	uint64_t share[N], moved, lost[N], gained[N], hits = 0;
+	struct kr_err err;
+	int only = 1;
+
+	for (int i = 0; i < N; i++)
+		w[i] = 1 + i % 5;
+	rng_state = 50;
+	b = random_backends(N, w);
+	memcpy(b2, b, GONE * sizeof(*b2));
+	memcpy(b2 + GONE, b + GONE + 1, (N - GONE - 1) * sizeof(*b2));
+	if (!b || kr_ring_build(&ra, b, N, KR_RING_V2, 100, &err) ||
+	    kr_ring_build(&rb, b2, N - 1, KR_RING_V2, 100, &err)) {
+		CHECK(0, "engine rings: %s", err.msg);
+		return;
+	}
+	kr_an_ring_borrow(&xa, ra->hash, ra->npoints, N);
+	kr_an_ring_borrow(&xb, rb->hash, rb->npoints, N);
+	for (uint32_t j = 0; j < ra->npoints; j++)
+		xa.owner[j] = ra->backend[j];
+	for (uint32_t j = 0; j < rb->npoints; j++)	/* new index -> old index */
+		xb.owner[j] = rb->backend[j] < GONE ? rb->backend[j] : rb->backend[j] + 1u;
+	kr_an_ring_shares(ra, share);
+	kr_an_diff(&xa, &xb, &moved, lost, gained);
+	CHECK_EQ_U(moved, share[GONE], "removing backend %d moves exactly its share", GONE);
+	for (int i = 0; i < N; i++)
+		only &= i == GONE ? lost[i] == share[i] : lost[i] == 0;
+	CHECK(only, "only the removed backend loses keys");
+
+	/* weight change: backend 3 x3, backend 20 -> 0 */
+	memcpy(w2, w, sizeof(w2));
+	w2[3] *= 3;
+	w2[20] = 0;
+	for (int i = 0; i < N; i++)
+		b[i].weight = w2[i];
+	if (kr_ring_build(&rc, b, N, KR_RING_V2, 100, &err)) {
+		CHECK(0, "engine ring: %s", err.msg);
+		goto out;
+	}
+	kr_an_ring_borrow(&xc, rc->hash, rc->npoints, N);
+	for (uint32_t j = 0; j < rc->npoints; j++)
+		xc.owner[j] = rc->backend[j];
+	kr_an_diff(&xa, &xc, &moved, lost, gained);
+	for (uint32_t s = 0; s < SAMPLES; s++) {
+		uint32_t h = (uint32_t)rnd64();
+		uint32_t oa = ra->backend[kr_ring_lower_bound(ra, h)];
+		uint32_t oc = rc->backend[kr_ring_lower_bound(rc, h)];
+
+		hits += oa != oc;
+	}
+	{
+		double p = (double)moved / 4294967296.0, est = (double)hits / SAMPLES;
+
+		check_within("weight change: exact diff vs 2M sampled keys (binomial SE)", est,
+			     sqrt(p * (1 - p) / SAMPLES), p, 0);
+	}
+	{
+		double s[N], t[N];
+
+		for (int i = 0; i < N; i++) {
+			s[i] = w[i];
+			t[i] = w2[i];
+		}
+		CHECK((double)moved / 4294967296.0 >= kr_an_min_moved(s, t, N) - 0.05,
+		      "moved %.4f vs minimum %.4f (ring overhead visible, not below by more than "
+		      "the shares' noise)", (double)moved / 4294967296.0, kr_an_min_moved(s, t, N));
+	}
+	kr_an_ring_free(&xc);
+out:
+	kr_an_ring_free(&xa);
+	kr_an_ring_free(&xb);
+	kr_ring_free(ra);
+	kr_ring_free(rb);
+	kr_ring_free(rc);
+	free(b);
+}
+
 int main(void)
 {
 	test_formulas();
@@ -648,5 +831,8 @@ int main(void)
 	test_min_moved();
 	test_plan();
 	test_collision_bias();
+	test_engine_memory();
+	test_engine_montecarlo();
+	test_engine_diff();
 	return tap_done();
 }

@@ -108,7 +108,7 @@ static void test_quic(void)
 	expect(KR_KEY_QUIC, NULL, "0a0B0c0D", "0a0b0c0d");
 	expect(KR_KEY_QUIC, NULL, "0x0102", "0102");
 	expect(KR_KEY_QUIC, NULL, "01:02:03", "010203");
-	expect(KR_KEY_QUIC, NULL, "", "-");
+	expect_err(KR_KEY_QUIC, NULL, "", "empty (a zero-length destination connection ID gives no key");
 	expect(KR_KEY_QUIC, NULL, "000102030405060708090a0b0c0d0e0f10111213",
 	       "000102030405060708090a0b0c0d0e0f10111213");
 	expect_err(KR_KEY_QUIC, NULL, "000102030405060708090a0b0c0d0e0f1011121314",
@@ -138,7 +138,8 @@ static void test_payload(void)
 	expect(KR_KEY_PAYLOAD, &tail, "abcdef", "646566");
 	expect(KR_KEY_PAYLOAD, &tail, "abc", "-");
 	expect_err(KR_KEY_PAYLOAD, &fixed, "abcd", "the key needs 3");
-	expect_err(KR_KEY_PAYLOAD, &delim, "0001nodelim", "no delimiter byte 0x7c");
+	expect_err(KR_KEY_PAYLOAD, &delim, "0001nodelim", "no delimiter byte 0x7c after offset 4 (no key");
+	expect_err(KR_KEY_PAYLOAD, &delim, "0001", "no delimiter");	/* offset = length */
 	expect_err(KR_KEY_PAYLOAD, &tail, "ab", "ends before the key offset 3");
 	expect_err(KR_KEY_PAYLOAD, NULL, "hex:0g", "bad character");
 	expect_err(KR_KEY_PAYLOAD, NULL, "hex:123", "odd number of hex digits");
@@ -155,6 +156,18 @@ static void test_payload(void)
 	expect_err(KR_KEY_PAYLOAD, NULL, big, "256 bytes long: keys are at most 255 bytes");
 	/* a long payload is fine when the service takes a short key out of it */
 	expect(KR_KEY_PAYLOAD, &fixed, big, "6b6b6b");
+	/* no delimiter: 252 bytes after the offset: no key; 295: too long */
+	expect_err(KR_KEY_PAYLOAD, &delim, big, "no delimiter byte 0x7c after offset 4 (no key");
+	memset(big, 'k', 299);
+	big[299] = 0;
+	expect_err(KR_KEY_PAYLOAD, &delim, big, "keys are at most 255 bytes");
+	big[200] = '|';
+	{
+		struct kr_key k;
+
+		CHECK(kr_keyform_payload(big, &delim, &k, err, sizeof(err)) == 0 && k.len == 196,
+		      "delimiter at byte 200, offset 4: 196-byte key");
+	}
 }
 
 static void test_memcache(void)
@@ -164,6 +177,8 @@ static void test_memcache(void)
 	expect(KR_KEY_MEMCACHE, NULL, "set foo 0 0 5", "666f6f");
 	expect(KR_KEY_MEMCACHE, NULL, "delete foo", "666f6f");
 	expect(KR_KEY_MEMCACHE, NULL, "gat 100 foo", "666f6f");
+	expect(KR_KEY_MEMCACHE, NULL, "mg foo v", "666f6f");
+	expect_err(KR_KEY_MEMCACHE, NULL, "GET foo", "expected a command line");	/* case */
 	expect(KR_KEY_MEMCACHE, NULL, "gets  foo\t", "666f6f");
 	expect_err(KR_KEY_MEMCACHE, NULL, "", "empty");
 	expect_err(KR_KEY_MEMCACHE, NULL, "frob foo", "expected a command line");

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * keyrouter data path: an XDP program and a TC (clsact ingress) program sharing one core.
+ *
+ *   parse (Ethernet, VLANs, IPv4/IPv6, UDP) -> service lookup -> key extraction -> crc32
+ *   -> ring stage (slot, bucket lookup, failover walk: kr_ring.h) -> forward -> counters
+ *
+ * Each stage is a small function returning a verdict or KR_ACT_CONTINUE.  The parser and
+ * the extractors (include/kr_parse.h, include/kr_key.h) are the same source as the
+ * userspace reference; here they run in two global functions, so the verifier checks
+ * each once instead of once per path through the program.
+ *
+ * Anything that is not a packet for a service is passed untouched; a packet for a
+ * service that cannot be routed follows the service's policy (pass or drop); every
+ * packet is counted in kr_counters (seen, and one of passed / routed / dropped).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "keyrouter_kern_user.h"
+#include "kr_parse.h"
+#include "kr_key.h"
+#include "kr_crc32.h"
+#include "kr_maps.h"
+
+#if __has_include("kr_ring.h")
+#include "kr_ring.h"
+#else
+/* The ring stage (bpf/kr_ring.h) is not in this tree yet: nothing is routed. */
+enum kr_route_reason {
+	KR_ROUTE_OK = 0,
+	KR_ROUTE_NO_RING = 1,
+	KR_ROUTE_BAD_IMAGE = 2,
+	KR_ROUTE_ALL_DOWN = 3,
+	KR_ROUTE_WALK_LIMIT = 4,
+};
+static __always_inline int kr_ring_route_bytes(__u32 ring_id, __u32 key_hash, __u32 bytes,
+					       struct kr_route *out)
+{
+	return KR_ROUTE_NO_RING;
+}
+#endif
+
+#include "kr_fwd.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set before load (skeleton .rodata) to record the last key in kr_trace_last; when 0 the
+ * verifier removes the tracing code. */
+const volatile __u32 kr_cfg_trace = 0;
+struct kr_trace kr_trace_last = {};
+
+#define TC_ACT_OK	0
+#define TC_ACT_SHOT	2
+#define TC_ACT_REDIRECT	7
+
+/* What one packet carries through the stages. */
+struct kr_state {
+	struct kr_pkt pkt;
+	struct kr_service svc;
+	struct kr_route route;
+	struct kr_counters *cnt;
+	struct kr_scratch *s;
+	__u32 ingress;
+	__u32 frame_len;
+	__u32 klen;
+	__u32 hash;
+};
+
+/* ---- global subprograms: verified once each -------------------------------------- */
+
+__noinline int kr_parse_xdp(struct xdp_md *ctx, struct kr_pkt *pkt)
+{
+	if (!pkt)
+		return KR_PARSE_ERROR;
+	return kr_parse((const __u8 *)(long)ctx->data, (const __u8 *)(long)ctx->data_end, pkt);
+}
+
+__noinline int kr_parse_tc(struct __sk_buff *skb, struct kr_pkt *pkt)
+{
+	if (!pkt)
+		return KR_PARSE_ERROR;
+	return kr_parse((const __u8 *)(long)skb->data, (const __u8 *)(long)skb->data_end, pkt);
+}
+
+/* Returns enum kr_key_status | key length << 8. */
+__noinline int kr_extract(const struct kr_service *svc, const struct kr_pkt *pkt,
+			  struct kr_scratch *s, __u32 wlen)
+{
+	__u32 klen = 0;
+	int st;
+
+	if (!svc || !pkt || !s)
+		return KR_KEY_BAD_SERVICE;
+	st = kr_key_extract(svc, pkt, s, wlen, &klen);
+	return st | (int)((klen & 0xffff) << 8);
+}
+
+/* The ring stage (kr_ring.h): slot, bucket lookup, failover walk.  0 or a reason. */
+__noinline int kr_route(__u32 ring_id, __u32 key_hash, __u32 bytes, struct kr_route *out)
+{
+	if (!out)
+		return KR_ROUTE_BAD_IMAGE;
+	return kr_ring_route_bytes(ring_id, key_hash, bytes, out);
+}
+
+/* ---- stages ------------------------------------------------------------------------ */
+
+static __always_inline int kr_pass(struct kr_state *st)
+{
+	st->cnt->passed++;
+	return KR_ACT_PASS;
+}
+
+/* A service policy (pass/drop) for a packet we could not route. */
+static __always_inline int kr_policy(struct kr_state *st, __u8 policy, __u64 *dropped_reason)
+{
+	if (policy == KR_POLICY_DROP) {
+		st->cnt->dropped++;
+		(*dropped_reason)++;
+		return KR_ACT_DROP;
+	}
+	return kr_pass(st);
+}
+
+static __always_inline int kr_stage_parse(void *ctx, const bool xdp, struct kr_state *st)
+{
+	int rc = xdp ? kr_parse_xdp(ctx, &st->pkt) : kr_parse_tc(ctx, &st->pkt);
+
+	switch (rc) {
+	case KR_PARSE_OK:
+		return KR_ACT_CONTINUE;
+	case KR_PARSE_FRAGMENT:
+		st->cnt->fragment++;
+		break;
+	case KR_PARSE_NOT_OURS:
+		st->cnt->passed_nomatch++;
+		break;
+	default:
+		st->cnt->parse_error++;
+		break;
+	}
+	return kr_pass(st);
+}
+
+/* (VIP, port, UDP) exactly, else the port's wildcard entry. */
+static __always_inline int kr_stage_service(struct kr_state *st)
+{
+	struct kr_service_key k = {};
+	const struct kr_service *svc;
+	int i;
+
+	for (i = 0; i < 16; i++)
+		k.addr[i] = st->pkt.dst[i];
+	k.port = *(const __u16 *)st->pkt.dport;
+	k.proto = KR_IPPROTO_UDP;
+	k.family = st->pkt.family;
+	svc = bpf_map_lookup_elem(&kr_services, &k);
+	if (!svc) {
+		for (i = 0; i < 16; i++)
+			k.addr[i] = 0;
+		k.family = 0;
+		svc = bpf_map_lookup_elem(&kr_services, &k);
+	}
+	if (!svc) {
+		st->cnt->passed_nomatch++;
+		return kr_pass(st);
+	}
+	st->svc = *svc;
+	return KR_ACT_CONTINUE;
+}
+
+static __always_inline void kr_trace(struct kr_state *st, int ring_rc)
+{
+	__u32 i;
+
+	if (!kr_cfg_trace)
+		return;
+	kr_trace_last.seq++;
+	kr_trace_last.status = KR_KEY_OK;
+	kr_trace_last.key_len = st->klen;
+	kr_trace_last.key_hash = st->hash;
+	kr_trace_last.ring_rc = ring_rc;
+	kr_trace_last.route = st->route;
+	for (i = 0; i < KR_KEY_BUF; i++)
+		kr_trace_last.key[i] = st->s->key[i];
+}
+
+/* A packet whose key was not found (status): recorded with an empty key. */
+static __always_inline void kr_trace_miss(int status)
+{
+	if (!kr_cfg_trace)
+		return;
+	kr_trace_last.seq++;
+	kr_trace_last.status = status;
+	kr_trace_last.key_len = 0;
+	kr_trace_last.key_hash = 0;
+	kr_trace_last.ring_rc = 0;
+}
+
+/* Copy len (1..KR_PAYLOAD_WINDOW) payload bytes at off to buf; 0 copies nothing. */
+static __always_inline long kr_load_window(void *ctx, const bool xdp, __u32 off, void *buf, __u64 len)
+{
+	if (len == 0)
+		return 0;
+	/* two separate tests the compiler cannot merge into one on a copy of len */
+	asm volatile("" : "+r"(len));
+	if (len > KR_PAYLOAD_WINDOW)
+		return -1;
+	if (xdp)
+		return bpf_xdp_load_bytes(ctx, off, buf, len);
+	return bpf_skb_load_bytes(ctx, off, buf, len);
+}
+
+/* Copy the payload window, extract the key, hash it. */
+static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_state *st)
+{
+	__u32 wlen = kr_key_window(&st->svc, &st->pkt);
+	long err = kr_load_window(ctx, xdp, st->pkt.pl_off, st->s->win, wlen);
+	int rc;
+
+	rc = err ? KR_KEY_NOT_FOUND : kr_extract(&st->svc, &st->pkt, st->s, wlen);
+	st->klen = (rc >> 8) & 0xffff;
+	rc &= 0xff;
+	if (rc == KR_KEY_OK && st->klen > KR_MAX_KEY_LEN)
+		rc = KR_KEY_TOO_LONG;
+	if (rc != KR_KEY_OK)
+		kr_trace_miss(rc);
+	switch (rc) {
+	case KR_KEY_OK:
+		st->hash = kr_crc32_key(st->s->key, st->klen);
+		return KR_ACT_CONTINUE;
+	case KR_KEY_NOT_FOUND:
+		st->cnt->no_key++;
+		return kr_policy(st, st->svc.policy_no_key, &st->cnt->dropped_no_key);
+	case KR_KEY_TOO_LONG:
+		st->cnt->key_too_long++;
+		return kr_policy(st, st->svc.policy_too_long, &st->cnt->dropped_key_too_long);
+	default:
+		st->cnt->bad_service++;
+		return kr_pass(st);
+	}
+}
+
+/* Ring slot, point, failover walk (kr_ring.h). */
+static __always_inline int kr_stage_ring(struct kr_state *st)
+{
+	int rc = kr_route(st->svc.ring_id, st->hash, st->frame_len, &st->route);
+
+	kr_trace(st, rc);
+	switch (rc) {
+	case KR_ROUTE_OK:
+		if (st->route.walk)
+			st->cnt->failover_walks++;
+		return KR_ACT_CONTINUE;
+	case KR_ROUTE_ALL_DOWN:
+		st->cnt->all_down++;
+		break;
+	case KR_ROUTE_WALK_LIMIT:
+		st->cnt->walk_limit++;
+		break;
+	case KR_ROUTE_BAD_IMAGE:
+		st->cnt->bad_image++;
+		break;
+	default:
+		st->cnt->no_ring++;
+		break;
+	}
+	return kr_policy(st, st->svc.policy_no_route, &st->cnt->dropped_no_route);
+}
+
+static __always_inline int kr_stage_forward(void *ctx, const bool xdp, struct kr_state *st)
+{
+	__u32 id = st->route.backend_id;
+	const struct kr_backend *be = bpf_map_lookup_elem(&kr_backends, &id);
+	struct kr_backend_stats *bs;
+	int act = KR_ACT_FAIL;
+
+	if (be && st->svc.fwd_mode == KR_FWD_L2)
+		act = kr_fwd_l2(ctx, xdp, st->ingress, be);
+	else if (be && st->svc.fwd_mode == KR_FWD_IPIP)
+		act = kr_fwd_ipip(ctx, xdp, st->ingress, &st->pkt, &st->svc, be, st->hash);
+	if (act == KR_ACT_FAIL) {
+		st->cnt->fwd_error++;
+		return kr_pass(st);
+	}
+	if (act == KR_ACT_DROP) {
+		st->cnt->dropped++;
+		return act;
+	}
+	st->cnt->routed++;
+	bs = bpf_map_lookup_elem(&kr_backend_stats, &id);
+	if (bs) {
+		bs->packets++;
+		bs->bytes += st->frame_len;
+	}
+	return act;
+}
+
+/* The whole pipeline; `xdp` is a constant, so each program keeps only its own helpers. */
+static __always_inline int kr_core(void *ctx, const bool xdp)
+{
+	struct kr_state st = {};
+	__u32 zero = 0;
+	int act;
+
+	st.cnt = bpf_map_lookup_elem(&kr_counters, &zero);
+	st.s = bpf_map_lookup_elem(&kr_scratch_buf, &zero);
+	if (!st.cnt || !st.s)
+		return KR_ACT_PASS;
+	st.cnt->seen++;
+	if (xdp) {
+		struct xdp_md *x = ctx;
+
+		st.ingress = x->ingress_ifindex;
+		st.frame_len = x->data_end - x->data;
+	} else {
+		struct __sk_buff *skb = ctx;
+
+		st.ingress = skb->ifindex;
+		st.frame_len = skb->len;
+		/* headers in the linear part, so direct packet access sees them; if the pull
+		 * fails the parser sees only the linear part: a truncated frame, passed and
+		 * counted as a parse error */
+		if (skb->data_end - skb->data < skb->len)
+			(void)bpf_skb_pull_data(skb, skb->len < 256 ? skb->len : 256);
+	}
+	act = kr_stage_parse(ctx, xdp, &st);
+	if (act != KR_ACT_CONTINUE)
+		return act;
+	act = kr_stage_service(&st);
+	if (act != KR_ACT_CONTINUE)
+		return act;
+	act = kr_stage_key(ctx, xdp, &st);
+	if (act != KR_ACT_CONTINUE)
+		return act;
+	act = kr_stage_ring(&st);
+	if (act != KR_ACT_CONTINUE)
+		return act;
+	return kr_stage_forward(ctx, xdp, &st);
+}
+
+SEC("xdp")
+int kr_xdp(struct xdp_md *ctx)
+{
+	switch (kr_core(ctx, true)) {
+	case KR_ACT_DROP:
+		return XDP_DROP;
+	case KR_ACT_TX:
+		return XDP_TX;
+	case KR_ACT_REDIRECT:
+		return XDP_REDIRECT;
+	default:
+		return XDP_PASS;
+	}
+}
+
+SEC("tc")
+int kr_tc(struct __sk_buff *skb)
+{
+	switch (kr_core(skb, false)) {
+	case KR_ACT_DROP:
+		return TC_ACT_SHOT;
+	case KR_ACT_TX:
+	case KR_ACT_REDIRECT:
+		return TC_ACT_REDIRECT;
+	default:
+		return TC_ACT_OK;
+	}
+}

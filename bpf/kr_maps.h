@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Maps of the packet side of keyrouter.bpf.c (the ring maps are in kr_ring.h).
+ * Include after vmlinux.h and bpf_helpers.h.  max_entries are defaults that plain
+ * `bpftool prog loadall` accepts; the tool may resize kr_backends / kr_backend_stats before
+ * loading (bpf_map__set_max_entries) up to KR_MAX_BACKEND_IDS.
+ */
+#ifndef KR_MAPS_H
+#define KR_MAPS_H
+
+#include "keyrouter_kern_user.h"
+#include "kr_key.h"
+
+/* Backends of every ring: global backend id -> address, MAC, egress device, state.
+ * Written by the tool (apply; health changes write one entry); read by the programs
+ * (forwarding data here, the failover walk in kr_ring.h reads .state). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KR_DEFAULT_BACKEND_IDS);
+	__type(key, __u32);
+	__type(value, struct kr_backend);
+} kr_backends SEC(".maps");
+
+/* Services: (VIP, port, proto, family) -> ring id, key extractor, forwarding, policies.
+ * Family 0 + zero address = the wildcard entry of a port.  Written by the tool (apply). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KR_MAX_SERVICES);
+	__type(key, struct kr_service_key);
+	__type(value, struct kr_service);
+} kr_services SEC(".maps");
+
+/* Egress devices: ifindex -> the source MAC l2 forwarding writes.  Written by the tool
+ * when it attaches; without an entry, a packet leaving by its ingress device gets the
+ * MAC it was addressed to. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KR_MAX_DEVICES);
+	__type(key, __u32);
+	__type(value, struct kr_device);
+} kr_devices SEC(".maps");
+
+/* Global counters by reason (one entry).  Written by the programs; read by the tool. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kr_counters);
+} kr_counters SEC(".maps");
+
+/* Per backend id: packets and bytes routed to it.  Written by the programs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KR_DEFAULT_BACKEND_IDS);
+	__type(key, __u32);
+	__type(value, struct kr_backend_stats);
+} kr_backend_stats SEC(".maps");
+
+/* Per-CPU scratch: the payload window the extractors read and the key they write.
+ * Programs only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kr_scratch);
+} kr_scratch_buf SEC(".maps");
+
+#endif /* KR_MAPS_H */

@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+# UDP helper of the ops tests (plain sockets, no capture):
+#   ops_udp.py recv PORT OUT         append every payload received on PORT to OUT, one per line
+#   ops_udp.py send IP PORT PREFIX FIRST COUNT [PPS]
+#                                     send payloads PREFIX<FIRST>..PREFIX<FIRST+COUNT-1>
+#   ops_udp.py stream IP PORT PREFIX LOG   send PREFIX<n>, n = 0, 1, ... until killed; each
+#                                     sent key is logged with a monotonic timestamp
+import socket, sys, time
+
+def recv(port, out):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    s.bind(("0.0.0.0", int(port)))
+    with open(out, "a", buffering=1) as f:
+        while True:
+            data, _ = s.recvfrom(65535)
+            f.write("%.6f %s\n" % (time.monotonic(), data.decode("ascii", "replace")))
+
+def send(ip, port, prefix, first, count, pps=0):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    gap = 1.0 / float(pps) if float(pps) > 0 else 0
+    for n in range(int(first), int(first) + int(count)):
+        s.sendto(("%s%d" % (prefix, n)).encode(), (ip, int(port)))
+        if gap:
+            time.sleep(gap)
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "recv":
+        recv(*sys.argv[2:4])
+    elif cmd == "send":
+        send(*sys.argv[2:])
+    else:
+        sys.exit("usage: ops_udp.py recv PORT OUT | send IP PORT PREFIX FIRST COUNT [PPS]")

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The pin directory of an instance: bpffs, locking, the tool's own maps. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include "log.h"
+#include "ops.h"
+
+bool kr_ops_is_root(void)
+{
+	return geteuid() == 0;
+}
+
+const char *kr_ops_perm_hint(int err)
+{
+	if (err == EPERM || err == EACCES)
+		return kr_ops_is_root() ? " (missing CAP_BPF/CAP_NET_ADMIN/CAP_SYS_ADMIN?)"
+					: " (keyrouter needs root: CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)";
+	return "";
+}
+
+static bool is_bpffs(const char *path)
+{
+	struct statfs st;
+
+	return statfs(path, &st) == 0 && st.f_type == BPF_FS_MAGIC;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, mode) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int kr_ops_bpffs_ensure(const char *bpffs)
+{
+	int err;
+
+	if (is_bpffs(bpffs))
+		return 0;
+	if (!kr_ops_is_root()) {
+		pr_warn("keyrouter: no bpf filesystem at '%s' and no privileges to mount one%s\n",
+			bpffs, kr_ops_perm_hint(EPERM));
+		return -EPERM;
+	}
+	err = mkdir_p(bpffs, 0700);
+	if (!err && mount("bpf", bpffs, "bpf", 0, "mode=0700"))
+		err = -errno;
+	if (err) {
+		pr_warn("keyrouter: couldn't mount the bpf filesystem at '%s': %s%s\n", bpffs,
+			strerror(-err), kr_ops_perm_hint(-err));
+		return err;
+	}
+	pr_debug("keyrouter: mounted bpffs at %s\n", bpffs);
+	return 0;
+}
+
+static int valid_instance(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n >= KR_OPS_NAME_MAX || strspn(name, "abcdefghijklmnopqrstuvwxyz"
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n || name[0] == '.') {
+		pr_warn("keyrouter: bad instance name '%s': expected 1..%d of [A-Za-z0-9_.-], "
+			"not starting with '.'\n", name, KR_OPS_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* No --instance: "default", or the only instance there is. */
+static const char *default_instance(char *buf, size_t len)
+{
+	char root[256];
+	struct dirent *e;
+	struct stat st;
+	int n = 0;
+	DIR *d;
+
+	snprintf(root, sizeof(root), "%s/%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT,
+		 KR_OPS_DEFAULT_INSTANCE);
+	if (!stat(root, &st))
+		return KR_OPS_DEFAULT_INSTANCE;
+	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
+	d = opendir(root);
+	if (!d)
+		return KR_OPS_DEFAULT_INSTANCE;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= len)
+			continue;
+		if (!n++)
+			memcpy(buf, e->d_name, strlen(e->d_name) + 1);
+	}
+	closedir(d);
+	return n == 1 ? buf : KR_OPS_DEFAULT_INSTANCE;
+}
+
+int kr_ops_inst_path(struct kr_inst *in, const char *instance, const char *pin_dir)
+{
+	char only[KR_OPS_NAME_MAX];
+	int n;
+
+	memset(in, 0, sizeof(*in));
+	in->dir_fd = in->meta_fd = in->rings_fd = -1;
+	if (pin_dir) {
+		n = snprintf(in->dir, sizeof(in->dir), "%s", pin_dir);
+		snprintf(in->name, sizeof(in->name), "%s", instance ? instance : "(pin-dir)");
+	} else {
+		instance = instance ? instance : default_instance(only, sizeof(only));
+		if (valid_instance(instance))
+			return -EINVAL;
+		n = snprintf(in->dir, sizeof(in->dir), "%s/%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT,
+			     instance);
+		snprintf(in->name, sizeof(in->name), "%s", instance);
+	}
+	if (n < 0 || (size_t)n >= sizeof(in->dir)) {
+		pr_warn("keyrouter: pin directory path too long\n");
+		return -ENAMETOOLONG;
+	}
+	while (n > 1 && in->dir[n - 1] == '/')
+		in->dir[--n] = 0;
+	return 0;
+}
+
+int kr_ops_map_open(const struct kr_inst *in, const char *name, bool quiet)
+{
+	char path[4096 + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", in->dir, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		fd = -errno;
+		if (!quiet)
+			pr_warn("keyrouter: couldn't open pinned map '%s': %s%s\n", path,
+				strerror(-fd), kr_ops_perm_hint(-fd));
+	}
+	return fd;
+}
+
+/* Open the tool's map NAME, creating and pinning it when it does not exist yet. */
+static int ops_map_get(const struct kr_inst *in, const char *name, __u32 value_size,
+		       __u32 max_entries)
+{
+	char path[4096 + 64];
+	int fd, err;
+
+	fd = kr_ops_map_open(in, name, true);
+	if (fd >= 0 || fd != -ENOENT)
+		goto check;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), value_size, max_entries,
+			    NULL);
+	if (fd < 0) {
+		err = -errno;
+		pr_warn("keyrouter: couldn't create map '%s': %s%s\n", name, strerror(-err),
+			kr_ops_perm_hint(-err));
+		return err;
+	}
+	snprintf(path, sizeof(path), "%s/%s", in->dir, name);
+	if (bpf_obj_pin(fd, path)) {
+		err = -errno;
+		pr_warn("keyrouter: couldn't pin map '%s': %s\n", path, strerror(-err));
+		close(fd);
+		return err;
+	}
+	return fd;
+check:
+	if (fd < 0) {
+		pr_warn("keyrouter: couldn't open pinned map '%s/%s': %s%s\n", in->dir, name,
+			strerror(-fd), kr_ops_perm_hint(-fd));
+		return fd;
+	}
+	{
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.value_size != value_size ||
+		    info.max_entries != max_entries) {
+			pr_warn("keyrouter: pinned map '%s/%s' has an unexpected layout (value "
+				"size %u, entries %u; expected %u, %u)\n", in->dir, name,
+				info.value_size, info.max_entries, value_size, max_entries);
+			close(fd);
+			return -EINVAL;
+		}
+	}
+	return fd;
+}
+
+int kr_ops_inst_open(struct kr_inst *in, const char *instance, const char *pin_dir)
+{
+	struct stat st;
+	int err;
+
+	err = kr_ops_inst_path(in, instance, pin_dir);
+	if (err)
+		return err;
+	if (!pin_dir && (err = kr_ops_bpffs_ensure(KR_OPS_BPFFS)))
+		return err;
+	if (stat(in->dir, &st) || !S_ISDIR(st.st_mode)) {
+		err = errno ? -errno : -ENOTDIR;
+		if (pin_dir)
+			pr_warn("keyrouter: pin directory '%s': %s\n", in->dir, strerror(-err));
+		else
+			pr_warn("keyrouter: instance '%s' is not loaded (no pin directory '%s'); "
+				"run 'keyrouter load IFACE -c CONFIG%s%s' first\n", in->name,
+				in->dir, instance ? " --instance " : "", instance ? instance : "");
+		return -ENOENT;
+	}
+	if (!is_bpffs(in->dir)) {
+		pr_warn("keyrouter: '%s' is not on a bpf filesystem (mount -t bpf bpf DIR)\n",
+			in->dir);
+		return -EINVAL;
+	}
+	in->dir_fd = open(in->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (in->dir_fd < 0 || flock(in->dir_fd, LOCK_EX)) {
+		err = -errno;
+		pr_warn("keyrouter: couldn't lock '%s': %s\n", in->dir, strerror(-err));
+		goto fail;
+	}
+	in->meta_fd = ops_map_get(in, KR_OPS_MAP_META, sizeof(struct kr_ops_meta), 1);
+	if (in->meta_fd < 0) {
+		err = in->meta_fd;
+		goto fail;
+	}
+	in->rings_fd = ops_map_get(in, KR_OPS_MAP_RINGS, sizeof(struct kr_ops_ring),
+				   KR_MAX_RINGS);
+	if (in->rings_fd < 0) {
+		err = in->rings_fd;
+		goto fail;
+	}
+	return 0;
+fail:
+	kr_ops_inst_close(in);
+	return err;
+}
+
+void kr_ops_inst_close(struct kr_inst *in)
+{
+	if (in->meta_fd >= 0)
+		close(in->meta_fd);
+	if (in->rings_fd >= 0)
+		close(in->rings_fd);
+	if (in->dir_fd >= 0)
+		close(in->dir_fd);	/* drops the flock */
+	in->meta_fd = in->rings_fd = in->dir_fd = -1;
+}
+
+static int remove_tree(const char *dir)
+{
+	char path[4096 + 256];
+	struct dirent *e;
+	int err = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (e->d_type == DT_DIR) {
+			int r = remove_tree(path);
+
+			err = err ? err : r;
+		} else if (unlink(path)) {
+			err = err ? err : -errno;
+		}
+	}
+	closedir(d);
+	if (rmdir(dir))
+		err = err ? err : -errno;
+	return err;
+}
+
+int kr_ops_inst_remove(struct kr_inst *in)
+{
+	int err = remove_tree(in->dir);
+
+	if (err)
+		pr_warn("keyrouter: couldn't remove the pins in '%s': %s\n", in->dir,
+			strerror(-err));
+	return err;
+}
+
+int kr_ops_pins_count(const char *dir)
+{
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Publishing an encoded ring image into a slot (one outer-map update, atomic for readers). */
+#ifndef KR_OPS_PUBLISH_H
+#define KR_OPS_PUBLISH_H
+
+#include "image.h"
+#include "ops_kernel.h"
+
+/* kr_publish(): generation = newest of the ring's slots + 1, time; create the image map,
+ * fill, freeze, put it in slot `slot` of ring_id.  0 or -errno (nothing changed). */
+int kr_ops_publish(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot,
+		   struct kr_image *img);
+
+#endif

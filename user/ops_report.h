@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What `ring status`, `status` and `stats` print: a ring with its two slots. */
+#ifndef KR_OPS_REPORT_H
+#define KR_OPS_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "ops.h"
+#include "ops_kernel.h"
+
+struct kr_ops_ring_report {
+	__u32 id;
+	struct kr_ops_ring meta;
+	__u64 ctl;
+	struct kr_ops_slot slot[2];
+	__u64 packets[2], bytes[2];	/* kr_slot_stats, summed over CPUs */
+	bool have_moved;
+	double moved;			/* share of the key space owned differently by the slots */
+};
+
+/* Fill r for ring id (with_diff: compute the moved share, which reads both images). */
+int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id,
+		       bool with_diff, struct kr_ops_ring_report *r);
+void kr_ops_ring_report_free(struct kr_ops_ring_report *r);
+void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r);
+/* One JSON object (no trailing newline). */
+void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r);
+
+/* Moved share between the images in the two slots of a ring (0..1), or -1. */
+double kr_ops_slots_moved(const struct kr_ops_maps *m, __u32 id);
+
+void kr_ops_fmt_time(__u64 ns, char *buf, size_t len);
+void kr_ops_fmt_bytes(__u64 b, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Ring units: what apply publishes, one ring id each.  Every ring of the config is a unit
+ * (all its backends).  A service that selects a subset of a ring's backends by tags gets
+ * a unit of its own, named "RING[tag,tag]" (tags sorted): a dedicated ring built from the
+ * subset alone -- bit-identical to the subset's ring by construction.  Services with the
+ * same ring and subset share that unit.  (Sharing the whole ring's points with a kernel
+ * eligibility check is described in docs/operations.md "Subsets".)
+ */
+#ifndef KR_OPS_UNITS_H
+#define KR_OPS_UNITS_H
+
+#include <stdint.h>
+#include "config.h"
+#include "ops.h"
+
+struct kr_ops_unit {
+	char name[KR_OPS_NAME_MAX];
+	const struct kr_cfg_ring *ring;
+	uint32_t cfg_ring;		/* index into cfg->rings */
+	uint64_t subset_mask;		/* 0: the whole ring */
+	uint32_t *idx;			/* backends of the unit: indices into ring->backends */
+	uint32_t n;
+	int ring_id;			/* set by apply */
+};
+
+struct kr_ops_units {
+	struct kr_ops_unit *u;
+	uint32_t n;
+	uint32_t *svc_unit;		/* [cfg->nservices] unit of each service */
+	uint32_t *svc_ring;		/* [cfg->nservices] ring id (after kr_ops_units_resolve) */
+};
+
+int kr_ops_units_plan(const struct kr_config *cfg, struct kr_ops_units *us);
+/* Fill svc_ring from the units' ring ids. */
+int kr_ops_units_resolve(struct kr_ops_units *us, const struct kr_config *cfg);
+int kr_ops_units_find(const struct kr_ops_units *us, const char *name);
+void kr_ops_units_free(struct kr_ops_units *us);
+/* The unit name of ring + subset mask ("web" or "web[eu,ssd]"). */
+void kr_ops_unit_name(const struct kr_cfg_ring *ring, uint64_t mask, char *buf, size_t len);
+
+#endif
