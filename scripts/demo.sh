@@ -9,6 +9,7 @@ source tests/lib/e2e_common.bash
 keyrouter() { "$TOPO_KEYROUTER" "$@"; }
 
 T0=$(date +%s)
+BPFFS_BEFORE=$(find /sys/fs/bpf 2>/dev/null | sort)
 NAMES=3000
 KR=$TOPO_KEYROUTER
 
@@ -35,6 +36,7 @@ topo_create || fail "could not create the topology"
 topo_start_dns || fail "could not start unbound"
 e2e_config "$TOPO_DIR/dns.json" l2 "1 2 3" dns:dns:53
 e2e_config "$TOPO_DIR/dns-next.json" l2 "1 2 3 4" dns:dns:53
+cd "$TOPO_DIR" || fail "no state directory"   # so the commands below show short file names
 echo "  config: ring dns4 = b1 b2 b3 (v2, 160 points each), service dns4 = $TOPO_VIP4:53/udp, key dns, l2"
 
 say "2. Load keyrouter on the router's ingress interface"
@@ -49,7 +51,7 @@ n=$(grep -cE '^lib(bpf|xdp):' "$TOPO_DIR/load.log")
 topo_vip_route blackhole   # what keyrouter does not route is dropped, not served
 
 say "3. Where does a name go?  (no traffic: keyrouter lookup)"
-run keyrouter lookup -c "$TOPO_DIR/dns.json" --service dns4 --addr www.example.kr.test
+run keyrouter lookup -c dns.json --service dns4 --addr www.example.kr.test
 printf '  $ dig @%s www.example.kr.test TXT   (from the client, through the router)\n' "$TOPO_VIP4"
 printf '    answered by %s\n' "$(topo_exec "$TOPO_C" dig +short +time=2 +tries=1 @$TOPO_VIP4 www.example.kr.test TXT)"
 
@@ -83,8 +85,8 @@ echo "  keyrouter: $(jq -r '.counters | "seen \(.seen), routed \(.routed), dropp
 
 say "5. Migration: ring dns4 gets a 4th backend, half of the keys go to the new version"
 f=$("$KR" diff --old-config "$TOPO_DIR/dns.json" --new-config "$TOPO_DIR/dns-next.json" --ring dns4 --json | jq -r .moved)
-run keyrouter diff --old-config "$TOPO_DIR/dns.json" --new-config "$TOPO_DIR/dns-next.json" --ring dns4 --top 0
-kr ring stage dns4 -c "$TOPO_DIR/dns-next.json" --instance "$TOPO_INSTANCE"
+run keyrouter diff --old-config dns.json --new-config dns-next.json --ring dns4 --top 0
+kr ring stage dns4 -c dns-next.json --instance "$TOPO_INSTANCE"
 kr ring migrate dns4 --percent 50 --instance "$TOPO_INSTANCE"
 e2e_dns_batch "$TOPO_VIP4" "$TOPO_DIR/names" >"$TOPO_DIR/ans50"
 paste -d' ' "$TOPO_DIR/ans" "$TOPO_DIR/ans50" | awk -v f="$f" -v n=$NAMES '
@@ -94,19 +96,22 @@ paste -d' ' "$TOPO_DIR/ans" "$TOPO_DIR/ans50" | awk -v f="$f" -v n=$NAMES '
 		printf "  answered %d of %d names; %d changed backend = %.2f%%\n", a, n, m, 100 * m / n
 		printf "  predicted: 50%% of diff'"'"'s %.2f%% = %.2f%% (+-%.2f%%, 4 sigma for %d names)  %s\n",
 			100 * f, 100 * p, 100 * b, n, ((m / n - p) ^ 2 <= b * b) ? "OK" : "OUTSIDE THE BOUND"
-		for (i in to) if (to[i]) printf "  moved to b%s: %d\n", i, to[i]
+		for (i = 1; i <= 9; i++) if (to[i]) printf "  moved to b%s: %d%s\n", i, to[i], (to[i] == m && i == 4) ? " (all of them: only the new backend gains keys)" : ""
 	}'
 kr ring status --instance "$TOPO_INSTANCE"
 kr ring rollback dns4 --instance "$TOPO_INSTANCE"
+e2e_dns_batch "$TOPO_VIP4" "$TOPO_DIR/names" >"$TOPO_DIR/ansrb"
+echo "  after the rollback: $(paste -d' ' "$TOPO_DIR/ans" "$TOPO_DIR/ansrb" | awk '$2 == $4' | wc -l) of $NAMES names answered by their original backend again"
 
 say "6. Clean up"
+cd /
 topo_kr unload "$TOPO_R_IN" --instance "$TOPO_INSTANCE" >/dev/null 2>&1
 prefix=$TOPO_PREFIX inst=$TOPO_INSTANCE
 topo_teardown
 trap - EXIT INT TERM HUP
 left=$(ip netns list | grep -c "^$prefix" || true)
-pins=$( [ -e "/sys/fs/bpf/keyrouter/$inst" ] && echo present || echo none)
+pins=$(comm -13 <(echo "$BPFFS_BEFORE") <(find /sys/fs/bpf 2>/dev/null | sort) | wc -l)
 procs=$(pgrep -f "$prefix" | wc -l)
-echo "  namespaces left: $left, pins: $pins, processes: $procs"
+echo "  namespaces left: $left (links lived only inside them), new bpffs entries: $pins, processes: $procs"
 echo "  demo took $(( $(date +%s) - T0 )) s"
-[ "$left" = 0 ] && [ "$pins" = none ] && [ "$procs" = 0 ]
+[ "$left" = 0 ] && [ "$pins" = 0 ] && [ "$procs" = 0 ]

@@ -16,7 +16,7 @@ static void check_usage(FILE *f, const char *name)
 		"%s\n\n"
 		"Options:\n"
 		"  -c, --config FILE  the configuration (JSON with // and # comments,\n"
-		"                     see docs/config.md)\n"
+		"                     see docs/config.md); '-' = standard input\n"
 		"%s"
 		"  -h, --help         this text\n\n"
 		"Exit status: 0 valid, 1 invalid (every error printed as\n"

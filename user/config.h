@@ -98,7 +98,7 @@ struct kr_config {
 };
 
 /*
- * Load and validate FILE.  On success returns the configuration and *errs = NULL.
+ * Load and validate FILE ("-" = standard input).  On success returns the configuration and *errs = NULL.
  * On failure returns NULL and *errs = a malloc'd text, one error per line:
  *   FILE:LINE:COL: PATH: message        (or FILE: message when nothing is positioned)
  */

@@ -43,6 +43,11 @@ JSON
 	assert_output $'2001:db8::1\ndrain\ndrop\n124\n160'
 	run -0 $K config check -c "$BATS_TEST_TMPDIR/n.json"
 	assert_line --partial "valid: 3 rings, 5 services"
+	# and through standard input
+	run -0 bash -c "$K config show -c examples/keyrouter.json | $K config check -c -"
+	assert_line "<stdin>: valid: 3 rings, 5 services, instance edge1"
+	run -1 bash -c "echo '{ \"rings\": 1 }' | $K config check -c -"
+	assert_line "<stdin>:1:12: rings: expected an array, got an integer"
 }
 
 @test "--help explains; missing -c is a usage error" {
@@ -54,7 +59,9 @@ JSON
 
 @test "missing file" {
 	run -1 $K config check -c "$BATS_TEST_TMPDIR/nope.json"
-	assert_output --partial "couldn't open configuration file '$BATS_TEST_TMPDIR/nope.json': No such file or directory"
+	assert_line "keyrouter: couldn't open configuration file '$BATS_TEST_TMPDIR/nope.json': No such file or directory"
+	run -1 $K config check -c "$BATS_TEST_TMPDIR"
+	assert_line "keyrouter: couldn't read configuration file '$BATS_TEST_TMPDIR': Is a directory"
 }
 
 @test "bad JSON: line and column" {

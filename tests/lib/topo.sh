@@ -149,9 +149,12 @@ topo_create() {
 		topo_sysctl "$ns" net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
 			net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 || return 1
 	done
-	# client <-> router (keyrouter's ingress)
-	ip -n "$TOPO_C" link add c0 address $TOPO_C_MAC type veth \
-		peer name "$TOPO_R_IN" address $TOPO_R_IN_MAC netns "$TOPO_R" || return 1
+	# client <-> router (keyrouter's ingress).  Its ifindex is unique per run: ifindexes are
+	# per namespace, and keyrouter instances (pins in the host's bpffs) recorded by other
+	# runs must not look like "this interface already has keyrouter".
+	local pid=${TOPO_PREFIX//[^0-9]/}
+	ip -n "$TOPO_R" link add "$TOPO_R_IN" index $((100000 + ${pid:-$$} % 1000000)) \
+		address $TOPO_R_IN_MAC type veth peer name c0 address $TOPO_C_MAC netns "$TOPO_C" || return 1
 	# the backends' L2 segment: a bridge in its own namespace
 	ip -n "$TOPO_SW" link add br0 type bridge || return 1
 	ip -n "$TOPO_SW" link set br0 up
