@@ -318,9 +318,11 @@ static __always_inline int kr_core(void *ctx, const bool xdp)
 
 		st.ingress = skb->ifindex;
 		st.frame_len = skb->len;
-		/* headers in the linear part, so direct packet access sees them */
+		/* headers in the linear part, so direct packet access sees them; if the pull
+		 * fails the parser sees only the linear part: a truncated frame, passed and
+		 * counted as a parse error */
 		if (skb->data_end - skb->data < skb->len)
-			bpf_skb_pull_data(skb, skb->len < 256 ? skb->len : 256);
+			(void)bpf_skb_pull_data(skb, skb->len < 256 ? skb->len : 256);
 	}
 	act = kr_stage_parse(ctx, xdp, &st);
 	if (act != KR_ACT_CONTINUE)

@@ -49,12 +49,17 @@ static __always_inline void kr_mac_copy(__u8 *d, const __u8 *s)
 		d[i] = s[i];
 }
 
-/* Send out of `egress`: XDP_TX when it is the ingress device, else redirect. */
+#define KR_XDP_REDIRECT	4	/* XDP_REDIRECT */
+#define KR_TC_REDIRECT	7	/* TC_ACT_REDIRECT */
+
+/* Send out of `egress`: XDP_TX when it is the ingress device, else redirect.  (With flags
+ * 0 bpf_redirect() cannot fail; if it ever did, the rewritten packet is dropped.) */
 static __always_inline int kr_out(const bool xdp, __u32 egress, __u32 ingress)
 {
 	if (xdp && egress == ingress)
 		return KR_ACT_TX;
-	bpf_redirect(egress, 0);
+	if (bpf_redirect(egress, 0) != (xdp ? KR_XDP_REDIRECT : KR_TC_REDIRECT))
+		return KR_ACT_DROP;
 	return KR_ACT_REDIRECT;
 }
 
