@@ -92,17 +92,6 @@ setup() {
 	[ "$output" = "$(printf '%s\n' ready "${expect[@]}")" ]
 }
 
-@test "topo: teardown removes namespaces, processes and the state directory" {
-	local pids dir=$TOPO_DIR prefix=$TOPO_PREFIX
-	pids=$(for ns in "${TOPO_B[@]}"; do ip netns pids "$ns"; done)
-	[ -n "$pids" ]
-	topo_teardown
-	run ip netns list
-	[[ "$output" != *"$prefix"* ]]
-	for p in $pids; do [ ! -d "/proc/$p" ] || { echo "pid $p survived"; return 1; }; done
-	[ ! -e "$dir" ]
-}
-
 @test "topo: a script killed with SIGTERM mid-run removes its namespaces, pins and processes" {
 	local script=$BATS_TEST_TMPDIR/victim.sh out=$BATS_TEST_TMPDIR/victim.out pid prefix
 	cat >"$script" <<-EOS
@@ -130,4 +119,15 @@ setup() {
 	[ "$(ip netns list | grep -c "^$prefix-")" = 0 ]
 	[ ! -e "/sys/fs/bpf/keyrouter/$inst" ]
 	! pgrep -f "/tmp/$prefix" >/dev/null
+}
+
+@test "topo: teardown removes namespaces, processes and the state directory" {
+	local pids dir=$TOPO_DIR prefix=$TOPO_PREFIX
+	pids=$(for ns in "${TOPO_B[@]}"; do ip netns pids "$ns"; done)
+	[ -n "$pids" ]
+	topo_teardown
+	run ip netns list
+	[[ "$output" != *"$prefix"* ]]
+	for p in $pids; do [ ! -d "/proc/$p" ] || { echo "pid $p survived"; return 1; }; done
+	[ ! -e "$dir" ]
 }
