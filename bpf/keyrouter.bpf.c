@@ -169,6 +169,34 @@ static __always_inline int kr_stage_service(struct kr_state *st)
 	return KR_ACT_CONTINUE;
 }
 
+static __always_inline void kr_trace(struct kr_state *st, int ring_rc)
+{
+	__u32 i;
+
+	if (!kr_cfg_trace)
+		return;
+	kr_trace_last.seq++;
+	kr_trace_last.status = KR_KEY_OK;
+	kr_trace_last.key_len = st->klen;
+	kr_trace_last.key_hash = st->hash;
+	kr_trace_last.ring_rc = ring_rc;
+	kr_trace_last.route = st->route;
+	for (i = 0; i < KR_KEY_BUF; i++)
+		kr_trace_last.key[i] = st->s->key[i];
+}
+
+/* A packet whose key was not found (status): recorded with an empty key. */
+static __always_inline void kr_trace_miss(int status)
+{
+	if (!kr_cfg_trace)
+		return;
+	kr_trace_last.seq++;
+	kr_trace_last.status = status;
+	kr_trace_last.key_len = 0;
+	kr_trace_last.key_hash = 0;
+	kr_trace_last.ring_rc = 0;
+}
+
 /* Copy len (1..KR_PAYLOAD_WINDOW) payload bytes at off to buf; 0 copies nothing. */
 static __always_inline long kr_load_window(void *ctx, const bool xdp, __u32 off, void *buf, __u64 len)
 {
@@ -195,6 +223,8 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 	rc &= 0xff;
 	if (rc == KR_KEY_OK && st->klen > KR_MAX_KEY_LEN)
 		rc = KR_KEY_TOO_LONG;
+	if (rc != KR_KEY_OK)
+		kr_trace_miss(rc);
 	switch (rc) {
 	case KR_KEY_OK:
 		st->hash = kr_crc32_key(st->s->key, st->klen);
@@ -209,22 +239,6 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 		st->cnt->bad_service++;
 		return kr_pass(st);
 	}
-}
-
-static __always_inline void kr_trace(struct kr_state *st, int ring_rc)
-{
-	__u32 i;
-
-	if (!kr_cfg_trace)
-		return;
-	kr_trace_last.seq++;
-	kr_trace_last.status = KR_KEY_OK;
-	kr_trace_last.key_len = st->klen;
-	kr_trace_last.key_hash = st->hash;
-	kr_trace_last.ring_rc = ring_rc;
-	kr_trace_last.route = st->route;
-	for (i = 0; i < KR_KEY_BUF; i++)
-		kr_trace_last.key[i] = st->s->key[i];
 }
 
 /* Ring slot, point, failover walk (kr_ring.h). */
@@ -304,9 +318,11 @@ static __always_inline int kr_core(void *ctx, const bool xdp)
 
 		st.ingress = skb->ifindex;
 		st.frame_len = skb->len;
-		/* headers in the linear part, so direct packet access sees them */
+		/* headers in the linear part, so direct packet access sees them; if the pull
+		 * fails the parser sees only the linear part: a truncated frame, passed and
+		 * counted as a parse error */
 		if (skb->data_end - skb->data < skb->len)
-			bpf_skb_pull_data(skb, skb->len < 256 ? skb->len : 256);
+			(void)bpf_skb_pull_data(skb, skb->len < 256 ? skb->len : 256);
 	}
 	act = kr_stage_parse(ctx, xdp, &st);
 	if (act != KR_ACT_CONTINUE)

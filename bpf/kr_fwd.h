@@ -49,12 +49,17 @@ static __always_inline void kr_mac_copy(__u8 *d, const __u8 *s)
 		d[i] = s[i];
 }
 
-/* Send out of `egress`: XDP_TX when it is the ingress device, else redirect. */
+#define KR_XDP_REDIRECT	4	/* XDP_REDIRECT */
+#define KR_TC_REDIRECT	7	/* TC_ACT_REDIRECT */
+
+/* Send out of `egress`: XDP_TX when it is the ingress device, else redirect.  (With flags
+ * 0 bpf_redirect() cannot fail; if it ever did, the rewritten packet is dropped.) */
 static __always_inline int kr_out(const bool xdp, __u32 egress, __u32 ingress)
 {
 	if (xdp && egress == ingress)
 		return KR_ACT_TX;
-	bpf_redirect(egress, 0);
+	if (bpf_redirect(egress, 0) != (xdp ? KR_XDP_REDIRECT : KR_TC_REDIRECT))
+		return KR_ACT_DROP;
 	return KR_ACT_REDIRECT;
 }
 
@@ -189,6 +194,12 @@ static __always_inline int kr_fwd_ipip(void *ctx, const bool xdp, __u32 ingress,
 		if (bpf_xdp_adjust_head(ctx, -delta))
 			return KR_ACT_FAIL;
 	} else {
+		/* A VLAN tag the device took out of the frame (skb metadata) would be put back
+		 * on the encapsulated frame: drop it too (only when no tag is left in the
+		 * frame, so the pop cannot move one and shift the headers we parsed). */
+		if (((struct __sk_buff *)ctx)->vlan_present && pkt->nvlan == 0 &&
+		    bpf_skb_vlan_pop(ctx))
+			return KR_ACT_FAIL;
 		if (bpf_skb_change_head(ctx, delta, 0))
 			return KR_ACT_FAIL;
 	}

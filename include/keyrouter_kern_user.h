@@ -186,8 +186,8 @@ struct kr_backend_stats {
 	__u64 bytes;
 };
 
-/* Debug trace of the last packet that reached key extraction, written only when the
- * program's .rodata flag `kr_cfg_trace` is set (tests, `lookup --via-kernel`). */
+/* Debug trace of the last packet that reached key extraction (key found or not), written
+ * only when the program's .rodata flag `kr_cfg_trace` is set (tests, parity checks). */
 struct kr_trace {
 	__u64 seq;		/* increments per traced packet */
 	__u32 status;		/* 0 key found; else enum kr_key_status */

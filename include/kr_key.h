@@ -76,7 +76,7 @@ struct kr_scan {
 	__u32 wlen;		/* valid window bytes */
 	__u32 pl_len;		/* payload length (may exceed the window) */
 	__u32 klen;		/* key bytes written (result) */
-	__u32 kstart;		/* memcache: step of the first key byte */
+	__u32 kstart;		/* memcache: window index of the first key byte */
 	__u32 rem;		/* dns: label bytes left; memcache: tokens to skip */
 	__u32 state;		/* memcache: KR_MC_* */
 	__u32 status;		/* enum kr_key_status when the scan stops */
@@ -255,7 +255,7 @@ static __always_inline int kr_key_dns(const struct kr_pkt *pkt, struct kr_scratc
 }
 
 /* memcache: scanner states */
-enum { KR_MC_SPACE = 1, KR_MC_SKIP = 2, KR_MC_KEY = 3 };
+enum { KR_MC_SPACE = 1, KR_MC_SKIP = 2 };
 
 #define KR_MC2(a, b)		(((__u64)(a) << 8) | (b))
 #define KR_MC3(a, b, c)		((KR_MC2(a, b) << 8) | (c))
@@ -295,52 +295,59 @@ static __always_inline int kr_mc_is_end(__u8 b)
 	return b == ' ' || b == '\t' || b == '\r' || b == '\n';
 }
 
-/* memcache: one byte of the command line after the command word. */
-static long kr_mc_step(__u32 i, void *ctx)
+/* memcache: find the key token: skip spaces, and for gat/gats the exptime token. */
+static long kr_mc_find_step(__u32 i, void *ctx)
 {
 	struct kr_scan *sc = (struct kr_scan *)ctx;
-	__u32 pos = sc->start + i, k;
+	__u32 pos = sc->start + i;
 	__u8 b;
 
-	if (pos >= sc->wlen) {
-		/* end of the window: the end of the payload ends a key token */
-		sc->status = sc->state == KR_MC_KEY && pos >= sc->pl_len ?
-			     KR_KEY_OK : KR_KEY_NOT_FOUND;
-		return 1;
-	}
+	if (pos >= sc->wlen)
+		return 1;				/* no key in the window */
 	b = KR_WIN(sc->s, pos);
+	if (b == '\r' || b == '\n')
+		return 1;				/* end of the command: no key */
 	if (sc->state == KR_MC_SPACE) {
 		if (kr_mc_is_space(b))
 			return 0;
-		if (b == '\r' || b == '\n')
-			return 1;
 		if (sc->rem) {
 			sc->state = KR_MC_SKIP;
 			return 0;
 		}
-		sc->state = KR_MC_KEY;
-		sc->kstart = i;
-	} else if (sc->state == KR_MC_SKIP) {
-		if (kr_mc_is_space(b)) {
-			sc->rem = 0;
-			sc->state = KR_MC_SPACE;
-		} else if (b == '\r' || b == '\n') {
-			return 1;
-		}
-		return 0;
-	}
-	/* KR_MC_KEY: the key token is steps kstart..i */
-	if (kr_mc_is_end(b)) {
-		sc->status = KR_KEY_OK;		/* at least one byte: kstart was not an end */
+		sc->kstart = pos;			/* the key's first byte */
+		sc->status = KR_KEY_OK;
 		return 1;
 	}
-	k = i - sc->kstart;
-	if (k >= KR_MAX_KEY_LEN) {
+	if (kr_mc_is_space(b)) {			/* end of the skipped token */
+		sc->rem = 0;
+		sc->state = KR_MC_SPACE;
+	}
+	return 0;
+}
+
+/* memcache: one byte of the key token (from kstart). */
+static long kr_mc_key_step(__u32 i, void *ctx)
+{
+	struct kr_scan *sc = (struct kr_scan *)ctx;
+	__u32 pos = sc->start + i;
+	__u8 b;
+
+	if (pos >= sc->wlen) {
+		/* the end of the payload ends the key; the end of the window does not */
+		sc->status = pos >= sc->pl_len ? KR_KEY_OK : KR_KEY_NOT_FOUND;
+		return 1;
+	}
+	b = KR_WIN(sc->s, pos);
+	if (kr_mc_is_end(b)) {
+		sc->status = KR_KEY_OK;
+		return 1;
+	}
+	if (i >= KR_MAX_KEY_LEN) {
 		sc->status = KR_KEY_TOO_LONG;
 		return 1;
 	}
-	KR_KEY(sc->s, k) = b;
-	sc->klen = k + 1;
+	KR_KEY(sc->s, i) = b;
+	sc->klen = i + 1;
 	return 0;
 }
 
@@ -379,11 +386,16 @@ static __always_inline int kr_key_memcache(const struct kr_pkt *pkt, struct kr_s
 	sc.s = s;
 	sc.start = end + 1;
 	sc.wlen = wlen;
-	sc.pl_len = pkt->pl_len;
 	sc.rem = skip;
 	sc.state = KR_MC_SPACE;
 	sc.status = KR_KEY_NOT_FOUND;
-	kr_loop(KR_PAYLOAD_WINDOW, kr_mc_step, &sc);
+	kr_loop(KR_PAYLOAD_WINDOW, kr_mc_find_step, &sc);
+	if (sc.status != KR_KEY_OK)
+		return KR_KEY_NOT_FOUND;
+	sc.start = sc.kstart;
+	sc.pl_len = pkt->pl_len;
+	sc.status = KR_KEY_TOO_LONG;
+	kr_loop(KR_KEY_BUF + 1, kr_mc_key_step, &sc);
 	*klen = sc.klen;
 	return sc.status;
 }

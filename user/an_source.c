@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Ring sources for the analytics commands: a backends file or a config ring. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <bpf/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,9 @@
 #include "analytics.h"
 #include "backends_file.h"
 #include "config.h"
+#include "image.h"
+#include "ops.h"
+#include "ops_kernel.h"
 
 int kr_an_parse_version(const char *opt, const char *arg, uint32_t *version, struct kr_err *err)
 {
@@ -41,6 +46,12 @@ int kr_an_src_check(const struct kr_an_src *s, const char *side, struct kr_err *
 {
 	const char *p = side ? side : "", *sp = side ? " " : "";
 
+	if (s->published && (s->backends || s->config))
+		return kr_errf(err, "%s%sring: the published ring excludes --backends and -c",
+			       p, sp);
+	if (s->published && (s->version || s->pm))
+		return kr_errf(err, "%s%sring: the published ring has its own version and "
+			       "point_multiple", p, sp);
 	if (s->published)
 		return 0;
 	if (s->backends && s->config)
@@ -157,9 +168,153 @@ static int config_ring(const struct kr_an_src *s, struct kr_backend_spec **out, 
 	b->pm_auto = r->pm_auto;
 	b->target_cv = r->target_cv;
 	snprintf(b->desc, sizeof(b->desc), "%.60s ring %.40s", s->config, r->name);
+	snprintf(b->name, sizeof(b->name), "%s", r->name);
 	ret = 0;
 out:
 	kr_config_free(cfg);
+	return ret;
+}
+
+/* ---- the published ring ------------------------------------------------------------ */
+
+/* The engine's view of a published image: the deduplicated points (kept duplicates
+ * dropped), backends from kr_backends by the image's global ids, weights from the points
+ * each backend has in the image (weight * point_multiple, duplicates included). */
+static int image_to_ring(const void *buf, int backends_fd, struct kr_ring **out,
+			 struct kr_err *err)
+{
+	const struct kr_image_hdr *h = buf;
+	const char *base = buf;
+	const uint32_t *bt = (const uint32_t *)(base + (size_t)h->bt_chunk * KR_CHUNK_BYTES);
+	struct kr_ring *r = calloc(1, sizeof(*r));
+	uint64_t *count = NULL;
+	uint32_t n = 0, prev = 0;
+
+	if (!r)
+		return kr_errf(err, "out of memory");
+	r->hash = malloc((h->npoints ? h->npoints : 1) * sizeof(*r->hash));
+	r->backend = malloc((h->npoints ? h->npoints : 1) * sizeof(*r->backend));
+	r->backends = calloc(h->nbackends ? h->nbackends : 1, sizeof(*r->backends));
+	count = calloc(h->nbackends ? h->nbackends : 1, sizeof(*count));
+	if (!r->hash || !r->backend || !r->backends || !count) {
+		kr_errf(err, "out of memory");
+		goto fail;
+	}
+	for (uint32_t i = 0; i < h->npoints; i++) {
+		const struct kr_point *p = (const struct kr_point *)(base +
+			(size_t)(h->pt_chunk + (i >> KR_PTS_SHIFT)) * KR_CHUNK_BYTES) +
+			(i & (KR_PTS_PER_CHUNK - 1));
+		uint32_t hash = kr_point_hash(p);
+
+		if (p->backend >= h->nbackends) {
+			kr_errf(err, "published image: point %u names backend %u of %u", i,
+				p->backend, h->nbackends);
+			goto fail;
+		}
+		count[p->backend]++;
+		if (i && hash == prev)
+			continue;	/* a duplicate kept after its winner */
+		prev = hash;
+		r->hash[n] = hash;
+		r->backend[n++] = p->backend;
+	}
+	for (uint32_t b = 0; b < h->nbackends; b++) {
+		struct kr_backend v;
+		struct kr_sockaddr *a = &r->backends[b].addr;
+
+		if (bpf_map_lookup_elem(backends_fd, &bt[b], &v)) {
+			kr_errf(err, "published image: backend id %u not in kr_backends: %s", bt[b],
+				strerror(errno));
+			goto fail;
+		}
+		a->family = v.family;
+		a->port = ntohs(v.port);
+		memcpy(a->ip, v.addr, v.family == 4 ? 4 : 16);
+		r->backends[b].weight = h->point_multiple ?
+			(uint32_t)(count[b] / h->point_multiple) : 0;
+	}
+	r->version = h->ring_version;
+	r->point_multiple = h->point_multiple;
+	r->nbackends = h->nbackends;
+	r->npoints = n;
+	r->ndups = h->ndups;
+	r->digest = h->digest;
+	r->stats.generated = h->npoints;
+	free(count);
+	*out = r;
+	return 0;
+fail:
+	free(count);
+	kr_ring_free(r);
+	return -1;
+}
+
+static int kr_an_src_published(const struct kr_an_src *s, struct kr_an_built *out,
+			       struct kr_err *err)
+{
+	struct kr_inst in;
+	struct kr_ops_maps m;
+	__u64 ctl = 0;
+	void *buf = NULL;
+	size_t size = 0;
+	int id, ret = -1;
+	uint32_t slot;
+
+	if (!s->ring)
+		return kr_errf(err, "the published ring needs a name: --ring NAME");
+	if (kr_ops_inst_open(&in, s->instance, s->pin_dir))
+		return kr_errf(err, "couldn't open the instance '%s' (see above)",
+			       s->instance ? s->instance : KR_OPS_DEFAULT_INSTANCE);
+	if (kr_ops_maps_open(&in, &m)) {
+		kr_errf(err, "couldn't open the maps of instance '%s' (see above)", in.name);
+		goto out_inst;
+	}
+	id = kr_ops_ring_find(&in, s->ring);
+	if (id < 0) {
+		kr_errf(err, "instance '%s' has no ring named '%s'", in.name, s->ring);
+		goto out;
+	}
+	if (kr_ops_ctl_read(&m, (uint32_t)id, &ctl)) {
+		kr_errf(err, "couldn't read the control word of ring '%s'", s->ring);
+		goto out;
+	}
+	slot = kr_ctl_active(ctl);
+	if (kr_ops_slot_image(&m, (uint32_t)id, slot, &buf, &size) || !buf ||
+	    kr_image_check(buf, size, err)) {
+		if (!buf)
+			kr_errf(err, "ring '%s' of instance '%s' has nothing published in its active "
+				"slot %u", s->ring, in.name, slot);
+		else
+			kr_err_prefix(err, "ring '%s' of instance '%s', slot %u", s->ring, in.name,
+				      slot);
+		goto out;
+	}
+	if (image_to_ring(buf, m.backends, &out->ring, err))
+		goto out;
+	out->rank = kr_an_tie_rank(out->ring->backends, out->ring->nbackends,
+				   out->ring->version);
+	if (!out->rank) {
+		kr_errf(err, "out of memory");
+		goto out;
+	}
+	{
+		char d[64];
+		const struct kr_image_hdr *h = buf;
+
+		snprintf(out->name, sizeof(out->name), "%s", s->ring);
+		snprintf(out->desc, sizeof(out->desc), "published ring %.40s of instance %.40s "
+			 "(slot %u, generation %llu, %s)", s->ring, in.name, slot,
+			 (unsigned long long)h->generation,
+			 kr_ring_describe(out->ring, d, sizeof(d)));
+	}
+	ret = 0;
+out:
+	if (ret)
+		kr_an_built_free(out);
+	free(buf);
+	kr_ops_maps_close(&m);
+out_inst:
+	kr_ops_inst_close(&in);
 	return ret;
 }
 
@@ -171,9 +326,7 @@ int kr_an_src_build(const struct kr_an_src *s, struct kr_an_built *out, struct k
 
 	memset(out, 0, sizeof(*out));
 	if (s->published)
-		return kr_errf(err, "comparing with what is published needs the pinned state of "
-			       "`keyrouter apply` (operations), which this build does not read "
-			       "yet: give the ring with --backends or -c instead");
+		return kr_an_src_published(s, out, err);
 	if (s->config) {
 		uint32_t cv, cpm;
 
@@ -245,8 +398,15 @@ int kr_config_auto_point_multiple(const struct kr_cfg_ring *ring, double target_
 	}
 	e = kr_an_auto_point_multiple(w, rank, ring->nbackends, target_cv, &m);
 	if (e == -EDOM) {
-		snprintf(errbuf, errlen, "target_cv %g cannot be reached by this ring (32-bit "
-			 "collisions; see `keyrouter plan`)", target_cv);
+		struct kr_an_plan_req req = { .weight = w, .rank = rank, .n = ring->nbackends,
+					      .target = KR_AN_TARGET_CV, .value = target_cv };
+		struct kr_an_plan plan;
+
+		kr_an_plan(&req, &plan);
+		snprintf(errbuf, errlen, "target_cv %g cannot be reached by this ring: the best is "
+			 "%.6g at point_multiple %llu (within the %u-point limit; 32-bit collisions "
+			 "grow with more points; see `keyrouter plan`)", target_cv, plan.best_value,
+			 (unsigned long long)plan.m_best, KR_MAX_POINTS);
 		goto out;
 	}
 	if (e) {

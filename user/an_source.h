@@ -19,14 +19,17 @@ struct kr_an_src {
 	const char *ring;	/* --ring NAME */
 	uint32_t version;	/* 0 = not given */
 	uint32_t pm;		/* 0 = not given */
-	int published;		/* "what is published" (needs the ops state; not yet) */
+	int published;		/* the ring published in an instance (its active slot) */
+	const char *instance;	/* with published: --instance NAME (default "default") */
+	const char *pin_dir;	/* with published: --pin-dir DIR */
 };
 
 /* A built ring and what analytics needs around it. */
 struct kr_an_built {
 	struct kr_ring *ring;
-	char desc[128];		/* "backends.txt (v2 point_multiple=16)" / "x.json ring web (..)" */
+	char desc[256];		/* "backends.txt (v2 point_multiple=16)" / "x.json ring web (..)" */
 	uint32_t *rank;		/* tie rank of each backend: v1 index order, v2 by address */
+	char name[64];		/* the config ring's name ("" for a backends file) */
 	int pm_auto;		/* the config said "point_multiple": "auto" */
 	double target_cv;	/* with pm_auto */
 };

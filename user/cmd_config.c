@@ -6,27 +6,30 @@
 #include <string.h>
 #include "cmd.h"
 #include "config.h"
+#include "image.h"
 #include "log.h"
 
 static void check_usage(FILE *f, const char *name)
 {
 	fprintf(f,
-		"Usage: keyrouter config %s -c FILE%s\n\n"
+		"Usage: keyrouter config %s -c FILE %s\n\n"
 		"%s\n\n"
 		"Options:\n"
 		"  -c, --config FILE  the configuration (JSON with // and # comments,\n"
-		"                     see docs/config.md)\n"
+		"                     see docs/config.md); '-' = standard input\n"
 		"%s"
 		"  -h, --help         this text\n\n"
 		"Exit status: 0 valid, 1 invalid (every error printed as\n"
 		"FILE:LINE:COL: JSON.PATH: message), 2 usage error.\n",
-		name, !strcmp(name, "show") ? " [--json]" : "",
+		name, !strcmp(name, "show") ? "[--json]" : "[--build]",
 		!strcmp(name, "show") ?
 			"Validates the configuration and prints it normalized (every default\n"
 			"filled in, addresses in canonical form) as JSON." :
 			"Validates the configuration without touching the kernel and prints a\n"
 			"summary: rings (backends, points, estimated kernel memory) and services.",
-		!strcmp(name, "show") ? "      --json         JSON output (the default)\n" : "");
+		!strcmp(name, "show") ? "      --json         JSON output (the default)\n" :
+		"      --build        also build every ring and its kernel image (in memory):\n"
+		"                     points after dedup, ring digest, exact image size\n");
 }
 
 /* "12.0 KiB", "1.50 MiB", "2.25 GiB" */
@@ -70,12 +73,49 @@ static void print_summary(const struct kr_config *cfg)
 			snprintf(vip, sizeof(vip), s->vip.family == 6 ? "[%s]" : "%s", ip);
 		printf("service %s: %s:%u/udp key %s ring %s", s->name, vip, s->port,
 		       kr_key_type_name(s->key.type), cfg->rings[s->ring].name);
-		for (uint32_t t = 0; t < s->nsubset; t++)
-			printf("%s%s", t ? "," : " subset ", s->subset[t]);
+		if (s->nsubset) {
+			const struct kr_cfg_ring *r = &cfg->rings[s->ring];
+			uint32_t in = 0;
+
+			for (uint32_t t = 0; t < s->nsubset; t++)
+				printf("%s%s", t ? "," : " subset ", s->subset[t]);
+			for (uint32_t b = 0; b < r->nbackends; b++)
+				in += kr_cfg_in_subset(s, &r->backends[b]);
+			printf(" (%u of %u backends)", in, r->nbackends);
+		}
 		printf(" forward %s\n", s->fwd.mode == KR_FWD_L2 ? "l2" : "ipip");
 	}
 	printf("kernel memory of the ring images (estimate, before dedup): %s\n",
 	       human_bytes(total, hb, sizeof(hb)));
+}
+
+/* --build: every ring through the engine and the image encoder, as apply would. */
+static int build_rings(const struct kr_config *cfg)
+{
+	struct kr_image img = { 0 };
+	struct kr_ring *r = NULL;
+	struct kr_err err;
+	char hb[32];
+
+	for (uint32_t i = 0; i < cfg->nrings; i++) {
+		if (kr_config_ring_build(cfg, i, &r, &err)) {
+			fprintf(stderr, "keyrouter: %s\n", err.msg);
+			return 1;
+		}
+		if (kr_image_encode(&img, r, NULL, &err)) {
+			fprintf(stderr, "keyrouter: %s: ring '%s': %s\n", cfg->file,
+				cfg->rings[i].name, err.msg);
+			kr_ring_free(r);
+			return 1;
+		}
+		printf("built %s: points %u (duplicates %u) digest %08x image %s "
+		       "build %.3f ms\n", cfg->rings[i].name, r->npoints, r->ndups, r->digest,
+		       human_bytes(img.size, hb, sizeof(hb)), r->stats.build_ns / 1e6);
+		kr_image_free(&img);
+		kr_ring_free(r);
+		r = NULL;
+	}
+	return 0;
 }
 
 static int config_cmd(int argc, char **argv, bool show)
@@ -83,13 +123,14 @@ static int config_cmd(int argc, char **argv, bool show)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "build", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	const char *file = NULL;
 	struct kr_config *cfg;
 	char *errs = NULL, *json;
-	int o;
+	int o, build = 0, ret = 0;
 
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
@@ -103,6 +144,14 @@ static int config_cmd(int argc, char **argv, bool show)
 					"(use config show)\n");
 				return 2;
 			}
+			break;
+		case 'b':
+			if (show) {
+				fprintf(stderr, "keyrouter: config show has no --build "
+					"(use config check)\n");
+				return 2;
+			}
+			build = 1;
 			break;
 		case 'h':
 			check_usage(stdout, argv[0]);
@@ -132,9 +181,11 @@ static int config_cmd(int argc, char **argv, bool show)
 		free(json);
 	} else {
 		print_summary(cfg);
+		if (build)
+			ret = build_rings(cfg);
 	}
 	kr_config_free(cfg);
-	return 0;
+	return ret;
 }
 
 static int cmd_config_check(int argc, char **argv)

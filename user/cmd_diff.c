@@ -28,13 +28,16 @@ static const char diff_help[] =
 	"  --point-multiple N, --old-point-multiple N, --new-point-multiple N\n"
 	"  -c/--config FILE, --old-config FILE, --new-config FILE\n"
 	"  --ring NAME, --old-ring NAME, --new-ring NAME\n"
-	"  --old-published         the ring as published by `keyrouter apply` (not yet\n"
-	"                          supported: this build reports an error)\n"
+	"  --old-published        the ring published by `keyrouter apply` in an instance (its\n"
+	"                         active slot): the bill of applying NEW.  With\n"
+	"  --instance NAME        (default \"default\") or --pin-dir DIR; the ring's name is\n"
+	"                         --ring/--old-ring, or the new config ring's name\n"
 	"Examples:\n"
 	"  diff --version v2 --old-backends a.txt --new-backends b.txt      (membership)\n"
 	"  diff --backends a.txt --old-version v1 --new-version v2 --new-point-multiple 16\n"
 	"  diff -c keyrouter.json --old-ring web --new-ring web-next\n"
 	"  diff --old-config old.json --new-config new.json --ring web\n"
+	"  diff --old-published -c new.json --ring web                      (before apply)\n"
 	"Output:\n"
 	"  --json                 one JSON object (every backend that lost or gained keys)\n"
 	"  --top N                list the N backends with most keys lost + gained (default\n"
@@ -47,7 +50,7 @@ enum {
 	OPT_PM, OPT_OLD_PM, OPT_NEW_PM,
 	OPT_OLD_CONFIG, OPT_NEW_CONFIG,
 	OPT_RING, OPT_OLD_RING, OPT_NEW_RING,
-	OPT_OLD_PUBLISHED, OPT_JSON, OPT_TOP,
+	OPT_OLD_PUBLISHED, OPT_JSON, OPT_TOP, OPT_INSTANCE, OPT_PIN_DIR,
 };
 
 struct diff_opts {
@@ -63,11 +66,11 @@ static void diff_merge(struct kr_an_src *s, const struct kr_an_src *both)
 		s->backends = both->backends;
 		s->config = both->config;
 	}
-	if (!s->version)
+	if (!s->version && !s->published)
 		s->version = both->version;
-	if (!s->pm)
+	if (!s->pm && !s->published)
 		s->pm = both->pm;
-	if (!s->ring)
+	if (!s->ring && (s->config || s->published))
 		s->ring = both->ring;
 }
 
@@ -104,6 +107,12 @@ static int diff_opt(struct diff_opts *o, int c, const char *arg, struct kr_err *
 	case OPT_OLD_PUBLISHED:
 		s->published = 1;
 		return 0;
+	case OPT_INSTANCE:
+		o->side[0].instance = arg;
+		return 0;
+	case OPT_PIN_DIR:
+		o->side[0].pin_dir = arg;
+		return 0;
 	case OPT_VERSION: case OPT_OLD_VERSION: case OPT_NEW_VERSION:
 		return kr_an_parse_version(vname[which], arg, &s->version, err);
 	case OPT_PM: case OPT_OLD_PM: case OPT_NEW_PM:
@@ -136,6 +145,8 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 		{ "old-ring", required_argument, NULL, OPT_OLD_RING },
 		{ "new-ring", required_argument, NULL, OPT_NEW_RING },
 		{ "old-published", no_argument, NULL, OPT_OLD_PUBLISHED },
+		{ "instance", required_argument, NULL, OPT_INSTANCE },
+		{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "help", no_argument, NULL, 'h' },
@@ -167,6 +178,10 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 	diff_merge(&o->side[1], &o->both);
 	if (kr_an_src_check(&o->side[0], "old", &err) || kr_an_src_check(&o->side[1], "new", &err))
 		goto usage_err;
+	if ((o->side[0].instance || o->side[0].pin_dir) && !o->side[0].published) {
+		kr_errf(&err, "--instance and --pin-dir apply to --old-published only");
+		goto usage_err;
+	}
 	return -1;
 usage_err:
 	pr_warn("keyrouter: diff: %s\n", err.msg);
@@ -445,7 +460,9 @@ static int cmd_diff(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	ret = 1;
-	for (int s = 0; s < 2; s++) {
+	for (int s = 1; s >= 0; s--) {	/* new first: a published old ring may take its name */
+		if (s == 0 && o.side[0].published && !o.side[0].ring && b[1].name[0])
+			o.side[0].ring = b[1].name;
 		if (kr_an_src_build(&o.side[s], &b[s], &err)) {
 			pr_warn("keyrouter: diff: %s ring: %s\n", s ? "new" : "old", err.msg);
 			goto out;

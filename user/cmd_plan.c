@@ -637,7 +637,7 @@ static void print_text(const struct plan_opts *o, const struct shape *s,
 		       "(8 B/point), x%u rings = %s\n", 100 * classic.cv_total,
 		       B(classic.mem.image_bytes, 0), B(classic.mem.v1_bytes, 1), o->rings,
 		       B(classic.mem.v1_bytes * o->rings, 2));
-	if (opt_m)
+	if (opt_m && opt_cv > 0)
 		printf("optimum     the lowest theoretical CV is %.4f%% at point_multiple %llu; "
 		       "beyond it 32-bit collisions make the ring worse\n", 100 * opt_cv,
 		       (unsigned long long)opt_m);
@@ -740,7 +740,7 @@ static int cmd_plan(int argc, char **argv)
 	kr_an_optimum(s.w, s.rank, s.n, KR_AN_THEORY_MAX_POINTS / s.wsum, &opt_m, &opt_cv);
 	if (opt_m > o.kmax)
 		opt_m = 0;	/* off the table */
-	if (!o.no_table || o.plot || o.json) {
+	if (!o.no_table || o.plot) {
 		if (rows_build(&o, &s, &plan, opt_m, &rows, &nr)) {
 			pr_warn("keyrouter: plan: out of memory\n");
 			goto out;

@@ -30,7 +30,8 @@ static const char build_help[] =
 	"\n"
 	"Builds the ketama ring and its kernel image (without touching the kernel) and prints\n"
 	"one line: the ring format, backends, points, removed duplicates, the ring digest,\n"
-	"the build time and the peak memory of the build, and the image size.\n"
+	"the build time (CPU time: the build runs on one thread), its peak memory, and the\n"
+	"kernel image (chunks, size, bucket index).\n"
 	"\n" KR_RING_OPTS_HELP
 	"Other:\n"
 	"  -h, --help             this text\n";
@@ -192,7 +193,7 @@ static int cmd_ring_build(int argc, char **argv)
 		kr_ring_free(r);
 		return 1;
 	}
-	printf("ring %s: backends %u, points %u, duplicates %u, digest %08x, build %.3f ms, "
+	printf("ring %s: backends %u, points %u, duplicates %u, digest %08x, build %.3f ms CPU, "
 	       "peak memory %.1f bytes/point (%.1f MiB), image %u chunks (%.1f MiB, "
 	       "%u bucket bits, largest bucket %u points, encoded in %.3f ms)\n",
 	       kr_ring_describe(r, d, sizeof(d)), r->nbackends, r->npoints, r->ndups, r->digest,

@@ -1272,26 +1272,23 @@ out:
 	return c.cfg;
 }
 
-struct kr_config *kr_config_load(const char *file, char **errs)
-{
-	struct kr_config *cfg = NULL;
-	char *buf = NULL, line[512];
-	size_t len = 0, cap = 0, n;
-	FILE *f = fopen(file, "r");
+#define KR_CFG_MAX_FILE (256u << 20)	/* 65536 backends x 16 rings is ~60 MiB of JSON */
 
-	*errs = NULL;
-	if (!f) {
-		snprintf(line, sizeof(line), "couldn't open configuration file '%s': %s\n", file,
-			 strerror(errno));
-		*errs = strdup(line);
-		return NULL;
-	}
+/* The whole stream into a malloc'd buffer; -1 with errno on failure. */
+static int read_all(FILE *f, char **out, size_t *outlen)
+{
+	size_t len = 0, cap = 0, n;
+	char *buf = NULL, *nb;
+
 	for (;;) {
 		if (len + 65536 + 1 > cap) {
-			char *nb = realloc(buf, cap = cap * 2 + 65536 + 1);
-
-			if (!nb)
-				break;
+			cap = cap * 2 + 65536 + 1;
+			nb = cap > KR_CFG_MAX_FILE + 65536 + 1 ? NULL : realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				errno = cap > KR_CFG_MAX_FILE ? EFBIG : ENOMEM;
+				return -1;
+			}
 			buf = nb;
 		}
 		n = fread(buf + len, 1, cap - len - 1, f);
@@ -1299,14 +1296,42 @@ struct kr_config *kr_config_load(const char *file, char **errs)
 		if (n == 0)
 			break;
 	}
-	if (ferror(f) || !buf) {
-		snprintf(line, sizeof(line), "couldn't read configuration file '%s': %s\n", file,
-			 strerror(errno ? errno : ENOMEM));
+	if (ferror(f)) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+struct kr_config *kr_config_load(const char *file, char **errs)
+{
+	bool std_in = !strcmp(file, "-");
+	const char *name = std_in ? "<stdin>" : file;
+	struct kr_config *cfg = NULL;
+	FILE *f = std_in ? stdin : fopen(file, "r");
+	char *buf = NULL, line[512];
+	size_t len = 0;
+
+	*errs = NULL;
+	if (!f) {
+		snprintf(line, sizeof(line), "keyrouter: couldn't open configuration file '%s': "
+			 "%s\n", file, strerror(errno));
+		*errs = strdup(line);
+		return NULL;
+	}
+	errno = 0;
+	if (read_all(f, &buf, &len)) {
+		snprintf(line, sizeof(line), "keyrouter: couldn't read configuration file '%s': "
+			 "%s\n", name, errno == EFBIG ? "larger than 256 MiB" :
+			 strerror(errno ? errno : EIO));
 		*errs = strdup(line);
 	} else {
-		cfg = kr_config_parse(file, buf, len, errs);
+		cfg = kr_config_parse(name, buf, len, errs);
 	}
-	fclose(f);
+	if (!std_in)
+		fclose(f);
 	free(buf);
 	return cfg;
 }
@@ -1403,9 +1428,9 @@ static json_t *ring_json(const struct kr_cfg_ring *r)
 
 	json_object_set_new(o, "name", json_string(r->name));
 	json_object_set_new(o, "format", json_string(r->format == 1 ? "v1" : "v2"));
+	/* "auto": the planner's answer, pinned (target_cv is only valid next to "auto", and
+	 * the normalized file must load again and give the very same ring). */
 	json_object_set_new(o, "point_multiple", json_integer(r->point_multiple));
-	if (r->pm_auto)
-		json_object_set_new(o, "target_cv", json_real(r->target_cv));
 	for (uint32_t i = 0; i < r->nbackends; i++)
 		json_array_append_new(bs, backend_json(r, &r->backends[i]));
 	json_object_set_new(o, "backends", bs);

@@ -28,23 +28,13 @@
 
 #define KR_CFG_NAME_MAX		63	/* ring/service/instance names: [A-Za-z0-9_.-] */
 #define KR_CFG_MAX_TAGS		64	/* distinct tags per ring (a 64-bit mask) */
-#define KR_CFG_MAX_SERVICES	4096
+#define KR_CFG_MAX_SERVICES	KR_MAX_SERVICES	/* = the kernel map kr_services (1024) */
 #define KR_CFG_MAX_ERRORS	50
 #define KR_CFG_DEFAULT_PM	160	/* points per weight unit: v1 always, v2 default */
 #define KR_CFG_IFNAMSIZ		16
 
-/* As in the data path's section of keyrouter_kern_user.h (see keyform.h). */
-#ifndef KR_SVC_F_PAYLOAD_DELIM
-enum kr_fwd_mode {
-	KR_FWD_L2 = 1,		/* rewrite MACs, XDP_TX / redirect (backends own the VIP) */
-	KR_FWD_IPIP = 2,	/* encapsulate to the backend address */
-};
-
-enum kr_policy {
-	KR_POLICY_PASS = 0,
-	KR_POLICY_DROP = 1,
-};
-#endif
+/* enum kr_fwd_mode (KR_FWD_L2, KR_FWD_IPIP) and enum kr_policy (KR_POLICY_PASS, _DROP)
+ * are the data path's, in keyrouter_kern_user.h. */
 
 struct kr_cfg_backend {
 	struct kr_sockaddr addr;	/* ip + port (engine's parser, user/addr.h) */
@@ -108,7 +98,7 @@ struct kr_config {
 };
 
 /*
- * Load and validate FILE.  On success returns the configuration and *errs = NULL.
+ * Load and validate FILE ("-" = standard input).  On success returns the configuration and *errs = NULL.
  * On failure returns NULL and *errs = a malloc'd text, one error per line:
  *   FILE:LINE:COL: PATH: message        (or FILE: message when nothing is positioned)
  */

@@ -26,26 +26,13 @@
 #include <stdint.h>
 #include "keyrouter_kern_user.h"
 
-#define KR_QUIC_MAX_CID		20	/* RFC 9000: connection IDs are 0..20 bytes */
+#define KR_QUIC_MAX_CID		20	/* RFC 9000: connection IDs are 0..20 bytes (0: no key) */
 #define KR_DNS_MAX_LABEL	63
 #define KR_DNS_MAX_NAME		255	/* wire bytes, final zero label included */
 #define KR_PAYLOAD_MAX		65507	/* largest UDP payload over IPv4 */
 
-/*
- * The extractor enums belong to the data path's shared header (keyrouter_kern_user.h,
- * the kr_service map value).  Until that section is there, the same definitions (same
- * names and values) are made here; KR_SVC_F_PAYLOAD_DELIM marks that section.
- */
-#ifndef KR_SVC_F_PAYLOAD_DELIM
-enum kr_key_type {
-	KR_KEY_TUPLE = 1,
-	KR_KEY_PAYLOAD = 2,
-	KR_KEY_DNS = 3,
-	KR_KEY_MEMCACHE = 4,
-	KR_KEY_QUIC = 5,
-};
-#define KR_MAX_PAYLOAD_OFFSET	256	/* payload extractor: largest offset */
-#endif
+/* enum kr_key_type (KR_KEY_TUPLE .. KR_KEY_QUIC) and KR_MAX_PAYLOAD_OFFSET are the data
+ * path's, in keyrouter_kern_user.h (the kr_service map value). */
 #define KR_KEY_NONE ((enum kr_key_type)0)	/* no extractor (hex keys) */
 
 /* A key extractor and its parameters (one per service). */

@@ -111,6 +111,10 @@ JSON
 	a=$($K ring build --backends "$T/b4.txt" --version v2 --point-multiple "$pm")
 	run -0 $K analyze -c "$T/c.json" --ring auto
 	assert_line "            point_multiple \"auto\" for target_cv 0.02: $pm"
+	# a target no point_multiple reaches is a config error that says how close it gets
+	sed 's/"target_cv": 0.02/"target_cv": 0.00001/' "$T/c.json" > "$T/c3.json"
+	run -1 $K analyze -c "$T/c3.json" --ring auto
+	assert_output --regexp 'c3.json:2:[0-9]+: rings\[0\].point_multiple: "auto": target_cv 1e-05 cannot be reached by this ring: the best is 0\.[0-9]+ at point_multiple [0-9]+'
 }
 
 @test "diff of a ring with itself, and v1 vs v2 at 160 without collisions, is 0" {
@@ -159,8 +163,6 @@ JSON
 	assert_output --partial "bad --new-version 'v9': expected v1 or v2"
 	run -2 $K diff --backends "$T/b10.txt" --version v2 --top -1
 	assert_output --partial "bad --top '-1'"
-	run -1 $K diff --old-published --new-backends "$T/b10.txt" --version v2
-	assert_output --partial "old ring: comparing with what is published needs the pinned state"
 	run -1 $K diff --old-backends "$T/b10.txt" --new-backends "$T/none.txt" --version v2
 	assert_output --partial "new ring:"
 	assert_output --partial "none.txt"
@@ -224,4 +226,67 @@ JSON
 	assert_output --partial "--servers 11 but"
 	run -1 $K plan --servers 10 --target-cv 5% --plot /nonexistent/dir/p.svg --no-table
 	assert_output --partial "couldn't write the plot '/nonexistent/dir/p.svg'"
+}
+
+# ---- diff against what is published (a real instance: XDP generic on a veth in a netns) --
+
+pub_up() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	[ -f build/bpf/keyrouter.bpf.o ] || skip "no build/bpf/keyrouter.bpf.o"
+	NS=kr-an-$$-$BATS_TEST_NUMBER
+	INST=kr-an-$$-$BATS_TEST_NUMBER
+	ip netns add "$NS"
+	ip -n "$NS" link add d0 type veth peer name d1
+	ip -n "$NS" link set d0 up
+	ip -n "$NS" link set d1 up
+	cat > "$T/pub.json" <<JSON
+{ "instance": "$INST",
+  "rings": [ { "name": "web", "format": "v2", "point_multiple": 100, "backends": [
+    { "address": "10.0.0.1:443", "weight": 1 }, { "address": "10.0.0.2:443", "weight": 2 },
+    { "address": "10.0.0.3:443", "weight": 3 }, { "address": "10.0.0.4:443", "weight": 4 } ] } ],
+  "services": [ { "name": "s", "vip": "10.9.9.9", "port": 53, "key": { "type": "payload" },
+    "ring": "web", "forward": { "mode": "ipip", "source4": "10.9.9.1" } } ] }
+JSON
+	nsenter --net="/run/netns/$NS" $K load d0 -c "$T/pub.json" --mode generic 3>&-
+}
+
+pub_down() {
+	[ -n "${NS:-}" ] || return 0
+	nsenter --net="/run/netns/$NS" $K unload d0 --instance "$INST" >/dev/null 2>&1 3>&-
+	ip netns del "$NS" 2>/dev/null
+	[ -z "${INST:-}" ] || rm -rf "/sys/fs/bpf/keyrouter/$INST"
+}
+
+teardown() {
+	pub_down
+}
+
+@test "diff --old-published: the bill of applying a config, before applying it" {
+	pub_up
+	# what is published = the config: nothing moves
+	run -0 $K diff --old-published -c "$T/pub.json" --instance "$INST"
+	assert_line --regexp "^old       published ring web of instance $INST \(slot [01], generation [0-9]+, v2 point_multiple=100\): 4 backends, 1000 points$"
+	assert_line --regexp '^moved     0.000000% of the key space'
+	# a fifth backend: the same bill as config against config, to the key
+	sed 's/{ "address": "10.0.0.4:443", "weight": 4 }/&, { "address": "10.0.0.5:443", "weight": 2 }/' \
+		"$T/pub.json" > "$T/pub2.json"
+	run -0 $K diff --old-config "$T/pub.json" --new-config "$T/pub2.json" --json
+	want=$(echo "$output" | jq .moved_keys)
+	[ "$want" -gt 0 ]
+	run -0 $K diff --old-published -c "$T/pub2.json" --instance "$INST" --json
+	[ "$(echo "$output" | jq .moved_keys)" = "$want" ]
+	echo "$output" | jq -e '(.min_moved_weights - 2/12) | fabs < 1e-12'
+	run -1 $K diff --old-published -c "$T/pub2.json" --instance "$INST" --old-ring nope
+	assert_output --partial "old ring: instance '$INST' has no ring named 'nope'"
+}
+
+@test "diff --old-published: errors" {
+	run -1 $K diff --old-published --backends "$T/b10.txt" --version v2 --instance kr-an-none-$$ --ring web
+	assert_output --partial "keyrouter: diff: old ring: couldn't open the instance 'kr-an-none-$$'"
+	run -1 $K diff --old-published --backends "$T/b10.txt" --version v2 --instance kr-an-none-$$
+	assert_output --partial "old ring: the published ring needs a name: --ring NAME"
+	run -2 $K diff --backends "$T/b10.txt" --version v2 --instance x
+	assert_output --partial "--instance and --pin-dir apply to --old-published only"
+	run -2 $K diff --old-published --old-backends "$T/b10.txt" --new-backends "$T/b10.txt" --version v2
+	assert_output --partial "old ring: the published ring excludes --backends and -c"
 }

@@ -31,7 +31,7 @@ JSON
 	assert_line "examples/keyrouter.json: valid: 3 rings, 5 services, instance edge1"
 	assert_line --regexp '^ring dns: format v2 point_multiple 160 backends 4 points 640 kernel [0-9.]+ KiB$'
 	assert_line --regexp '^ring cache: format v1 point_multiple 160 backends 3 points 1280 '
-	assert_line "service dns-secure: 192.0.2.54:53/udp key dns ring dns subset dnssec forward l2"
+	assert_line "service dns-secure: 192.0.2.54:53/udp key dns ring dns subset dnssec (2 of 4 backends) forward l2"
 	assert_line "service memcache: *:11211/udp key memcache ring cache forward ipip"
 	assert_line "service quic: [2001:db8::443]:443/udp key quic ring quic forward l2"
 }
@@ -43,6 +43,11 @@ JSON
 	assert_output $'2001:db8::1\ndrain\ndrop\n124\n160'
 	run -0 $K config check -c "$BATS_TEST_TMPDIR/n.json"
 	assert_line --partial "valid: 3 rings, 5 services"
+	# and through standard input
+	run -0 bash -c "$K config show -c examples/keyrouter.json | $K config check -c -"
+	assert_line "<stdin>: valid: 3 rings, 5 services, instance edge1"
+	run -1 bash -c "echo '{ \"rings\": 1 }' | $K config check -c -"
+	assert_line "<stdin>:1:12: rings: expected an array, got an integer"
 }
 
 @test "--help explains; missing -c is a usage error" {
@@ -54,7 +59,9 @@ JSON
 
 @test "missing file" {
 	run -1 $K config check -c "$BATS_TEST_TMPDIR/nope.json"
-	assert_output --partial "couldn't open configuration file '$BATS_TEST_TMPDIR/nope.json': No such file or directory"
+	assert_line "keyrouter: couldn't open configuration file '$BATS_TEST_TMPDIR/nope.json': No such file or directory"
+	run -1 $K config check -c "$BATS_TEST_TMPDIR"
+	assert_line "keyrouter: couldn't read configuration file '$BATS_TEST_TMPDIR': Is a directory"
 }
 
 @test "bad JSON: line and column" {
@@ -358,4 +365,21 @@ PY
 	run -1 $K ring dump -c "$F" --ring r
 	assert_output --partial "keyrouter: $F:1:72: rings[0].backends[0].address: bad address '1.2.3.4': missing ':<port>'"
 	assert_output --partial "(and more errors: run 'keyrouter config check -c CONFIG')"
+}
+
+@test "config check --build: every ring built; digests as ring build; the memory estimate is the image size" {
+	run -0 $K config check -c examples/keyrouter.json --build
+	for r in dns cache quic; do
+		line=$(grep "^built $r: " <<< "$output")
+		est=$(grep "^ring $r: " <<< "$output" | sed 's/.* kernel //')
+		[ "${line##* image }" != "$line" ]
+		size=$(sed 's/.* image \(.*\) build .*/\1/' <<< "$line")
+		[ "$size" = "$est" ] || { echo "ring $r: estimate $est, image $size"; false; }
+		digest=$(sed 's/.* digest \([0-9a-f]*\) .*/\1/' <<< "$line")
+		run -0 $K ring build -c examples/keyrouter.json --ring $r
+		assert_output --partial "digest $digest,"
+		run -0 $K config check -c examples/keyrouter.json --build
+	done
+	run -2 $K config show -c examples/keyrouter.json --build
+	assert_output --partial "config show has no --build"
 }

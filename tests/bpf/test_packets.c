@@ -307,8 +307,15 @@ static void run_row(const struct row *r, const uint8_t *expect_out, size_t expec
 			      "%s [%s]: key (%u bytes, hash %08x) = key form '%s' (%u bytes, %08x)",
 			      r->name, xdp ? "xdp" : "tc", t->key_len, t->key_hash, r->key_arg,
 			      key.len, kr_crc32(key.b, key.len));
+		} else if (r->reason == CNT(no_key) || r->reason == CNT(key_too_long)) {
+			uint32_t want = r->reason == CNT(no_key) ? KR_KEY_NOT_FOUND : KR_KEY_TOO_LONG;
+
+			CHECK(t->seq == seq + 1 && t->status == want && t->key_len == 0,
+			      "%s [%s]: no key hashed, extractor status %u (expected %u)", r->name,
+			      xdp ? "xdp" : "tc", t->status, want);
 		} else {
-			CHECK(t->seq == seq, "%s [%s]: no key hashed", r->name, xdp ? "xdp" : "tc");
+			CHECK(t->seq == seq, "%s [%s]: never reached the extractor", r->name,
+			      xdp ? "xdp" : "tc");
 		}
 	}
 	exp[CNT(seen) / 8] = 2;

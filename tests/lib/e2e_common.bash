@@ -85,29 +85,6 @@ e2e_dnsperf() {
 	[ -n "$sent" ] && [ "$sent" -gt 0 ] && [ "$lost" = 0 ]
 }
 
-# e2e_quic_fetch VIP [gtlsclient args]: one QUIC connection from the client fetching /id and
-# /blob.  Prints "bI PORT BLOB_OK|BLOB_BAD" (the serving backend, the client's UDP port);
-# non-zero status when the handshake or a transfer failed.  The client's log stays in
-# $TOPO_DIR/quic-client.log.
-e2e_quic_fetch() {
-	local vip=$1 url dl=$TOPO_DIR/dl port id blob=BLOB_BAD rc
-	shift
-	rm -rf "$dl"; mkdir -p "$dl"
-	case "$vip" in *:*) url="https://[$vip]:$TOPO_QUIC_PORT" ;; *) url="https://$vip:$TOPO_QUIC_PORT" ;; esac
-	timeout 20 ip netns exec "$TOPO_C" gtlsclient --no-quic-dump --no-http-dump --timeout=3s \
-		--exit-on-all-streams-close --download "$dl" "$@" "$vip" $TOPO_QUIC_PORT \
-		"$url/id" "$url/blob" >"$TOPO_DIR/quic-client.log" 2>&1
-	rc=$?
-	port=$(grep -m1 -o 'Sent packet: local=[^ ]*' "$TOPO_DIR/quic-client.log" | sed 's/.*://')
-	id=$(cat "$dl/id" 2>/dev/null)
-	if [ -n "$id" ] && [ -s "$dl/blob" ] &&
-		cmp -s "$dl/blob" <(yes "keyrouter e2e blob served by backend $id" | head -c 65536); then
-		blob=BLOB_OK
-	fi
-	echo "${id:-none} ${port:-0} $blob"
-	[ "$rc" = 0 ] && [ -n "$id" ] && [ "$blob" = BLOB_OK ]
-}
-
 # ---- keyrouter ---------------------------------------------------------------------------
 
 # e2e_config OUT MODE "I J K" NAME:KEYTYPE:PORT[:CID_LEN] ...
@@ -203,30 +180,42 @@ e2e_compare() {
 	     }' "$1" "$2"
 }
 
-# e2e_quic_parallel VIP N [gtlsclient args]: N QUIC connections at once, each with a random
-# 18-byte initial DCID (--dcid).  Prints per connection "DCID SERVER_SCID ID|none PORT"
-# (SERVER_SCID: the source connection ID of the server's first packet, "-" if none came;
-# ID: the backend whose /id arrived, "none" when the connection failed).
-e2e_quic_parallel() {
-	local vip=$1 n=$2 url k pids=() dcid
+# e2e_quic_many VIP N [gtlsclient args]: N QUIC connections from the client at once, each
+# with a random 18-byte initial DCID (--dcid) and its own ephemeral UDP port, each fetching
+# /id and /blob (only /id with E2E_QUIC_ID_ONLY=1).  Prints per connection one line:
+#   ID PORT BLOB DCID SCID
+# ID: the backend whose /id arrived ("none": the connection failed); PORT: the client's UDP
+# port; BLOB: BLOB_OK when the 64 KiB /blob arrived intact (ID_OK: /id only), else BLOB_BAD; DCID: the initial
+# DCID; SCID: the source connection ID of the server's first packet ("-": none came).
+e2e_quic_many() {
+	local vip=$1 n=$2 url k pids=() dcid d urls
 	shift 2
 	case "$vip" in *:*) url="https://[$vip]:$TOPO_QUIC_PORT" ;; *) url="https://$vip:$TOPO_QUIC_PORT" ;; esac
+	urls=("$url/id")
+	[ "${E2E_QUIC_ID_ONLY:-0}" = 1 ] || urls+=("$url/blob")
 	for ((k = 0; k < n; k++)); do
+		d=$TOPO_DIR/quic$k
 		dcid=$(od -An -N18 -tx1 /dev/urandom | tr -d ' \n')
-		rm -rf "$TOPO_DIR/qp$k"; mkdir -p "$TOPO_DIR/qp$k"
-		echo "$dcid" >"$TOPO_DIR/qp$k/dcid"
-		timeout 20 ip netns exec "$TOPO_C" gtlsclient --no-quic-dump --no-http-dump --timeout=3s \
-			--exit-on-all-streams-close --download "$TOPO_DIR/qp$k" --dcid "$dcid" "$@" \
-			"$vip" $TOPO_QUIC_PORT "$url/id" >"$TOPO_DIR/qp$k/log" 2>&1 &
+		rm -rf "$d"; mkdir -p "$d/dl"
+		echo "$dcid" >"$d/dcid"
+		timeout 30 ip netns exec "$TOPO_C" gtlsclient --no-quic-dump --no-http-dump --timeout=3s \
+			--exit-on-all-streams-close --download "$d/dl" --dcid "$dcid" "$@" \
+			"$vip" $TOPO_QUIC_PORT "${urls[@]}" </dev/null >"$d/log" 2>&1 3>&- &
 		pids+=($!)
 	done
 	wait "${pids[@]}"
 	for ((k = 0; k < n; k++)); do
-		local d=$TOPO_DIR/qp$k scid port id
+		local scid port id blob=BLOB_BAD
+		d=$TOPO_DIR/quic$k
 		scid=$(grep -m1 -o 'pkt rx pkn=[0-9]* dcid=0x[0-9a-f]* scid=0x[0-9a-f]*' "$d/log" | sed 's/.*scid=0x//')
 		port=$(grep -m1 -o 'Sent packet: local=[^ ]*' "$d/log" | sed 's/.*://')
-		id=$(cat "$d/id" 2>/dev/null)
-		echo "$(cat "$d/dcid") ${scid:--} ${id:-none} ${port:-0}"
+		id=$(cat "$d/dl/id" 2>/dev/null)
+		if [ -n "$id" ] && [ "${E2E_QUIC_ID_ONLY:-0}" = 1 ]; then
+			blob=ID_OK
+		elif [ -n "$id" ] && cmp -s "$d/dl/blob" <(yes "keyrouter e2e blob served by backend $id" | head -c 65536); then
+			blob=BLOB_OK
+		fi
+		echo "${id:-none} ${port:-0} $blob $(cat "$d/dcid") ${scid:--}"
 	done
 }
 

@@ -5,7 +5,7 @@
         query SRC:SPORT -> VIP:53 for NAME TXT in an outer IPv4 (IPIP, 6in4) or IPv6 (4in6,
         6in6) header to OUTER_DST, through a raw socket: the kernel adds the outer header.
   ipip.py recv SRC,SPORT ...                      (in the client's namespace) prints "ready"
-        once bound, then waits up to 3 s for an answer on each SRC:SPORT; prints
+        once bound, then waits up to 15 s in all for an answer on each SRC:SPORT; prints
         "SPORT from PEER: TXT..." per answer, "SPORT timeout" per missing one.
 """
 import socket
@@ -67,7 +67,7 @@ def recv(specs):
         s.bind((src, int(sport)))
         socks.append((sport, s))
     print("ready", flush=True)
-    deadline = time.time() + 3.0
+    deadline = time.time() + 15.0
     rc = 0
     for sport, s in socks:
         s.settimeout(max(0.01, deadline - time.time()))

@@ -11,6 +11,7 @@
 #include "tap.h"
 #include "vec.h"
 #include "image.h"
+#include "crc32.h"
 
 static const uint32_t f_collisions[6] = { 0x892560bf, 0x4fd14303, 0x87299cbd,
 					  0x1a85a69f, 0x12811be9, 0x014da5d1 };
@@ -298,11 +299,114 @@ static void skipping(void)
 	}
 }
 
+/* ---- the radix sort against a straightforward reference builder ------------------- */
+
+struct refpt {
+	uint32_t hash, tie, backend;
+};
+
+static int refcmp(const void *x, const void *y)
+{
+	const struct refpt *a = x, *b = y;
+
+	if (a->hash != b->hash)
+		return a->hash < b->hash ? -1 : 1;
+	return (a->tie > b->tie) - (a->tie < b->tie);
+}
+
+static const struct kr_backend_spec *ref_b;
+
+static int refaddr(const void *x, const void *y)
+{
+	return kr_sockaddr_cmp(&ref_b[*(const uint32_t *)x].addr, &ref_b[*(const uint32_t *)y].addr);
+}
+
+/* Per-point CRC over the whole base string, qsort by (hash, tie order), dedup. */
+static void reference_case(const struct kr_backend_spec *b, uint32_t n, uint32_t ver,
+			   uint32_t pm, const char *what)
+{
+	uint32_t *order = malloc(n * sizeof(*order)), npm = ver == 1 ? 160 : pm, out = 0;
+	uint32_t bad = 0, nd = 0, bad_dups = 0;
+	uint64_t total = 0, k = 0;
+	struct kr_ring *r = build(b, n, ver, pm);
+	struct refpt *p;
+
+	for (uint32_t i = 0; i < n; i++) {
+		order[i] = i;
+		total += (uint64_t)b[i].weight * npm;
+	}
+	if (ver == KR_RING_V2) {
+		ref_b = b;
+		qsort(order, n, sizeof(*order), refaddr);
+	}
+	p = malloc(total * sizeof(*p));
+	for (uint32_t oi = 0; oi < n; oi++) {
+		char buf[KR_SOCKADDR_STRLEN + 4];
+		size_t len = kr_ring_base_string(&b[order[oi]].addr, buf);
+		uint32_t prev = 0;
+
+		for (uint32_t j = 0; j < b[order[oi]].weight * npm; j++, k++) {
+			memcpy(buf + len, &prev, 4);
+			prev = kr_crc32(buf, len + 4);
+			p[k] = (struct refpt){ prev, oi, order[oi] };
+		}
+	}
+	qsort(p, total, sizeof(*p), refcmp);
+	for (uint64_t i = 0; i < total; i++) {
+		if (out && p[i].hash == p[out - 1].hash) {
+			/* removed: the engine's dups list must hold it, in this order */
+			bad_dups += nd >= (r ? r->ndups : 0) || r->dups[nd].hash != p[i].hash ||
+				    r->dups[nd].backend != p[i].backend || r->dups[nd].winner != out - 1;
+			nd++;
+			continue;
+		}
+		p[out++] = p[i];
+	}
+	if (!r) {
+		CHECK(0, "%s: builds", what);
+		goto out;
+	}
+	for (uint32_t i = 0; i < out && i < r->npoints; i++)
+		bad += r->hash[i] != p[i].hash || r->backend[i] != p[i].backend;
+	CHECK(r->npoints == out && bad == 0, "%s: %u points = reference (CRC of the whole string, "
+	      "qsort by hash then tie order, dedup)", what, out);
+	CHECK(r->ndups == nd && bad_dups == 0, "%s: the %u removed points = reference's, in order",
+	      what, nd);
+out:
+	kr_ring_free(r);
+	free(p);
+	free(order);
+}
+
+static void reference(void)
+{
+	struct kr_backend_spec *b;
+	uint32_t n;
+
+	if (kr_backends_load("tests/data/bench2048.backends.txt", &b, &n, NULL)) {
+		CHECK(0, "bench2048 loads");
+		return;
+	}
+	reference_case(b, n, KR_RING_V2, 16, "bench2048 v2 pm16 (LSD sort)");
+	reference_case(b, n, KR_RING_V2, 160, "bench2048 v2 pm160 (MSD+LSD sort)");
+	/* reversed list: v1 tie order changes, v2 does not */
+	for (uint32_t i = 0; i < n / 2; i++) {
+		struct kr_backend_spec t = b[i];
+
+		b[i] = b[n - 1 - i];
+		b[n - 1 - i] = t;
+	}
+	reference_case(b, n, KR_RING_V1, 0, "bench2048 reversed v1 (MSD+LSD sort)");
+	reference_case(b, n, KR_RING_V2, 160, "bench2048 reversed v2 pm160");
+	free(b);
+}
+
 int main(void)
 {
 	ties();
 	limits();
 	drained_and_walk();
 	skipping();
+	reference();
 	return tap_done();
 }
