@@ -4,8 +4,8 @@
  * zlib crc32()) of a key, table-driven.  The same code in the BPF programs (the table is
  * .rodata, the key a map-value buffer) and in userspace; at most KR_CRC_MAX_LEN bytes.
  */
-#ifndef KR_CRC32_H
-#define KR_CRC32_H
+#ifndef KR_CRC32_KEY_H
+#define KR_CRC32_KEY_H
 
 #ifndef __bpf__
 #include <linux/types.h>
@@ -77,4 +77,4 @@ static __always_inline __u32 kr_crc32_key(const __u8 *buf, __u32 len)
 	return crc ^ 0xffffffffu;
 }
 
-#endif /* KR_CRC32_H */
+#endif /* KR_CRC32_KEY_H */

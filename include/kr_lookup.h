@@ -123,6 +123,15 @@ static __always_inline __u32 kr_lt_mask(__u32 a, __u32 b)
 	return (__u32)-(d >> 63);
 }
 
+/* 1 when a < b, else 0, without a branch. */
+static __always_inline __u32 kr_lt_bit(__u32 a, __u32 b)
+{
+	__u64 d = (__u64)a - (__u64)b;
+
+	KR_BARRIER_VAR(d);
+	return (__u32)(d >> 63);
+}
+
 /*
  * Within one chunk: the first i in [0, n) with hash(pts[base + i]) >= h, or n when there is
  * none (n <= KR_PTS_PER_CHUNK, base + n <= KR_PTS_PER_CHUNK, points ascending).  A
@@ -142,38 +151,61 @@ static __always_inline __u32 kr_chunk_lb(const struct kr_point *pts, __u32 base,
 		b += half & kr_lt_mask(kr_chunk_hash(pts, base + b + half), h);
 		n -= half;
 	}
-	return b + (1 & kr_lt_mask(kr_chunk_hash(pts, base + b), h));
-}
-
-/* Half-width of the window around the interpolated guess, in points. */
-#define KR_WINDOW		8
-
-/*
- * Within one chunk as kr_chunk_lb(), starting from guess in [0, n), where the point is
- * expected (hashes are uniform): if the 2 * KR_WINDOW points around the guess bracket h,
- * the search stays inside them (usually one cache line); otherwise the whole range.
- */
-static __always_inline __u32 kr_chunk_search(const struct kr_point *pts, __u32 base, __u32 n,
-					     __u32 guess, __u32 h)
-{
-	__u32 l, w = 2 * KR_WINDOW;
-
-	if (n <= w)
-		return kr_chunk_lb(pts, base, n, h);
-	l = guess > KR_WINDOW ? guess - KR_WINDOW : 0;
-	if (l > n - w)
-		l = n - w;
-	/* answer in [l, l + w] iff points before l are < h and points from l + w on >= h */
-	if ((l == 0 || kr_chunk_hash(pts, base + l - 1) < h) &&
-	    (l + w == n || kr_chunk_hash(pts, base + l + w) >= h))
-		return l + kr_chunk_lb(pts, base + l, w, h);
-	return kr_chunk_lb(pts, base, n, h);
+	return b + kr_lt_bit(kr_chunk_hash(pts, base + b), h);
 }
 
 /* min(a, b) without a branch. */
 static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
 {
 	return b ^ ((a ^ b) & kr_lt_mask(a, b));
+}
+
+/* Points counted around the interpolated guess (they cover the answer ~93% of the time
+ * for buckets of 16..31 points), and the bound of the small-bucket count. */
+#define KR_WINDOW		8
+#define KR_SMALL		16
+
+/*
+ * Within one chunk: the number of points of [base, base + w) below h, where w <= max and
+ * points ascend (so the count is the lower bound inside them).  Loads are independent of
+ * each other (no chain of dependent loads as in a binary search) and there is no branch.
+ */
+static __always_inline __u32 kr_chunk_count(const struct kr_point *pts, __u32 base, __u32 w,
+					    __u32 h, const int max)
+{
+	__u32 c = 0;
+	int i;
+
+	for (i = 0; i < max; i++) {
+		__u32 lt = kr_lt_bit(kr_chunk_hash(pts, base + i), h);
+
+		if (w != (__u32)max)	/* folded away when w is the constant max */
+			lt &= kr_lt_bit(i, w);
+		c += lt;
+	}
+	return c;
+}
+
+/*
+ * Within one chunk as kr_chunk_lb(), starting from guess in [0, n), where the point is
+ * expected (hashes are uniform): count in the KR_WINDOW points [l, l + KR_WINDOW) around
+ * the guess; that is the answer when they bracket h (l == 0 or point l - 1 < h, and
+ * l + KR_WINDOW == n or point l + KR_WINDOW >= h); otherwise a binary search over all n.
+ */
+static __always_inline __u32 kr_chunk_search(const struct kr_point *pts, __u32 base, __u32 n,
+					     __u32 guess, __u32 h)
+{
+	__u32 l, c;
+
+	if (n <= KR_SMALL)
+		return kr_chunk_count(pts, base, n, h, KR_SMALL);
+	l = guess - kr_min_u32(guess, KR_WINDOW / 2 - 1);	/* guess - 3, at least 0 */
+	l = kr_min_u32(l, n - KR_WINDOW);
+	c = kr_chunk_count(pts, base + l, KR_WINDOW, h, KR_WINDOW);
+	if ((c > 0 || l == 0 || kr_chunk_hash(pts, base + l - 1) < h) &&
+	    (c < KR_WINDOW || l + KR_WINDOW == n || kr_chunk_hash(pts, base + l + KR_WINDOW) >= h))
+		return l + c;
+	return kr_chunk_lb(pts, base, n, h);
 }
 
 /* Hash of the last point of [lo, hi) that lies in chunk c (lo < hi, c in range). */

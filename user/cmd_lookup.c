@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "continuum.h"
 #include "image.h"
+#include "kernel_lookup.h"
 #include "keyform.h"
 #include "log.h"
 #include "ring_opts.h"
@@ -45,9 +46,16 @@ static const char lookup_help[] =
 	"  --image                look up through the kernel ring image (bucket index, the\n"
 	"                         BPF program's code) instead of the plain binary search;\n"
 	"                         the output is the same\n"
+	"  --via-kernel           ask the kernel: load the data path program (not attached),\n"
+	"                         publish the ring, send each key as the UDP payload of a\n"
+	"                         packet to a `payload` service through BPF_PROG_TEST_RUN;\n"
+	"                         crc, ring index and backend are the program's (b1..b3: the\n"
+	"                         points after its point).  Keys over 255 bytes are outside the\n"
+	"                         kernel's range: printed as '<key> <crc> policy pass (...)'.\n"
+	"                         Needs root.\n"
 	"  -h, --help             this text\n";
 
-enum { OPT_KEYS = 1, OPT_ADDR, OPT_IMAGE, OPT_KEY_TYPE };
+enum { OPT_KEYS = 1, OPT_ADDR, OPT_IMAGE, OPT_KEY_TYPE, OPT_VIA_KERNEL };
 
 struct lookup_ctx {
 	struct kr_ring *ring;
@@ -58,6 +66,8 @@ struct lookup_ctx {
 	size_t cap;
 	enum kr_key_type key_type;		/* KR_KEY_NONE: keys in hex */
 	const struct kr_keyspec *spec;		/* --service: its extractor */
+	int via_kernel;
+	struct kr_klookup *kl;			/* --via-kernel */
 };
 
 /* A human key form (keyform.h) -> ctx->key; returns the length, or -1 with err. */
@@ -150,7 +160,14 @@ static int print_key(struct lookup_ctx *c, long len)
 {
 	uint32_t h = kr_key_hash(c->key, (size_t)len), ri, be, w[3];
 	char a[KR_SOCKADDR_STRLEN];
+	struct kr_err err;
 
+	if (c->kl) {
+		if (!kr_klookup_print(c->kl, &c->img, c->key, (size_t)len, &err))
+			return 0;
+		pr_warn("keyrouter: lookup --via-kernel: %s\n", err.msg);
+		return -1;
+	}
 	if (locate(c, h, &ri, &be, w)) {
 		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
 		return -1;
@@ -225,6 +242,7 @@ static int cmd_lookup(int argc, char **argv)
 		{ "addr", no_argument, NULL, OPT_ADDR },
 		{ "image", no_argument, NULL, OPT_IMAGE },
 		{ "key-type", required_argument, NULL, OPT_KEY_TYPE },
+		{ "via-kernel", no_argument, NULL, OPT_VIA_KERNEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -251,6 +269,9 @@ static int cmd_lookup(int argc, char **argv)
 			break;
 		case OPT_IMAGE:
 			c.use_image = 1;
+			break;
+		case OPT_VIA_KERNEL:
+			c.use_image = c.via_kernel = 1;
 			break;
 		case OPT_KEY_TYPE:
 			if (kr_key_type_parse(optarg, &c.key_type)) {
@@ -301,6 +322,10 @@ static int cmd_lookup(int argc, char **argv)
 		pr_warn("keyrouter: %s: %s\n", o.label, err.msg);
 		goto cleanup;
 	}
+	if (c.via_kernel && kr_klookup_open(&c.kl, &c.img, c.ring->nbackends, &err)) {
+		pr_warn("keyrouter: lookup --via-kernel: %s\n", err.msg);
+		goto cleanup;
+	}
 	if (keys && lookup_file(&c, keys))
 		goto cleanup;
 	for (int i = optind; i < argc; i++) {
@@ -310,6 +335,7 @@ static int cmd_lookup(int argc, char **argv)
 	}
 	ret = fflush(stdout) ? 1 : 0;
 cleanup:
+	kr_klookup_close(c.kl);
 	kr_image_free(&c.img);
 	kr_ring_free(c.ring);
 	free(c.key);

@@ -740,7 +740,7 @@ static int cmd_plan(int argc, char **argv)
 	kr_an_optimum(s.w, s.rank, s.n, KR_AN_THEORY_MAX_POINTS / s.wsum, &opt_m, &opt_cv);
 	if (opt_m > o.kmax)
 		opt_m = 0;	/* off the table */
-	if (!o.no_table || o.plot || o.json) {
+	if (!o.no_table || o.plot) {
 		if (rows_build(&o, &s, &plan, opt_m, &rows, &nr)) {
 			pr_warn("keyrouter: plan: out of memory\n");
 			goto out;

@@ -188,6 +188,7 @@ static int address_order(const struct kr_backend_spec *b, uint32_t n, uint32_t *
 struct work {
 	uint32_t *h[2];
 	uint16_t *b[2];
+	uint64_t cap[2];	/* entries of buffers 0 and 1 */
 	uint64_t total;
 	uint32_t (*cnt)[RADIX_SIZE];	/* [RADIX_PASSES][RADIX_SIZE] */
 };
@@ -252,41 +253,7 @@ static int sort_lsd(struct work *w)
 	return s;
 }
 
-/*
- * Large rings: one pass by the top byte (buffer 0 -> 1), then each of the 256 buckets --
- * small enough to stay in cache -- LSD-sorted by the 3 other bytes (1 -> 0 -> 1 -> 0).
- * Every pass is stable, so the result is the same stable sort, with one pass over main
- * memory instead of four.  Returns the buffer holding the result (0).
- */
-static int sort_msd_lsd(struct work *w)
-{
-	uint32_t start[RADIX_SIZE + 1], c[RADIX_PASSES - 1][RADIX_SIZE];
-	int top = (RADIX_PASSES - 1) * RADIX_BITS;
-
-	memcpy(start, w->cnt[RADIX_PASSES - 1], sizeof(w->cnt[0]));
-	prefix(start, 0);
-	start[RADIX_SIZE] = (uint32_t)w->total;
-	prefix(w->cnt[RADIX_PASSES - 1], 0);
-	scatter(w->h[0], w->b[0], w->h[1], w->b[1], 0, w->total, top, w->cnt[RADIX_PASSES - 1]);
-	for (uint32_t k = 0; k < RADIX_SIZE; k++) {
-		uint32_t lo = start[k], hi = start[k + 1];
-		int s = 1;
-
-		memset(c, 0, sizeof(c));
-		for (uint32_t i = lo; i < hi; i++)
-			for (int d = 0; d < RADIX_PASSES - 1; d++)
-				c[d][(w->h[1][i] >> (d * RADIX_BITS)) & RADIX_MASK]++;
-		for (int d = 0; d < RADIX_PASSES - 1; d++, s = 1 - s) {
-			prefix(c[d], lo);
-			scatter(w->h[s], w->b[s], w->h[1 - s], w->b[1 - s], lo, hi, d * RADIX_BITS,
-				c[d]);
-		}
-	}
-	return 0;
-}
-
-#define MSD_MIN_POINTS	(1u << 20)	/* below: the plain LSD sort is as fast */
-_Static_assert(RADIX_PASSES % 2 == 0, "sort_msd_lsd ends in buffer 0");
+#define MSD_MIN_POINTS	(1u << 20)	/* below: the two-buffer LSD sort (simpler, as fast) */
 
 _Static_assert(RADIX_BITS * RADIX_PASSES >= 32, "radix passes cover 32 bits");
 
@@ -346,15 +313,27 @@ void kr_ring_free(struct kr_ring *r)
 	free(r);
 }
 
-static int alloc_work(struct work *w, struct acct *a, struct kr_err *err)
+static int alloc_buf(struct work *w, int s, uint64_t n, struct acct *a, struct kr_err *err)
 {
-	for (int s = 0; s < 2; s++) {
-		w->h[s] = acct_alloc(a, w->total * sizeof(uint32_t));
-		w->b[s] = acct_alloc(a, w->total * sizeof(uint16_t));
-		if (!w->h[s] || !w->b[s])
-			return kr_errf(err, "out of memory for %" PRIu64 " points (%" PRIu64
-				       " MiB)", w->total, w->total * 12 >> 20);
-	}
+	w->cap[s] = n;
+	w->h[s] = acct_alloc(a, n * sizeof(uint32_t));
+	w->b[s] = acct_alloc(a, n * sizeof(uint16_t));
+	if (!w->h[s] || !w->b[s])
+		return kr_errf(err, "out of memory for %" PRIu64 " points (%" PRIu64 " MiB)", n,
+			       n * 6 >> 20);
+	return 0;
+}
+
+static void free_buf(struct work *w, int s, struct acct *a)
+{
+	acct_free(a, w->h[s], w->cap[s] * sizeof(uint32_t));
+	acct_free(a, w->b[s], w->cap[s] * sizeof(uint16_t));
+	w->h[s] = NULL;
+	w->b[s] = NULL;
+}
+
+static int alloc_cnt(struct work *w, struct acct *a, struct kr_err *err)
+{
 	w->cnt = acct_alloc(a, sizeof(uint32_t) * RADIX_PASSES * RADIX_SIZE);
 	if (!w->cnt)
 		return kr_errf(err, "out of memory");
@@ -364,36 +343,175 @@ static int alloc_work(struct work *w, struct acct *a, struct kr_err *err)
 
 static void free_work(struct work *w, struct acct *a)
 {
-	for (int s = 0; s < 2; s++) {
-		acct_free(a, w->h[s], w->total * sizeof(uint32_t));
-		acct_free(a, w->b[s], w->total * sizeof(uint16_t));
-		w->h[s] = NULL;
-		w->b[s] = NULL;
-	}
+	free_buf(w, 0, a);
+	free_buf(w, 1, a);
 	acct_free(a, w->cnt, sizeof(uint32_t) * RADIX_PASSES * RADIX_SIZE);
 	w->cnt = NULL;
 }
 
-/* Sorts, dedups and hands buffer s over to the ring (shrunk to npoints). */
-static int sort_and_keep(struct kr_ring *r, struct work *w, struct acct *a, struct kr_err *err)
+/* Small rings: generate into buffer 0, LSD-sort through buffer 1.  Returns the buffer
+ * holding the sorted points, or -1. */
+static int build_small(struct kr_ring *r, struct work *w, const struct kr_backend_spec *b,
+		       const uint32_t *order, uint32_t n, uint32_t pm, struct acct *a,
+		       struct kr_err *err)
 {
-	uint64_t t0 = now_ns(), t1;
-	int s = w->total >= MSD_MIN_POINTS ? sort_msd_lsd(w) : sort_lsd(w);
+	uint64_t t1;
+	int s;
 
+	if (alloc_buf(w, 0, w->total, a, err) || alloc_buf(w, 1, w->total, a, err) ||
+	    alloc_cnt(w, a, err))
+		return -1;
 	t1 = now_ns();
-	r->stats.sort_ns = t1 - t0;
-	/* The other buffer is no longer needed: free it before dedup. */
-	acct_free(a, w->h[1 - s], w->total * sizeof(uint32_t));
-	acct_free(a, w->b[1 - s], w->total * sizeof(uint16_t));
-	w->h[1 - s] = NULL;
-	w->b[1 - s] = NULL;
+	generate(w, b, order, n, pm);
+	r->stats.gen_ns = now_ns() - t1;
+	t1 = now_ns();
+	s = sort_lsd(w);
+	r->stats.sort_ns = now_ns() - t1;
+	return s;
+}
+
+/* ---- large rings: one point buffer ------------------------------------------------------ */
+
+#define BIG_BITS	12	/* in-bucket digits: 2 x 12 bits below the top byte */
+#define BIG_SIZE	(1u << BIG_BITS)
+
+/* Points per top-byte bucket: the chains computed once without storing anything. */
+static void count_top(const struct kr_backend_spec *b, const uint32_t *order, uint32_t n,
+		      uint32_t pm, uint32_t *cnt)
+{
+	char base[KR_SOCKADDR_STRLEN];
+
+	for (uint32_t oi = 0; oi < n; oi++) {
+		uint32_t i = order[oi], m = b[i].weight * pm, prev = 0, c;
+
+		if (!m)
+			continue;
+		c = kr_crc32(base, kr_ring_base_string(&b[i].addr, base));
+		for (uint32_t j = 0; j < m; j++) {
+			prev = kr_crc32_le32(c, prev);
+			cnt[prev >> 24]++;
+		}
+	}
+}
+
+/* The chains again, each point written straight to its top-byte bucket (in tie order:
+ * stable). */
+static void generate_scattered(struct work *w, const struct kr_backend_spec *b,
+			       const uint32_t *order, uint32_t n, uint32_t pm, uint32_t *pos)
+{
+	uint32_t *h = w->h[0];
+	uint16_t *bk = w->b[0];
+	char base[KR_SOCKADDR_STRLEN];
+
+	for (uint32_t oi = 0; oi < n; oi++) {
+		uint32_t i = order[oi], m = b[i].weight * pm, prev = 0, c;
+
+		if (!m)
+			continue;
+		c = kr_crc32(base, kr_ring_base_string(&b[i].addr, base));
+		for (uint32_t j = 0; j < m; j++) {
+			uint32_t p;
+
+			prev = kr_crc32_le32(c, prev);
+			p = pos[prev >> 24]++;
+			h[p] = prev;
+			bk[p] = (uint16_t)i;
+		}
+	}
+}
+
+/* One stable pass over [0, n) by a 12-bit digit; pos[] = destinations. */
+static void scatter12(const uint32_t *hs, const uint16_t *bs, uint32_t *hd, uint16_t *bd,
+		      uint32_t n, int shift, uint32_t *pos)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = hs[i], p = pos[(v >> shift) & (BIG_SIZE - 1)]++;
+
+		hd[p] = v;
+		bd[p] = bs[i];
+	}
+}
+
+/* Sorts one top-byte bucket (cache-sized) by its low 24 bits: through the small buffer 1
+ * and back, two stable passes. */
+static void sort_bucket(struct work *w, uint32_t lo, uint32_t hi, uint32_t (*c)[BIG_SIZE])
+{
+	uint32_t *h = w->h[0] + lo, n = hi - lo, sum0 = 0, sum1 = 0;
+	uint16_t *bk = w->b[0] + lo;
+
+	memset(c, 0, 2 * sizeof(c[0]));
+	for (uint32_t i = 0; i < n; i++) {
+		c[0][h[i] & (BIG_SIZE - 1)]++;
+		c[1][(h[i] >> BIG_BITS) & (BIG_SIZE - 1)]++;
+	}
+	for (uint32_t i = 0; i < BIG_SIZE; i++) {
+		uint32_t x = c[0][i], y = c[1][i];
+
+		c[0][i] = sum0;
+		c[1][i] = sum1;
+		sum0 += x;
+		sum1 += y;
+	}
+	scatter12(h, bk, w->h[1], w->b[1], n, 0, c[0]);
+	scatter12(w->h[1], w->b[1], h, bk, n, BIG_BITS, c[1]);
+}
+
+/*
+ * Large rings: the chains are computed twice -- once to count the points per top byte,
+ * once to write each point straight into its top-byte bucket -- so the only full-size
+ * buffer is the ring itself (6 bytes per point); each of the 256 buckets is then sorted in
+ * cache through a bucket-sized buffer.  Half the memory and one pass over main memory,
+ * for one extra computation of the chains (4 bytes of CRC per point).  Returns 0 (the
+ * buffer holding the points), or -1.
+ */
+static int build_large(struct kr_ring *r, struct work *w, const struct kr_backend_spec *b,
+		       const uint32_t *order, uint32_t n, uint32_t pm, struct acct *a,
+		       struct kr_err *err)
+{
+	uint32_t start[RADIX_SIZE + 1], pos[RADIX_SIZE] = { 0 }, maxb = 0, (*c)[BIG_SIZE];
+	uint64_t t1 = now_ns();
+
+	count_top(b, order, n, pm, pos);
+	for (uint32_t k = 0, sum = 0; k < RADIX_SIZE; k++) {
+		uint32_t x = pos[k];
+
+		start[k] = pos[k] = sum;
+		sum += x;
+		if (x > maxb)
+			maxb = x;
+	}
+	start[RADIX_SIZE] = (uint32_t)w->total;
+	c = acct_alloc(a, 2 * sizeof(*c));
+	if (!c)
+		return kr_errf(err, "out of memory");
+	w->cnt = NULL;
+	if (alloc_buf(w, 0, w->total, a, err) || alloc_buf(w, 1, maxb, a, err)) {
+		acct_free(a, c, 2 * sizeof(*c));
+		return -1;
+	}
+	generate_scattered(w, b, order, n, pm, pos);
+	r->stats.gen_ns = now_ns() - t1;
+	t1 = now_ns();
+	for (uint32_t k = 0; k < RADIX_SIZE; k++)
+		sort_bucket(w, start[k], start[k + 1], c);
+	r->stats.sort_ns = now_ns() - t1;
+	acct_free(a, c, 2 * sizeof(*c));
+	return 0;
+}
+
+/* Frees the other buffer, dedups buffer s and hands it over to the ring (shrunk). */
+static int keep(struct kr_ring *r, struct work *w, int s, struct acct *a, struct kr_err *err)
+{
+	uint64_t t1 = now_ns();
+
+	free_buf(w, 1 - s, a);
 	if (dedup(r, w, s, a, err))
 		return -1;
 	r->stats.dedup_ns = now_ns() - t1;
-	r->hash = acct_realloc(a, w->h[s], w->total * sizeof(uint32_t),
+	r->hash = acct_realloc(a, w->h[s], w->cap[s] * sizeof(uint32_t),
 			       (size_t)r->npoints * sizeof(uint32_t));
 	w->h[s] = NULL;
-	r->backend = acct_realloc(a, w->b[s], w->total * sizeof(uint16_t),
+	r->backend = acct_realloc(a, w->b[s], w->cap[s] * sizeof(uint16_t),
 				  (size_t)r->npoints * sizeof(uint16_t));
 	w->b[s] = NULL;
 	return 0;
@@ -406,8 +524,8 @@ int kr_ring_build(struct kr_ring **out, const struct kr_backend_spec *b, uint32_
 	struct acct a = { 0 };
 	struct kr_ring *r = NULL;
 	uint32_t *order = NULL;
-	uint64_t t0 = now_ns(), t1;
-	int ret = -1;
+	uint64_t t0 = now_ns();
+	int ret = -1, s;
 
 	*out = NULL;
 	if (check_params(n, version, &pm, err) || count_points(b, n, pm, &w.total, err))
@@ -430,12 +548,9 @@ int kr_ring_build(struct kr_ring **out, const struct kr_backend_spec *b, uint32_
 	if (version == KR_RING_V1)
 		for (uint32_t i = 0; i < n; i++)
 			order[i] = i;
-	if (alloc_work(&w, &a, err))
-		goto cleanup;
-	t1 = now_ns();
-	generate(&w, b, order, n, pm);
-	r->stats.gen_ns = now_ns() - t1;
-	if (sort_and_keep(r, &w, &a, err))
+	s = w.total >= MSD_MIN_POINTS ? build_large(r, &w, b, order, n, pm, &a, err)
+				       : build_small(r, &w, b, order, n, pm, &a, err);
+	if (s < 0 || keep(r, &w, s, &a, err))
 		goto cleanup;
 	r->stats.peak_bytes = a.peak;
 	r->stats.build_ns = now_ns() - t0;

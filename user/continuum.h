@@ -13,10 +13,11 @@
  *   walk     the following ring points, in order, wrapping
  *
  * Building: the CRC state of each base string is computed once (4 bytes per point), the
- * points are generated in tie order and stable-sorted by an LSD radix sort (O(P)), then
+ * points are generated in tie order and stable-sorted by radix (O(P); rings >= 1M points:
+ * scattered by top byte while generated, then each bucket sorted in cache), then
  * deduplicated in one pass.  The removed duplicates are kept in r->dups (the kernel image
  * stores them after their winner so that skipping a backend is exact).  Peak memory
- * ~12 bytes per point.
+ * ~6 bytes per point for rings >= 1M points, ~12 below.
  *
  * Limits: 1..65536 backends (the ring-local backend index is 16 bits); weight 0 = drained
  * (no points, but the backend keeps its index); at most KR_MAX_POINTS points, counted in

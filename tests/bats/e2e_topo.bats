@@ -92,6 +92,35 @@ setup() {
 	[ "$output" = "$(printf '%s\n' ready "${expect[@]}")" ]
 }
 
+@test "topo: a script killed with SIGTERM mid-run removes its namespaces, pins and processes" {
+	local script=$BATS_TEST_TMPDIR/victim.sh out=$BATS_TEST_TMPDIR/victim.out pid prefix
+	cat >"$script" <<-EOS
+	source "$E2E_LIB/e2e_common.bash"
+	export TOPO_QUIET=1
+	topo_init "kr-e2e-\$\$" 2 || exit 1
+	topo_trap
+	topo_create && topo_start_dns || exit 1
+	e2e_config "\$TOPO_DIR/c.json" l2 "1 2" dns:dns:53
+	e2e_load "\$TOPO_DIR/c.json" >/dev/null 2>&1 && echo loaded
+	echo "ready \$TOPO_PREFIX \$TOPO_INSTANCE"
+	while :; do sleep 0.2; done   # (bash runs a trap only once a foreground command ends)
+	EOS
+	bash "$script" >"$out" 2>&1 3>&- &
+	pid=$!
+	local w
+	for ((w = 0; w < 600; w++)); do grep -q '^ready' "$out" && break; sleep 0.1; done
+	cat "$out"
+	read -r _ prefix inst < <(grep '^ready' "$out")
+	[ -n "$prefix" ]
+	[ "$(ip netns list | grep -c "^$prefix-")" = 5 ]   # c r sw b1 b2
+	if grep -q loaded "$out"; then [ -d "/sys/fs/bpf/keyrouter/$inst" ]; fi
+	kill -TERM $pid
+	wait $pid || true
+	[ "$(ip netns list | grep -c "^$prefix-")" = 0 ]
+	[ ! -e "/sys/fs/bpf/keyrouter/$inst" ]
+	! pgrep -f "/tmp/$prefix" >/dev/null
+}
+
 @test "topo: teardown removes namespaces, processes and the state directory" {
 	local pids dir=$TOPO_DIR prefix=$TOPO_PREFIX
 	pids=$(for ns in "${TOPO_B[@]}"; do ip netns pids "$ns"; done)

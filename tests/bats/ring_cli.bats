@@ -212,3 +212,19 @@ vflags() {
 	run -2 $K ring dump --backends "$V/a_v1_3x1.backends.txt" --version v1 extra
 	assert_line --index 0 "keyrouter: ring dump: unexpected argument 'extra'"
 }
+
+@test "backends file: comments, blank lines, tabs, CRLF, trailing comments are accepted" {
+	printf '# header\r\n\r\n  10.0.0.1:443\t1   # first\r\n\t[2001:db8::1]:443 2\r\n' > "$B"
+	run -0 $K ring build --backends "$B" --version v2 --point-multiple 16
+	assert_output --partial "backends 2, points 48,"
+	printf '10.0.0.1:443 1\n[2001:db8::1]:443 2\n' > "$BATS_TEST_TMPDIR/plain.txt"
+	run -0 $K ring dump --no-header --backends "$B" --version v2 --point-multiple 16
+	a=$output
+	run -0 $K ring dump --no-header --backends "$BATS_TEST_TMPDIR/plain.txt" --version v2 --point-multiple 16
+	assert_equal "$output" "$a"
+}
+
+@test "keys from standard input (--keys-file -)" {
+	run -0 bash -c "grep -v '^#' $V/a_v1_3x1.keys.txt | head -5 | $K lookup --backends $V/a_v1_3x1.backends.txt --version v1 --keys-file -"
+	assert_equal "$output" "$(grep -v '^#' $V/a_v1_3x1.keys.txt | head -5)"
+}

@@ -127,89 +127,102 @@ topo_netexec() { local ns=$1; shift; nsenter --net="/run/netns/$ns" -- "$@"; }
 topo_kr() { topo_netexec "$TOPO_R" "$TOPO_KEYROUTER" "$@"; }
 topo_sysctl() { local ns=$1; shift; ip netns exec "$ns" sysctl -qw "$@" >/dev/null; }
 
-# Kill every process inside namespace NS (all of them were started by this library).
+# Kill every process inside the namespaces NS... (all of them were started by this library):
+# SIGTERM, and SIGKILL for what is still there half a second later.
 topo_kill_ns() {
-	local ns=$1 pids tries
+	local ns pids tries
 	for tries in 1 2 3 4 5 6 7 8 9 10; do
-		pids=$(ip netns pids "$ns" 2>/dev/null)
+		pids=$(for ns in "$@"; do ip netns pids "$ns" 2>/dev/null; done)
 		[ -z "$pids" ] && return 0
 		# shellcheck disable=SC2086
-		if [ "$tries" -lt 6 ]; then kill $pids 2>/dev/null; else kill -9 $pids 2>/dev/null; fi
+		if [ "$tries" = 1 ]; then kill $pids 2>/dev/null
+		elif [ "$tries" -ge 6 ]; then kill -9 $pids 2>/dev/null; fi
 		sleep 0.1
 	done
 }
 
 topo_create() {
-	local i
-	ip netns add "$TOPO_C" && ip netns add "$TOPO_R" && ip netns add "$TOPO_SW" || return 1
-	for ((i = 1; i <= TOPO_N; i++)); do ip netns add "${TOPO_B[i]}" || return 1; done
-	local ns
+	local i ns b pid=${TOPO_PREFIX//[^0-9]/}
+	# One `ip -batch` for the namespaces and links (each link is created directly in its
+	# namespace: nothing appears in the host's), then one per namespace for its addresses,
+	# routes and neighbours: a few processes instead of a hundred.
+	{
+		for ns in "$TOPO_C" "$TOPO_R" "$TOPO_SW" "${TOPO_B[@]}"; do echo "netns add $ns"; done
+		# client <-> router (keyrouter's ingress).  Its ifindex is unique per run: ifindexes
+		# are per namespace, and keyrouter instances recorded by other runs (pins in the
+		# host's bpffs) must not make this one look "already loaded".
+		echo "link add $TOPO_R_IN netns $TOPO_R index $((100000 + ${pid:-$$} % 1000000))" \
+			"address $TOPO_R_IN_MAC type veth peer name c0 address $TOPO_C_MAC netns $TOPO_C"
+		# the backends' L2 segment: a bridge in its own namespace
+		echo "link add br0 netns $TOPO_SW type bridge"
+		echo "link add $TOPO_R_LAN netns $TOPO_R address $TOPO_R_LAN_MAC type veth peer name sr netns $TOPO_SW"
+		for ((i = 1; i <= TOPO_N; i++)); do
+			echo "link add eth0 netns ${TOPO_B[i]} address ${TOPO_BMAC[i]} type veth peer name s$i netns $TOPO_SW"
+		done
+	} | ip -batch - || { topo_die "could not create the namespaces and links"; return 1; }
+
 	for ns in "$TOPO_C" "$TOPO_R" "$TOPO_SW" "${TOPO_B[@]}"; do
-		ip -n "$ns" link set lo up
 		topo_sysctl "$ns" net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
 			net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 || return 1
 	done
-	# client <-> router (keyrouter's ingress).  Its ifindex is unique per run: ifindexes are
-	# per namespace, and keyrouter instances (pins in the host's bpffs) recorded by other
-	# runs must not look like "this interface already has keyrouter".
-	local pid=${TOPO_PREFIX//[^0-9]/}
-	ip -n "$TOPO_R" link add "$TOPO_R_IN" index $((100000 + ${pid:-$$} % 1000000)) \
-		address $TOPO_R_IN_MAC type veth peer name c0 address $TOPO_C_MAC netns "$TOPO_C" || return 1
-	# the backends' L2 segment: a bridge in its own namespace
-	ip -n "$TOPO_SW" link add br0 type bridge || return 1
-	ip -n "$TOPO_SW" link set br0 up
-	ip -n "$TOPO_R" link add "$TOPO_R_LAN" address $TOPO_R_LAN_MAC type veth \
-		peer name sr netns "$TOPO_SW" || return 1
-	ip -n "$TOPO_SW" link set sr master br0 up
-	for ((i = 1; i <= TOPO_N; i++)); do
-		ip -n "${TOPO_B[i]}" link add eth0 address "${TOPO_BMAC[i]}" type veth \
-			peer name "s$i" netns "$TOPO_SW" || return 1
-		ip -n "$TOPO_SW" link set "s$i" master br0 up
-	done
+	{
+		echo "link set lo up"
+		echo "link set br0 up"
+		echo "link set sr master br0 up"
+		for ((i = 1; i <= TOPO_N; i++)); do echo "link set s$i master br0 up"; done
+	} | ip -n "$TOPO_SW" -batch - || return 1
 	# Frames that XDP redirects or transmits into a veth are received by its peer only when
 	# the peer runs NAPI: an XDP program, or GRO switched on.
 	ip netns exec "$TOPO_SW" ethtool -K sr gro on >/dev/null || return 1
-	ip netns exec "$TOPO_C" ethtool -K c0 gro on >/dev/null || return 1
 	# The client's packets leave with complete checksums: a veth's XDP program sees a
 	# CHECKSUM_PARTIAL skb as a frame whose UDP checksum is not filled in yet, and once
 	# redirected (or encapsulated) nothing would complete it.
-	ip netns exec "$TOPO_C" ethtool -K c0 tx off >/dev/null || return 1
+	ip netns exec "$TOPO_C" ethtool -K c0 gro on tx off >/dev/null || return 1
 
-	# addresses and routes
-	ip -n "$TOPO_C" addr add $TOPO_CLIENT4/24 dev c0
-	ip -n "$TOPO_C" addr add $TOPO_CLIENT6/64 dev c0 nodad
-	ip -n "$TOPO_C" link set c0 up
-	ip -n "$TOPO_C" route add default via $TOPO_R_IN4
-	ip -n "$TOPO_C" -6 route add default via $TOPO_R_IN6
-	ip -n "$TOPO_R" addr add $TOPO_R_IN4/24 dev "$TOPO_R_IN"
-	ip -n "$TOPO_R" addr add $TOPO_R_IN6/64 dev "$TOPO_R_IN" nodad
-	ip -n "$TOPO_R" addr add $TOPO_R_LAN4/24 dev "$TOPO_R_LAN"
-	ip -n "$TOPO_R" addr add $TOPO_R_LAN6/64 dev "$TOPO_R_LAN" nodad
-	ip -n "$TOPO_R" link set "$TOPO_R_IN" up
-	ip -n "$TOPO_R" link set "$TOPO_R_LAN" up
+	# permanent neighbours everywhere: no ARP/ND on the first packets (and bpf_fib_lookup,
+	# used by ipip forwarding, finds its next hop at once)
+	ip -n "$TOPO_C" -batch - <<-EOF || return 1
+	link set lo up
+	addr add $TOPO_CLIENT4/24 dev c0
+	addr add $TOPO_CLIENT6/64 dev c0 nodad
+	link set c0 up
+	route add default via $TOPO_R_IN4
+	route add default via $TOPO_R_IN6
+	neigh replace $TOPO_R_IN4 lladdr $TOPO_R_IN_MAC dev c0 nud permanent
+	neigh replace $TOPO_R_IN6 lladdr $TOPO_R_IN_MAC dev c0 nud permanent
+	EOF
 	topo_sysctl "$TOPO_R" net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 || return 1
-	# permanent neighbours: no ARP/ND on the first packets (bpf_fib_lookup needs them too)
-	ip -n "$TOPO_C" neigh replace $TOPO_R_IN4 lladdr $TOPO_R_IN_MAC dev c0 nud permanent
-	ip -n "$TOPO_C" neigh replace $TOPO_R_IN6 lladdr $TOPO_R_IN_MAC dev c0 nud permanent
-	ip -n "$TOPO_R" neigh replace $TOPO_CLIENT4 lladdr $TOPO_C_MAC dev "$TOPO_R_IN" nud permanent
-	ip -n "$TOPO_R" neigh replace $TOPO_CLIENT6 lladdr $TOPO_C_MAC dev "$TOPO_R_IN" nud permanent
+	{
+		echo "link set lo up"
+		echo "addr add $TOPO_R_IN4/24 dev $TOPO_R_IN"
+		echo "addr add $TOPO_R_IN6/64 dev $TOPO_R_IN nodad"
+		echo "addr add $TOPO_R_LAN4/24 dev $TOPO_R_LAN"
+		echo "addr add $TOPO_R_LAN6/64 dev $TOPO_R_LAN nodad"
+		echo "link set $TOPO_R_IN up"
+		echo "link set $TOPO_R_LAN up"
+		echo "neigh replace $TOPO_CLIENT4 lladdr $TOPO_C_MAC dev $TOPO_R_IN nud permanent"
+		echo "neigh replace $TOPO_CLIENT6 lladdr $TOPO_C_MAC dev $TOPO_R_IN nud permanent"
+		for ((i = 1; i <= TOPO_N; i++)); do
+			echo "neigh replace ${TOPO_B4[i]} lladdr ${TOPO_BMAC[i]} dev $TOPO_R_LAN nud permanent"
+			echo "neigh replace ${TOPO_B6[i]} lladdr ${TOPO_BMAC[i]} dev $TOPO_R_LAN nud permanent"
+		done
+	} | ip -n "$TOPO_R" -batch - || return 1
 	for ((i = 1; i <= TOPO_N; i++)); do
-		local b=${TOPO_B[i]}
+		b=${TOPO_B[i]}
 		topo_sysctl "$b" net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 \
 			net.ipv4.conf.eth0.rp_filter=0 || return 1
-		ip -n "$b" addr add "${TOPO_B4[i]}/24" dev eth0
-		ip -n "$b" addr add "${TOPO_B6[i]}/64" dev eth0 nodad
-		ip -n "$b" addr add $TOPO_VIP4/32 dev lo
-		ip -n "$b" addr add $TOPO_VIP6/128 dev lo nodad
-		ip -n "$b" link set eth0 up
-		ip -n "$b" route add default via $TOPO_R_LAN4
-		ip -n "$b" -6 route add default via $TOPO_R_LAN6
-		ip -n "$b" neigh replace $TOPO_R_LAN4 lladdr $TOPO_R_LAN_MAC dev eth0 nud permanent
-		ip -n "$b" neigh replace $TOPO_R_LAN6 lladdr $TOPO_R_LAN_MAC dev eth0 nud permanent
-		ip -n "$TOPO_R" neigh replace "${TOPO_B4[i]}" lladdr "${TOPO_BMAC[i]}" \
-			dev "$TOPO_R_LAN" nud permanent
-		ip -n "$TOPO_R" neigh replace "${TOPO_B6[i]}" lladdr "${TOPO_BMAC[i]}" \
-			dev "$TOPO_R_LAN" nud permanent
+		ip -n "$b" -batch - <<-EOF || return 1
+		link set lo up
+		addr add ${TOPO_B4[i]}/24 dev eth0
+		addr add ${TOPO_B6[i]}/64 dev eth0 nodad
+		addr add $TOPO_VIP4/32 dev lo
+		addr add $TOPO_VIP6/128 dev lo nodad
+		link set eth0 up
+		route add default via $TOPO_R_LAN4
+		route add default via $TOPO_R_LAN6
+		neigh replace $TOPO_R_LAN4 lladdr $TOPO_R_LAN_MAC dev eth0 nud permanent
+		neigh replace $TOPO_R_LAN6 lladdr $TOPO_R_LAN_MAC dev eth0 nud permanent
+		EOF
 	done
 	topo_vip_route backend 1
 	topo_log "created $TOPO_PREFIX: client, router, switch, $TOPO_N backends (state in $TOPO_DIR)"
@@ -406,16 +419,13 @@ topo_teardown() {
 	fi
 	[ -n "${TOPO_INSTANCE:-}" ] && rm -rf "/sys/fs/bpf/keyrouter/$TOPO_INSTANCE"
 	rmdir /sys/fs/bpf/keyrouter 2>/dev/null
-	for ns in "${TOPO_B[@]}" "$TOPO_C" "$TOPO_R" "$TOPO_SW"; do
-		topo_kill_ns "$ns"
-	done
+	topo_kill_ns "${TOPO_B[@]}" "$TOPO_C" "$TOPO_R" "$TOPO_SW"
 	if [ -s "${TOPO_DIR:-}/pids" ]; then
 		local pid rest
 		while read -r pid rest; do kill "$pid" 2>/dev/null; done <"$TOPO_DIR/pids"
 	fi
-	for ns in "${TOPO_B[@]}" "$TOPO_C" "$TOPO_R" "$TOPO_SW"; do
-		ip netns del "$ns" 2>/dev/null
-	done
+	for ns in "${TOPO_B[@]}" "$TOPO_C" "$TOPO_R" "$TOPO_SW"; do echo "netns del $ns"; done |
+		ip -force -batch - 2>/dev/null
 	[ "${TOPO_KEEP_DIR:-0}" = 1 ] || rm -rf "$TOPO_DIR"
 	TOPO_PREFIX=
 	return 0

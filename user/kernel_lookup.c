@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `lookup --via-kernel`: keys through the data path program (see kernel_lookup.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "keyrouter_kern_user.h"
+#include "kernel_lookup.h"
+#include "publish.h"
+#include "keyrouter.skel.h"
+
+#define KL_VIP		0xc0000201u	/* 192.0.2.1 (TEST-NET-1) */
+#define KL_PORT		9999
+#define KL_RING		0
+#define KL_MAX_PAYLOAD	1400
+
+struct kr_klookup {
+	struct keyrouter_bpf *skel;
+	int prog_fd;
+	uint8_t pkt[ETH_HLEN + sizeof(struct iphdr) + sizeof(struct udphdr) + KL_MAX_PAYLOAD];
+};
+
+static int kl_configure(struct kr_klookup *kl, const struct kr_image *img, uint32_t nb,
+			struct kr_err *err)
+{
+	struct kr_service_key sk = { .proto = IPPROTO_UDP, .family = 4 };
+	struct kr_service sv = { .ring_id = KL_RING, .key_type = KR_KEY_PAYLOAD,
+				 .fwd_mode = KR_FWD_L2 };
+	uint32_t vip = htonl(KL_VIP);
+	uint64_t ctl = kr_ctl_make(0, 0, KR_RING_IDLE);
+
+	memcpy(sk.addr, &vip, 4);
+	sk.port = htons(KL_PORT);
+	if (bpf_map__update_elem(kl->skel->maps.kr_services, &sk, sizeof(sk), &sv, sizeof(sv), 0))
+		return kr_errf(err, "couldn't configure the payload service: %s", strerror(errno));
+	for (uint32_t id = 0; id < nb; id++) {
+		struct kr_backend b = { .family = 4, .state = KR_BACKEND_UP,
+					.mac = { 2, 0, 0, 0, id >> 8, id & 0xff } };
+
+		b.addr[0] = 10;
+		b.addr[2] = id >> 8;
+		b.addr[3] = id & 0xff;
+		if (bpf_map__update_elem(kl->skel->maps.kr_backends, &id, sizeof(id), &b, sizeof(b), 0))
+			return kr_errf(err, "couldn't write backend %u: %s", id, strerror(errno));
+	}
+	if (kr_publish(bpf_map__fd(kl->skel->maps.kr_rings), KL_RING, 0, img->buf,
+		       img->hdr->nchunks, err))
+		return -1;
+	return kr_ctl_write(bpf_map__fd(kl->skel->maps.kr_ring_ctl), KL_RING, ctl, err);
+}
+
+int kr_klookup_open(struct kr_klookup **out, const struct kr_image *img, uint32_t nbackends,
+		    struct kr_err *err)
+{
+	struct kr_klookup *kl = calloc(1, sizeof(*kl));
+	int ret;
+
+	if (!kl)
+		return kr_errf(err, "out of memory");
+	kl->skel = keyrouter_bpf__open();
+	if (!kl->skel) {
+		kr_errf(err, "couldn't open the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	kl->skel->rodata->kr_cfg_trace = 1;
+	if (nbackends > bpf_map__max_entries(kl->skel->maps.kr_backends) &&
+	    (bpf_map__set_max_entries(kl->skel->maps.kr_backends, nbackends) ||
+	     bpf_map__set_max_entries(kl->skel->maps.kr_backend_stats, nbackends))) {
+		kr_errf(err, "couldn't size the backends map for %u backends", nbackends);
+		goto fail;
+	}
+	ret = keyrouter_bpf__load(kl->skel);
+	if (ret) {
+		kr_errf(err, "couldn't load the BPF object (root needed; run with -v for the "
+			"verifier's log): %s", strerror(-ret));
+		goto fail;
+	}
+	kl->prog_fd = bpf_program__fd(kl->skel->progs.kr_xdp);
+	if (kl_configure(kl, img, nbackends, err))
+		goto fail;
+	*out = kl;
+	return 0;
+fail:
+	kr_klookup_close(kl);
+	return -1;
+}
+
+static uint16_t kl_csum(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint32_t s = 0;
+
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)b[i] << 8 | b[i + 1];
+	if (n & 1)
+		s += (uint32_t)b[n - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return htons((uint16_t)~s);
+}
+
+/* Ethernet / IPv4 / UDP to the service, payload = key; returns the frame length. */
+static size_t kl_packet(struct kr_klookup *kl, const uint8_t *key, size_t len)
+{
+	struct ethhdr *eth = (struct ethhdr *)kl->pkt;
+	struct iphdr *ip = (struct iphdr *)(eth + 1);
+	struct udphdr *udp = (struct udphdr *)(ip + 1);
+	static const uint8_t dmac[ETH_ALEN] = { 2, 0, 0, 0, 0, 1 }, smac[ETH_ALEN] = { 2, 0, 0, 0, 0, 2 };
+
+	memset(kl->pkt, 0, ETH_HLEN + sizeof(*ip) + sizeof(*udp));
+	memcpy(eth->h_dest, dmac, ETH_ALEN);
+	memcpy(eth->h_source, smac, ETH_ALEN);
+	eth->h_proto = htons(ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->tot_len = htons(sizeof(*ip) + sizeof(*udp) + len);
+	ip->saddr = htonl(0xc6336401u);	/* 198.51.100.1 */
+	ip->daddr = htonl(KL_VIP);
+	ip->check = kl_csum(ip, sizeof(*ip));
+	udp->source = htons(40000);
+	udp->dest = htons(KL_PORT);
+	udp->len = htons(sizeof(*udp) + len);
+	memcpy(udp + 1, key, len);
+	return ETH_HLEN + sizeof(*ip) + sizeof(*udp) + len;
+}
+
+int kr_klookup_key(struct kr_klookup *kl, const uint8_t *key, size_t len,
+		   struct kr_kresult *res, struct kr_err *err)
+{
+	struct kr_trace *t = &kl->skel->bss->kr_trace_last;
+	uint64_t seq = t->seq;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .repeat = 1);
+
+	if (len > KL_MAX_PAYLOAD)
+		return kr_errf(err, "key of %zu bytes: a UDP payload here is at most %u bytes",
+			       len, KL_MAX_PAYLOAD);
+	o.data_in = kl->pkt;
+	o.data_size_in = kl_packet(kl, key, len);
+	if (bpf_prog_test_run_opts(kl->prog_fd, &o))
+		return kr_errf(err, "BPF_PROG_TEST_RUN failed: %s", strerror(errno));
+	if (t->seq != seq + 1)
+		return kr_errf(err, "the program left no trace for the packet (verdict %u)",
+			       o.retval);
+	memset(res, 0, sizeof(*res));
+	res->verdict = o.retval;
+	res->status = t->status;
+	if (t->status != KR_KEY_OK)
+		return 0;
+	res->reason = t->ring_rc;
+	res->key_hash = t->key_hash;
+	res->image_index = t->route.image_index;
+	res->backend_id = t->route.backend_id;
+	return 0;
+}
+
+static const char *kl_status_name(uint32_t st)
+{
+	switch (st) {
+	case KR_KEY_TOO_LONG:
+		return "key longer than 255 bytes: outside the kernel's range";
+	case KR_KEY_NOT_FOUND:
+		return "no key in the packet";
+	default:
+		return "bad service";
+	}
+}
+
+static const char *kl_verdict_name(uint32_t v)
+{
+	return v == 1 ? "drop" : v == 2 ? "pass" : v == 3 ? "tx" : v == 4 ? "redirect" : "aborted";
+}
+
+int kr_klookup_print(struct kr_klookup *kl, const struct kr_image *img, const uint8_t *key,
+		     size_t len, struct kr_err *err)
+{
+	uint32_t ii, hh, be, w[3];
+	struct kr_kresult r;
+
+	if (kr_klookup_key(kl, key, len, &r, err))
+		return -1;
+	fputs(len ? "" : "-", stdout);
+	for (size_t i = 0; i < len; i++)
+		printf("%02x", key[i]);
+	if (r.status != KR_KEY_OK) {
+		printf(" %08x policy %s (%s)\n", kr_key_hash(key, len), kl_verdict_name(r.verdict),
+		       kl_status_name(r.status));
+		return 0;
+	}
+	if (r.reason != KR_ROUTE_OK)
+		return kr_errf(err, "the kernel did not route key hash %08x (reason %u)",
+			       r.key_hash, r.reason);
+	ii = r.image_index;
+	for (int k = 0; k < 3; k++) {
+		ii = kr_image_next_ring_point(img, ii);
+		if (kr_image_point(img, ii, &hh, &be))
+			return kr_errf(err, "image point %u out of range", ii);
+		w[k] = be;
+	}
+	printf(" %08x %u %u %u %u %u\n", r.key_hash, kr_image_ring_index(img, r.image_index),
+	       r.backend_id, w[0], w[1], w[2]);
+	return 0;
+}
+
+void kr_klookup_close(struct kr_klookup *kl)
+{
+	if (!kl)
+		return;
+	keyrouter_bpf__destroy(kl->skel);
+	free(kl);
+}
