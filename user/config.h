@@ -28,7 +28,7 @@
 
 #define KR_CFG_NAME_MAX		63	/* ring/service/instance names: [A-Za-z0-9_.-] */
 #define KR_CFG_MAX_TAGS		64	/* distinct tags per ring (a 64-bit mask) */
-#define KR_CFG_MAX_SERVICES	4096
+#define KR_CFG_MAX_SERVICES	KR_MAX_SERVICES	/* = the kernel map kr_services (1024) */
 #define KR_CFG_MAX_ERRORS	50
 #define KR_CFG_DEFAULT_PM	160	/* points per weight unit: v1 always, v2 default */
 #define KR_CFG_IFNAMSIZ		16
