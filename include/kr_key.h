@@ -5,8 +5,12 @@
  *
  * The caller copies the first kr_key_window() bytes of the UDP payload into s->win (in
  * BPF with bpf_xdp_load_bytes()/bpf_skb_load_bytes()); kr_key_extract() reads only that
- * window and the parsed headers, and writes the key to s->key.  Variable-length scans use
- * kr_loop(): bpf_loop() in BPF (the verifier checks the step once), a plain loop in
+ * window and the parsed headers, and writes the key to s->key.  Variable-length scans:
+ * DNS names and payload delimiters are plain loops bounded by the key size, every position
+ * derived from the loop counter and masked into its buffer (KR_WIN/KR_KEY), so the verifier
+ * walks each step once and prunes the paths inside it (fast: no call per byte); the
+ * memcached command line (a small state machine whose key position depends on the data)
+ * uses kr_loop(): bpf_loop() in BPF, checked once per step state, a plain loop in
  * userspace.
  *
  * Key bytes (DESIGN.md "Key extractors"; every key is at most KR_MAX_KEY_LEN bytes):
@@ -136,38 +140,35 @@ static __always_inline int kr_key_tuple(const struct kr_pkt *pkt, struct kr_scra
 	return KR_KEY_OK;
 }
 
-/* payload: one step of the delimiter scan. */
-static long kr_delim_step(__u32 i, void *ctx)
+/* payload: key = window[off, first delim); none in the payload: no key; none in the
+ * KR_MAX_KEY_LEN bytes after off: too long.  (The window holds off + 256 bytes when the
+ * payload is longer, so the end of the window is the end of the payload.) */
+static __always_inline int kr_key_delim(struct kr_scratch *s, __u32 off, __u32 wlen, __u8 delim,
+					__u32 *klen)
 {
-	struct kr_scan *sc = (struct kr_scan *)ctx;
-	__u32 pos = sc->start + i;
+	__u32 i, pos;
 	__u8 b;
 
-	if (pos >= sc->wlen) {
-		/* the window holds payload_off + 256 bytes when the payload is longer, so
-		 * this is the end of the payload: no delimiter, no key */
-		sc->status = KR_KEY_NOT_FOUND;
-		return 1;
+	for (i = 0; i < KR_KEY_BUF; i++) {
+		pos = off + i;
+		if (pos >= wlen)
+			return KR_KEY_NOT_FOUND;
+		b = KR_WIN(s, pos);
+		if (b == delim) {
+			*klen = i;
+			return KR_KEY_OK;
+		}
+		if (i >= KR_MAX_KEY_LEN)
+			return KR_KEY_TOO_LONG;
+		KR_KEY(s, i) = b;
 	}
-	b = KR_WIN(sc->s, pos);
-	if (b == sc->delim) {
-		sc->status = KR_KEY_OK;
-		return 1;
-	}
-	if (i >= KR_MAX_KEY_LEN) {
-		sc->status = KR_KEY_TOO_LONG;
-		return 1;
-	}
-	KR_KEY(sc->s, i) = b;
-	sc->klen = i + 1;
-	return 0;
+	return KR_KEY_TOO_LONG;
 }
 
 static __always_inline int kr_key_payload(const struct kr_service *svc, const struct kr_pkt *pkt,
 					  struct kr_scratch *s, __u32 wlen, __u32 *klen)
 {
 	__u32 off = svc->payload_off, len = svc->payload_len;
-	struct kr_scan sc = {};
 
 	if (off > KR_MAX_PAYLOAD_OFFSET)
 		return KR_KEY_BAD_SERVICE;
@@ -179,15 +180,7 @@ static __always_inline int kr_key_payload(const struct kr_service *svc, const st
 		if (off + len > pkt->pl_len || off + len > wlen)
 			return KR_KEY_NOT_FOUND;
 	} else if (svc->flags & KR_SVC_F_PAYLOAD_DELIM) {
-		sc.s = s;
-		sc.start = off;
-		sc.wlen = wlen;
-		sc.pl_len = pkt->pl_len;
-		sc.delim = svc->payload_delim;
-		sc.status = KR_KEY_TOO_LONG;
-		kr_loop(KR_KEY_BUF + 1, kr_delim_step, &sc);
-		*klen = sc.klen;
-		return sc.status;
+		return kr_key_delim(s, off, wlen, svc->payload_delim, klen);
 	} else {
 		len = pkt->pl_len - off;
 		if (len > KR_MAX_KEY_LEN)
@@ -200,58 +193,41 @@ static __always_inline int kr_key_payload(const struct kr_service *svc, const st
 	return KR_KEY_OK;
 }
 
-/* dns: one byte of the question name. */
-static long kr_dns_step(__u32 i, void *ctx)
-{
-	struct kr_scan *sc = (struct kr_scan *)ctx;
-	__u32 pos = sc->start + i;
-	__u8 b;
-
-	if (pos >= sc->wlen) {
-		sc->status = KR_KEY_NOT_FOUND;		/* truncated name */
-		return 1;
-	}
-	if (i >= KR_MAX_KEY_LEN) {
-		sc->status = KR_KEY_TOO_LONG;
-		return 1;
-	}
-	b = KR_WIN(sc->s, pos);
-	sc->klen = i + 1;
-	if (sc->rem == 0) {
-		if (b > 63) {
-			sc->status = KR_KEY_NOT_FOUND;	/* compression pointer / bad label */
-			return 1;
-		}
-		sc->rem = b;
-		KR_KEY(sc->s, i) = b;
-		if (b == 0) {
-			sc->status = KR_KEY_OK;		/* the root label ends the name */
-			return 1;
-		}
-		return 0;
-	}
-	if (b >= 'A' && b <= 'Z')
-		b += 'a' - 'A';
-	sc->rem--;
-	KR_KEY(sc->s, i) = b;
-	return 0;
-}
-
+/* dns: the question name, byte by byte (a plain bounded loop: the verifier prunes the
+ * label-length/label-byte paths at each step, `rem` being only compared). */
 static __always_inline int kr_key_dns(const struct kr_pkt *pkt, struct kr_scratch *s, __u32 wlen,
 				      __u32 *klen)
 {
-	struct kr_scan sc = {};
+	__u32 i, pos, rem = 0;
+	__u8 b;
 
+	(void)pkt;
 	if (wlen < 12 || (s->win[2] & 0x80) || (s->win[4] == 0 && s->win[5] == 0))
 		return KR_KEY_NOT_FOUND;		/* not a query, or no question */
-	sc.s = s;
-	sc.start = 12;
-	sc.wlen = wlen;
-	sc.pl_len = pkt->pl_len;
-	sc.status = KR_KEY_TOO_LONG;
-	kr_loop(KR_KEY_BUF + 1, kr_dns_step, &sc);
-	*klen = sc.klen;
-	return sc.status;
+	for (i = 0; i < KR_KEY_BUF; i++) {
+		pos = 12 + i;
+		if (pos >= wlen)
+			return KR_KEY_NOT_FOUND;	/* truncated name */
+		if (i >= KR_MAX_KEY_LEN)
+			return KR_KEY_TOO_LONG;
+		b = KR_WIN(s, pos);
+		if (rem == 0) {
+			if (b > 63)
+				return KR_KEY_NOT_FOUND;	/* compression pointer / bad label */
+			KR_KEY(s, i) = b;
+			if (b == 0) {
+				*klen = i + 1;		/* the root label ends the name */
+				return KR_KEY_OK;
+			}
+			rem = b;
+			continue;
+		}
+		if (b >= 'A' && b <= 'Z')
+			b += 'a' - 'A';
+		rem--;
+		KR_KEY(s, i) = b;
+	}
+	return KR_KEY_TOO_LONG;
 }
 
 /* memcache: scanner states */

@@ -123,6 +123,15 @@ static __always_inline __u32 kr_lt_mask(__u32 a, __u32 b)
 	return (__u32)-(d >> 63);
 }
 
+/* 1 when a < b, else 0, without a branch. */
+static __always_inline __u32 kr_lt_bit(__u32 a, __u32 b)
+{
+	__u64 d = (__u64)a - (__u64)b;
+
+	KR_BARRIER_VAR(d);
+	return (__u32)(d >> 63);
+}
+
 /*
  * Within one chunk: the first i in [0, n) with hash(pts[base + i]) >= h, or n when there is
  * none (n <= KR_PTS_PER_CHUNK, base + n <= KR_PTS_PER_CHUNK, points ascending).  A
@@ -142,7 +151,7 @@ static __always_inline __u32 kr_chunk_lb(const struct kr_point *pts, __u32 base,
 		b += half & kr_lt_mask(kr_chunk_hash(pts, base + b + half), h);
 		n -= half;
 	}
-	return b + (1 & kr_lt_mask(kr_chunk_hash(pts, base + b), h));
+	return b + kr_lt_bit(kr_chunk_hash(pts, base + b), h);
 }
 
 /* min(a, b) without a branch. */
@@ -168,11 +177,11 @@ static __always_inline __u32 kr_chunk_count(const struct kr_point *pts, __u32 ba
 	int i;
 
 	for (i = 0; i < max; i++) {
-		__u32 lt = kr_lt_mask(kr_chunk_hash(pts, base + i), h);
+		__u32 lt = kr_lt_bit(kr_chunk_hash(pts, base + i), h);
 
 		if (w != (__u32)max)	/* folded away when w is the constant max */
-			lt &= kr_lt_mask(i, w);
-		c += 1 & lt;
+			lt &= kr_lt_bit(i, w);
+		c += lt;
 	}
 	return c;
 }

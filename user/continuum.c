@@ -420,6 +420,122 @@ static void generate_scattered(struct work *w, const struct kr_backend_spec *b,
 	}
 }
 
+/*
+ * The same two passes with LANES chains interleaved (independent CRC chains overlap in the
+ * CPU).  Stability does not depend on the interleaving: pass 1 counts points per backend
+ * and top byte, so every backend gets its own write position in every bucket, after the
+ * backends before it in tie order.  Used up to LANE_MAX_BACKENDS (rows: 1 KiB each).
+ */
+#define LANES			4
+#define LANE_MAX_BACKENDS	4096u
+
+struct lane {
+	uint32_t c, prev, left;	/* base CRC state, last hash, points left */
+	uint32_t bk;		/* backend index */
+	uint32_t *row;		/* its per-top-byte counters / write positions */
+};
+
+/* Starts the next backend (tie order) with points on lane ln; 0 when none is left. */
+static int lane_next(struct lane *ln, const struct kr_backend_spec *b, const uint32_t *order,
+		     uint32_t n, uint32_t pm, uint32_t *next, uint32_t (*rows)[RADIX_SIZE])
+{
+	char base[KR_SOCKADDR_STRLEN];
+
+	while (*next < n) {
+		uint32_t oi = (*next)++, i = order[oi], m = b[i].weight * pm;
+
+		if (!m)
+			continue;
+		ln->c = kr_crc32(base, kr_ring_base_string(&b[i].addr, base));
+		ln->prev = 0;
+		ln->left = m;
+		ln->bk = i;
+		ln->row = rows[oi];
+		return 1;
+	}
+	ln->left = 0;
+	return 0;
+}
+
+/* Pass 1 (scatter == 0): rows[backend][top]++.  Pass 2: each point to h/bk at
+ * rows[backend][top]++ (rows then hold write positions). */
+static void lanes_run(struct work *w, const struct kr_backend_spec *b, const uint32_t *order,
+		      uint32_t n, uint32_t pm, uint32_t (*rows)[RADIX_SIZE], int scatter)
+{
+	struct lane L[LANES];
+	uint32_t next = 0, *h = w->h[0];
+	uint16_t *bk = w->b[0];
+	int active = 0;
+
+	for (int l = 0; l < LANES; l++)
+		active += lane_next(&L[l], b, order, n, pm, &next, rows);
+	while (active == LANES) {
+		uint32_t steps = L[0].left;
+
+		for (int l = 1; l < LANES; l++)
+			if (L[l].left < steps)
+				steps = L[l].left;
+		for (uint32_t j = 0; j < steps; j++) {
+			for (int l = 0; l < LANES; l++) {	/* unrolled by the compiler */
+				uint32_t v = kr_crc32_le32(L[l].c, L[l].prev);
+
+				L[l].prev = v;
+				if (scatter) {
+					uint32_t p = L[l].row[v >> 24]++;
+
+					h[p] = v;
+					bk[p] = (uint16_t)L[l].bk;
+				} else {
+					L[l].row[v >> 24]++;
+				}
+			}
+		}
+		for (int l = 0; l < LANES; l++) {
+			L[l].left -= steps;
+			if (!L[l].left && !lane_next(&L[l], b, order, n, pm, &next, rows))
+				active--;
+		}
+	}
+	/* the last few backends: one chain at a time */
+	for (int l = 0; l < LANES; l++) {
+		for (; L[l].left; L[l].left--) {
+			uint32_t v = kr_crc32_le32(L[l].c, L[l].prev);
+
+			L[l].prev = v;
+			if (scatter) {
+				uint32_t p = L[l].row[v >> 24]++;
+
+				h[p] = v;
+				bk[p] = (uint16_t)L[l].bk;
+			} else {
+				L[l].row[v >> 24]++;
+			}
+		}
+	}
+}
+
+/* Per-backend counts -> per-backend write positions; start[] = bucket starts. */
+static void lanes_positions(uint32_t (*rows)[RADIX_SIZE], uint32_t n, uint32_t *start,
+			    uint32_t *maxb)
+{
+	uint32_t sum = 0;
+
+	*maxb = 0;
+	for (uint32_t t = 0; t < RADIX_SIZE; t++) {
+		uint32_t first = sum;
+
+		start[t] = sum;
+		for (uint32_t oi = 0; oi < n; oi++) {
+			uint32_t c = rows[oi][t];
+
+			rows[oi][t] = sum;
+			sum += c;
+		}
+		if (sum - first > *maxb)
+			*maxb = sum - first;
+	}
+}
+
 /* One stable pass over [0, n) by a 12-bit digit; pos[] = destinations. */
 static void scatter12(const uint32_t *hs, const uint16_t *bs, uint32_t *hd, uint16_t *bd,
 		      uint32_t n, int shift, uint32_t *pos)
@@ -469,34 +585,50 @@ static int build_large(struct kr_ring *r, struct work *w, const struct kr_backen
 		       struct kr_err *err)
 {
 	uint32_t start[RADIX_SIZE + 1], pos[RADIX_SIZE] = { 0 }, maxb = 0, (*c)[BIG_SIZE];
+	uint32_t (*rows)[RADIX_SIZE] = NULL;
+	size_t rows_bytes = (size_t)n * sizeof(*rows);
 	uint64_t t1 = now_ns();
+	int ret = -1;
 
-	count_top(b, order, n, pm, pos);
-	for (uint32_t k = 0, sum = 0; k < RADIX_SIZE; k++) {
-		uint32_t x = pos[k];
+	c = acct_alloc(a, 2 * sizeof(*c));
+	if (n <= LANE_MAX_BACKENDS)
+		rows = acct_alloc(a, rows_bytes);
+	if (!c || (n <= LANE_MAX_BACKENDS && !rows)) {
+		kr_errf(err, "out of memory");
+		goto out;
+	}
+	if (rows) {
+		memset(rows, 0, rows_bytes);
+		lanes_run(w, b, order, n, pm, rows, 0);
+		lanes_positions(rows, n, start, &maxb);
+	} else {
+		count_top(b, order, n, pm, pos);
+		for (uint32_t k = 0, sum = 0; k < RADIX_SIZE; k++) {
+			uint32_t x = pos[k];
 
-		start[k] = pos[k] = sum;
-		sum += x;
-		if (x > maxb)
-			maxb = x;
+			start[k] = pos[k] = sum;
+			sum += x;
+			if (x > maxb)
+				maxb = x;
+		}
 	}
 	start[RADIX_SIZE] = (uint32_t)w->total;
-	c = acct_alloc(a, 2 * sizeof(*c));
-	if (!c)
-		return kr_errf(err, "out of memory");
-	w->cnt = NULL;
-	if (alloc_buf(w, 0, w->total, a, err) || alloc_buf(w, 1, maxb, a, err)) {
-		acct_free(a, c, 2 * sizeof(*c));
-		return -1;
-	}
-	generate_scattered(w, b, order, n, pm, pos);
+	if (alloc_buf(w, 0, w->total, a, err) || alloc_buf(w, 1, maxb, a, err))
+		goto out;
+	if (rows)
+		lanes_run(w, b, order, n, pm, rows, 1);
+	else
+		generate_scattered(w, b, order, n, pm, pos);
 	r->stats.gen_ns = now_ns() - t1;
 	t1 = now_ns();
 	for (uint32_t k = 0; k < RADIX_SIZE; k++)
 		sort_bucket(w, start[k], start[k + 1], c);
 	r->stats.sort_ns = now_ns() - t1;
+	ret = 0;
+out:
+	acct_free(a, rows, rows_bytes);
 	acct_free(a, c, 2 * sizeof(*c));
-	return 0;
+	return ret;
 }
 
 /* Frees the other buffer, dedups buffer s and hands it over to the ring (shrunk). */

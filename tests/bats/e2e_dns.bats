@@ -42,11 +42,34 @@ dns_check() { # SERVICE VIP CONFIG
 	[ "$status" -eq 0 ]
 }
 
-@test "dns l2: dnsperf 100k queries through keyrouter, none lost" {
+# per-backend packet counters of keyrouter, "ADDRESS PACKETS" lines
+kr_backend_packets() {
+	topo_kr stats --json --instance "$TOPO_INSTANCE" | jq -r '.backends[] | "\(.address) \(.packets)"'
+}
+
+@test "dns l2: dnsperf 100k queries through keyrouter, none lost; keyrouter's per-backend counters rise by exactly the predicted counts" {
+	kr_backend_packets >"$TOPO_DIR/stats.before"
+	e2e_predict "$TOPO_DIR/l2.json" dns4 "$TOPO_DIR/names" >"$TOPO_DIR/pred"
 	run e2e_dnsperf "$TOPO_VIP4" "$TOPO_DIR/names" 167
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(awk '/^sent/ { print $2 }' <<<"$output")" -ge 100000 ]
+	kr_backend_packets >"$TOPO_DIR/stats.after"
+	run awk -v runs=167 -v b4="${TOPO_B4[*]}" '
+		FILENAME ~ /pred$/ { want[$2] += runs; next }
+		FILENAME ~ /before$/ { before[$1] = $2; next }
+		{ got[$1] = $2 - before[$1] }
+		END {
+			n = split(b4, a, " ")
+			for (i = 1; i <= n; i++) {
+				g = got[a[i] ":53"] + 0
+				printf "b%d %s: counter +%d, predicted %d\n", i, a[i], g, want[i]
+				if (g != want[i]) bad++
+			}
+			exit bad > 0
+		}' "$TOPO_DIR/pred" "$TOPO_DIR/stats.before" "$TOPO_DIR/stats.after"
+	echo "$output"
+	[ "$status" -eq 0 ]
 }
 
 @test "dns ipip: apply switches the services to ipip; IPv4 and IPv6 answers from the predicted backends" {

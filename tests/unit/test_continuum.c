@@ -387,8 +387,8 @@ static void reference(void)
 		CHECK(0, "bench2048 loads");
 		return;
 	}
-	reference_case(b, n, KR_RING_V2, 16, "bench2048 v2 pm16 (LSD sort)");
-	reference_case(b, n, KR_RING_V2, 160, "bench2048 v2 pm160 (MSD+LSD sort)");
+	reference_case(b, n, KR_RING_V2, 16, "bench2048 v2 pm16 (small path, LSD sort)");
+	reference_case(b, n, KR_RING_V2, 160, "bench2048 v2 pm160 (large path, 4 lanes)");
 	/* reversed list: v1 tie order changes, v2 does not */
 	for (uint32_t i = 0; i < n / 2; i++) {
 		struct kr_backend_spec t = b[i];
@@ -396,8 +396,14 @@ static void reference(void)
 		b[i] = b[n - 1 - i];
 		b[n - 1 - i] = t;
 	}
-	reference_case(b, n, KR_RING_V1, 0, "bench2048 reversed v1 (MSD+LSD sort)");
+	reference_case(b, n, KR_RING_V1, 0, "bench2048 reversed v1 (large path)");
 	reference_case(b, n, KR_RING_V2, 160, "bench2048 reversed v2 pm160");
+	free(b);
+	/* > 4096 backends: the large-ring path without interleaved chains */
+	b = many(5000, 1);
+	for (uint32_t i = 0; i < 5000; i++)
+		b[i].weight = 1 + i % 3;
+	reference_case(b, 5000, KR_RING_V2, 106, "5000 backends v2 pm106 (large path, serial)");
 	free(b);
 }
 
