@@ -153,7 +153,9 @@ static __always_inline int kr_ring_walk(void *ring, const struct kr_image_hdr *h
 
 /*
  * The walk as a global subprogram: the verifier checks it once, apart from the fast path
- * (it runs only when the key's own backend is down).  It finds the ring again by its key.
+ * (it runs only when the key's own backend is down).  It finds the ring again by its key;
+ * if a publish replaced the image in between, idx is checked against the new image (a
+ * missing chunk is BAD_IMAGE, else the packet goes to an up backend of the new ring).
  */
 __noinline int kr_ring_walk_slow(__u32 ring_key, __u32 idx, __u32 down_b, struct kr_route *out)
 {

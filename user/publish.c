@@ -120,6 +120,8 @@ static int pub_check(const void *buf, uint32_t nchunks, uint32_t ring_id, uint32
 		return kr_errf(err, "not a ring image (magic 0x%08x format %u, expected 0x%08x %u)",
 			       nchunks ? h->magic : 0, nchunks ? h->format : 0, KR_IMAGE_MAGIC,
 			       KR_IMAGE_FORMAT);
+	if (h->npoints == 0)
+		return kr_errf(err, "ring image of ring %u has no points: nothing to publish", ring_id);
 	if (h->nchunks != nchunks)
 		return kr_errf(err, "ring image header says %u chunks, the buffer holds %u",
 			       h->nchunks, nchunks);
