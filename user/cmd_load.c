@@ -68,7 +68,8 @@ static int find_instance_by_ifindex(__u32 ifindex, char *out, size_t outlen)
 		if (fd < 0)
 			continue;
 		if (!bpf_map_lookup_elem(fd, &key, &meta) && meta.magic == KR_OPS_META_MAGIC &&
-		    meta.ifindex == ifindex && strlen(e->d_name) < outlen) {
+		    meta.ifindex == ifindex && meta.netns_ino == kr_ops_netns_ino() &&
+		    strlen(e->d_name) < outlen) {
 			memcpy(out, e->d_name, strlen(e->d_name) + 1);
 			found = 0;
 		}
@@ -170,6 +171,7 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	if (err)
 		return 1;
 	meta.mode = mode;
+	meta.netns_ino = kr_ops_netns_ino();
 	snprintf(meta.ifname, sizeof(meta.ifname), "%s", ifname);
 	snprintf(meta.instance, sizeof(meta.instance), "%s", in.name);
 	err = kr_ops_attach(&att, kr_ops_obj_path(obj), &meta);

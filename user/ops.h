@@ -43,7 +43,7 @@ struct kr_ops_meta {
 	__u32 tc_handle;	/* TC: filter handle and priority */
 	__u32 tc_priority;
 	__u32 tc_made_qdisc;	/* TC: 1 when `load` created the clsact qdisc */
-	__u32 pad;
+	__u32 netns_ino;	/* network namespace of the interface (ifindex is per netns) */
 	__u64 loaded_ns;	/* CLOCK_REALTIME */
 	char ifname[16];
 	char instance[KR_OPS_NAME_MAX];
@@ -85,6 +85,8 @@ int kr_ops_inst_remove(struct kr_inst *in);
 /* Count the maps pinned in the directory (for status). */
 int kr_ops_pins_count(const char *dir);
 bool kr_ops_is_root(void);
+/* Inode of the caller's network namespace (0 if unknown). */
+__u32 kr_ops_netns_ino(void);
 /* "Couldn't ... : needs root" style hint for EPERM/EACCES. */
 const char *kr_ops_perm_hint(int err);
 

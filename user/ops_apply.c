@@ -254,6 +254,7 @@ static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 	struct kr_image img = {};
 	struct kr_err kerr = {};
 	__u32 nprev = 0, *ids = NULL, active, slot;
+	__u64 t_build, t_enc, t_pub;
 	__u64 ctl = 0;
 	int err;
 
@@ -293,6 +294,7 @@ static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 	err = write_backends(c, u, ids, prev, nprev);
 	if (err)
 		goto out;
+	t_build = kr_ops_now_ns();
 	err = build_ring(u, &ring);
 	if (err)
 		goto out;
@@ -324,12 +326,17 @@ static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 			act.present ? "" : "nothing, ", act.present ? act.hdr.digest : 0);
 	if (c->o->dry_run)
 		goto out;
+	t_enc = kr_ops_now_ns();
 	if (kr_image_encode(&img, ring, ids, &kerr)) {
 		pr_warn("keyrouter: ring '%s': couldn't encode the image: %s\n", u->name, kerr.msg);
 		err = -EINVAL;
 		goto out;
 	}
+	t_pub = kr_ops_now_ns();
 	err = kr_ops_publish(&c->m, u->ring_id, slot, &img);
+	pr_debug("keyrouter: ring '%s': %u points; build %.3f ms, encode %.3f ms, publish "
+		 "(map create + fill + freeze + slot update) %.3f ms\n", u->name, ring->npoints,
+		 (t_enc - t_build) / 1e6, (t_pub - t_enc) / 1e6, (kr_ops_now_ns() - t_pub) / 1e6);
 	if (!err && c->stage) {
 		struct kr_ops_slot st = {};
 
@@ -441,6 +448,13 @@ static int apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 	err = kr_ops_maps_open(in, &c.m);
 	if (err)
 		return err;
+	/* the keyed-hash secret first: a data path without kr_hash_key is refused before
+	 * anything is published */
+	if (!c.stage) {
+		err = kr_ops_apply_hash_key(in, cfg, c.o);
+		if (err)
+			goto out;
+	}
 	err = kr_ops_units_plan(cfg, &c.units);
 	if (err)
 		goto out;

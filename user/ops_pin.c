@@ -15,6 +15,13 @@
 #include "log.h"
 #include "ops.h"
 
+__u32 kr_ops_netns_ino(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) ? 0 : (__u32)st.st_ino;
+}
+
 bool kr_ops_is_root(void)
 {
 	return geteuid() == 0;

@@ -21,6 +21,8 @@ case "$KR_OUT" in /*) ;; *) KR_OUT="$KR_ROOT/$KR_OUT" ;; esac
 KR_BIN=${KR_BIN:-$KR_OUT/keyrouter}
 KR_OBJ=${KR_OBJ:-$KR_OUT/bpf/keyrouter.bpf.o}
 KR_UDP="$KR_ROOT/tests/bats/ops_udp.py"
+KR_PY=/usr/bin/python3
+[ -x "$KR_PY" ] || KR_PY=$(command -v python3)
 VIP=10.77.1.1
 PORT=7000
 
@@ -50,6 +52,12 @@ kr_topo_up() { # N
 	kr_topo_port r r0 02:77:00:00:00:01 10.77.0.1 || return 1
 	kr_topo_port c c0 02:77:00:00:00:02 10.77.0.2 || return 1
 	ip -n "$P-c" route add "$VIP/32" via 10.77.0.1 || return 1
+	# Complete UDP checksums from the client: a frame XDP sends back out carries what the
+	# client's stack left, and a CHECKSUM_PARTIAL one would arrive with a bad checksum.
+	ip netns exec "$P-c" ethtool -K c0 tx off >/dev/null || return 1
+	# XDP_TX'd frames reach the router's veth peer only when the peer runs NAPI: give it
+	# an XDP program (keyrouter's own object, with no service: it passes everything).
+	ip -n "$P-l" link set dev l-r xdp obj "$KR_OBJ" sec xdp || return 1
 	for i in $(seq 1 "$n"); do
 		ip netns add "$P-b$i" || return 1
 		kr_topo_port "b$i" b0 "$(kr_bmac "$i")" "$(kr_bip "$i")" || return 1
@@ -66,8 +74,6 @@ kr_topo_port() {
 	local ns=$1 dev=$2 mac=$3 ip=$4 peer="l-$1"
 	ip -n "$P-l" link add "$peer" type veth peer name "$dev" netns "$P-$ns" || return 1
 	ip -n "$P-l" link set "$peer" master br0 up || return 1
-	# XDP_TX / redirected frames reach a veth peer only when it runs NAPI: GRO does that.
-	ip netns exec "$P-l" ethtool -K "$peer" gro on >/dev/null 2>&1
 	ip -n "$P-$ns" link set "$dev" address "$mac" || return 1
 	ip -n "$P-$ns" addr add "$ip/24" dev "$dev" || return 1
 	ip -n "$P-$ns" link set "$dev" up && ip -n "$P-$ns" link set lo up
@@ -77,7 +83,7 @@ kr_topo_down() {
 	local ns pid
 	[ -n "${P:-}" ] || return 0
 	for pid in $(cat "$KR_TMP"/*.pid 2>/dev/null); do
-		kill "$pid" 2>/dev/null
+		kill "$pid" 2>/dev/null	# a receiver (it wrote its own pid)
 	done
 	# Whatever a failed test left loaded: unload by instance, then drop the pins.
 	for inst in /sys/fs/bpf/keyrouter/$P*; do
@@ -96,15 +102,19 @@ kr_recv_start() {
 	local i
 	for i in $(seq 1 "$KR_NB"); do
 		: > "$KR_TMP/b$i.log"
-		kr_ns "b$i" python3 "$KR_UDP" recv "$PORT" "$KR_TMP/b$i.log" >/dev/null 2>&1 3>&- &
-		echo $! > "$KR_TMP/recv$i.pid"
+		nsenter --net="/run/netns/$P-b$i" $KR_PY "$KR_UDP" recv "$PORT" \
+			"$KR_TMP/b$i.log" "$KR_TMP/recv$i.pid" >/dev/null 2>&1 3>&- &
 	done
-	sleep 0.5
+	for i in $(seq 1 50); do
+		[ "$(cat "$KR_TMP"/recv*.pid 2>/dev/null | wc -l)" = "$KR_NB" ] && break
+		sleep 0.1
+	done
+	sleep 0.2
 }
 
 # Send keys PREFIX<first>..PREFIX<first+count-1> from the client.
 kr_send() { # prefix first count [pps]
-	kr_ns c python3 "$KR_UDP" send "$VIP" "$PORT" "$@"
+	kr_ns c $KR_PY "$KR_UDP" send "$VIP" "$PORT" "$@"
 }
 
 # Wait until the backends together logged at least N lines matching PREFIX (max ~10 s).
@@ -147,23 +157,25 @@ kr_config() { # file [pm] [indices...]
 }
 
 # Expected "key backend-index" of keys PREFIX<first..first+count-1> on a ring of the given
-# backend indices (userspace lookup of the engine).
+# backend indices (the engine's userspace lookup).  One process per step: bats' debug trap
+# makes every command of a setup function slow.
 kr_expected() { # prefix first count pm indices...
-	local prefix=$1 first=$2 count=$3 pm=$4 i n
+	local prefix=$1 first=$2 count=$3 pm=$4 i
 	shift 4
 	: > "$KR_TMP/exp.backends"
 	for i in "$@"; do
 		echo "$(kr_bip "$i"):$PORT 1" >> "$KR_TMP/exp.backends"
 	done
-	for n in $(seq "$first" $((first + count - 1))); do
-		printf '%s%d' "$prefix" "$n" | od -An -tx1 | tr -d ' \n'
-		echo
-	done > "$KR_TMP/exp.keys"
-	local map=("$@")
+	$KR_PY -c 'import sys
+p, f, c = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for n in range(f, f + c): print(("%s%d" % (p, n)).encode().hex())' \
+		"$prefix" "$first" "$count" > "$KR_TMP/exp.keys"
 	"$KR_BIN" lookup --backends "$KR_TMP/exp.backends" --version v2 --point-multiple "$pm" \
 		--keys-file "$KR_TMP/exp.keys" |
-	while read -r hex crc ri bi rest; do
-		[ "${hex:0:1}" = "#" ] && continue
-		printf '%s %s\n' "$(echo "$hex" | xxd -r -p)" "${map[$bi]}"
-	done | sort
+	$KR_PY -c 'import sys
+m = sys.argv[1:]
+for l in sys.stdin:
+    if l.startswith("#"): continue
+    f = l.split()
+    print(bytes.fromhex(f[0]).decode(), m[int(f[3])])' "$@" | sort
 }

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 # UDP helper of the ops tests (plain sockets, no capture):
-#   ops_udp.py recv PORT OUT         append every payload received on PORT to OUT, one per line
+#   ops_udp.py recv PORT OUT [PIDFILE]  append every payload received on PORT to OUT, one per
+#                                     line (with a timestamp); its pid goes to PIDFILE
 #   ops_udp.py send IP PORT PREFIX FIRST COUNT [PPS]
 #                                     send payloads PREFIX<FIRST>..PREFIX<FIRST+COUNT-1>
 #   ops_udp.py stream IP PORT PREFIX LOG   send PREFIX<n>, n = 0, 1, ... until killed; each
 #                                     sent key is logged with a monotonic timestamp
-import socket, sys, time
+import os, socket, sys, time
 
-def recv(port, out):
+def recv(port, out, pidfile=None):
+    if pidfile:
+        with open(pidfile, "w") as f:
+            f.write("%d\n" % os.getpid())
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind(("0.0.0.0", int(port)))
@@ -27,7 +31,7 @@ def send(ip, port, prefix, first, count, pps=0):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "recv":
-        recv(*sys.argv[2:4])
+        recv(*sys.argv[2:5])
     elif cmd == "send":
         send(*sys.argv[2:])
     else:
