@@ -70,9 +70,10 @@ static inline long kr_loop(__u32 n, long (*fn)(__u32, void *), void *ctx)
 #endif
 
 /*
- * State of a byte scan (the bpf_loop context).  Step i reads window byte start + i; the
- * positions are derived from i (which the verifier does not track) and from fields that
- * never change during the scan, so the verifier checks a step once, not once per byte.
+ * State of the memcached scans (the bpf_loop context).  Step i reads window byte
+ * start + i: positions are derived from i (which the verifier does not track) and from
+ * fields that never change during a scan, so the verifier checks a step once, not once
+ * per byte.
  */
 struct kr_scan {
 	struct kr_scratch *s;
@@ -81,11 +82,9 @@ struct kr_scan {
 	__u32 pl_len;		/* payload length (may exceed the window) */
 	__u32 klen;		/* key bytes written (result) */
 	__u32 kstart;		/* memcache: window index of the first key byte */
-	__u32 rem;		/* dns: label bytes left; memcache: tokens to skip */
-	__u32 state;		/* memcache: KR_MC_* */
+	__u32 rem;		/* tokens to skip before the key */
+	__u32 state;		/* KR_MC_* */
 	__u32 status;		/* enum kr_key_status when the scan stops */
-	__u8 delim;
-	__u8 pad[3];
 };
 
 /* Payload bytes an extractor needs in the window. */
