@@ -95,6 +95,21 @@ __noinline int kr_extract(const struct kr_service *svc, const struct kr_pkt *pkt
 	return st | (int)((klen & 0xffff) << 8);
 }
 
+/* Keyed hash of the key in s->key (services with KR_SVC_F_KEYED_HASH): SipHash-1-3 with
+ * the secret of kr_hash_key, folded to 32 bits. */
+__noinline int kr_keyed_hash(const struct kr_scratch *s, __u32 len)
+{
+	const struct kr_hash_secret *k;
+	__u32 zero = 0;
+
+	if (!s)
+		return 0;
+	k = bpf_map_lookup_elem(&kr_hash_key, &zero);
+	if (!k)
+		return 0;
+	return (int)kr_siphash13_32(s->key, len & 0xff, k);
+}
+
 /* The ring stage (kr_ring.h): slot, bucket lookup, failover walk.  0 or a reason. */
 __noinline int kr_route(__u32 ring_id, __u32 key_hash, __u32 bytes, struct kr_route *out)
 {
@@ -227,7 +242,10 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 		kr_trace_miss(rc);
 	switch (rc) {
 	case KR_KEY_OK:
-		st->hash = kr_crc32_key(st->s->key, st->klen);
+		if (st->svc.flags & KR_SVC_F_KEYED_HASH)
+			st->hash = (__u32)kr_keyed_hash(st->s, st->klen);
+		else
+			st->hash = kr_crc32_key(st->s->key, st->klen);
 		return KR_ACT_CONTINUE;
 	case KR_KEY_NOT_FOUND:
 		st->cnt->no_key++;

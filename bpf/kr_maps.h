@@ -10,6 +10,7 @@
 
 #include "keyrouter_kern_user.h"
 #include "kr_key.h"
+#include "kr_siphash.h"
 
 /* Backends of every ring: global backend id -> address, MAC, egress device, state.
  * Written by the tool (apply; health changes write one entry); read by the programs
@@ -55,6 +56,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kr_backend_stats);
 } kr_backend_stats SEC(".maps");
+
+/* The keyed-hash secret (services with KR_SVC_F_KEYED_HASH; include/kr_siphash.h).  Written
+ * by the tool (apply, from the configuration's "hash" secret_file); readable by whoever can
+ * open the pins (root: the instance directory is 0700). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kr_hash_secret);
+} kr_hash_key SEC(".maps");
 
 /* Per-CPU scratch: the payload window the extractors read and the key they write.
  * Programs only. */

@@ -119,6 +119,9 @@ enum kr_policy {
 
 /* kr_service.flags */
 #define KR_SVC_F_PAYLOAD_DELIM	(1u << 0)	/* payload key ends before payload_delim */
+#define KR_SVC_F_KEYED_HASH	(1u << 1)	/* key hash = SipHash-1-3 with the secret of
+						 * map kr_hash_key (kr_siphash.h), not crc32:
+						 * NOT pingora/nginx-compatible placement */
 
 /* Services map key.  A wildcard entry for a port has family 0 and an all-zero address;
  * it matches any destination address (v4 and v6) the exact entries do not. */

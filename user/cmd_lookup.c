@@ -66,6 +66,7 @@ struct lookup_ctx {
 	size_t cap;
 	enum kr_key_type key_type;		/* KR_KEY_NONE: keys in hex */
 	const struct kr_keyspec *spec;		/* --service: its extractor */
+	const struct kr_hash_secret *secret;	/* keyed hash (config "hash"), else crc32 */
 	int via_kernel;
 	struct kr_klookup *kl;			/* --via-kernel */
 };
@@ -158,7 +159,8 @@ static int locate(const struct lookup_ctx *c, uint32_t h, uint32_t *ri, uint32_t
 
 static int print_key(struct lookup_ctx *c, long len)
 {
-	uint32_t h = kr_key_hash(c->key, (size_t)len), ri, be, w[3];
+	uint32_t h = c->secret ? kr_siphash13_32(c->key, (uint32_t)len, c->secret) :
+				 kr_key_hash(c->key, (size_t)len), ri, be, w[3];
 	char a[KR_SOCKADDR_STRLEN];
 	struct kr_err err;
 
@@ -317,6 +319,14 @@ static int cmd_lookup(int argc, char **argv)
 				ret = usage_error(err.msg);
 				goto cleanup;
 			}
+	}
+	if (o.keyed) {
+		if (c.via_kernel) {
+			ret = usage_error("--via-kernel: not supported with a keyed hash (the "
+					  "configuration's \"hash\" is siphash13)");
+			goto cleanup;
+		}
+		c.secret = &o.secret;
 	}
 	if (c.use_image && kr_image_encode(&c.img, c.ring, NULL, &err)) {
 		pr_warn("keyrouter: %s: %s\n", o.label, err.msg);

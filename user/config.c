@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include "config.h"
 
@@ -1186,20 +1189,98 @@ static void parse_services(struct ctx *c, json_t *root)
 /* ---- top level -------------------------------------------------------------------- */
 
 static const char *const top_fields[] = { "instance", "hash", "rings", "services", NULL };
-static const char *const hash_fields[] = { "function", NULL };
+static const char *const hash_fields[] = { "function", "secret_file", NULL };
+
+/* The keyed-hash secret: a regular file, not readable or writable by group/others, owned
+ * by root or by us, holding 32 hex digits (blanks around them allowed).  Messages never
+ * quote the content. */
+static void load_secret(struct ctx *c, const char *given)
+{
+	char path[4096], buf[128];
+	const char *slash = strrchr(c->file, '/');
+	struct stat st;
+	ssize_t n;
+	int fd, k = 0;
+
+	if (given[0] == '/' || !slash)
+		snprintf(path, sizeof(path), "%s", given);
+	else
+		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - c->file), c->file, given);
+	c->cfg->hash.secret_file = strdup(path);	/* config show: the resolved path */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		kerr(c, "secret_file", "couldn't open '%s': %s", path, strerror(errno));
+		return;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		kerr(c, "secret_file", "'%s' is not a regular file", path);
+		goto out;
+	}
+	if (st.st_mode & 077) {
+		kerr(c, "secret_file", "'%s' has mode %04o: a secret must not be readable or "
+		     "writable by group or others (chmod 600 '%s')", path,
+		     (unsigned)(st.st_mode & 07777), path);
+		goto out;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		kerr(c, "secret_file", "'%s' is owned by uid %u: expected root or uid %u", path,
+		     (unsigned)st.st_uid, (unsigned)geteuid());
+		goto out;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		kerr(c, "secret_file", "couldn't read '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		int v = buf[i] >= '0' && buf[i] <= '9' ? buf[i] - '0' :
+			buf[i] >= 'a' && buf[i] <= 'f' ? buf[i] - 'a' + 10 :
+			buf[i] >= 'A' && buf[i] <= 'F' ? buf[i] - 'A' + 10 : -1;
+
+		if (v < 0 && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\t' || buf[i] == '\r'))
+			continue;
+		if (v < 0 || k >= 32) {
+			k = -1;
+			break;
+		}
+		c->cfg->hash.secret[k / 2] = (uint8_t)(c->cfg->hash.secret[k / 2] << 4 | v);
+		k++;
+	}
+	if (k != 32)
+		kerr(c, "secret_file", "'%s': expected exactly 32 hex digits (a 128-bit secret, "
+		     "e.g. from: head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n')", path);
+	memset(buf, 0, sizeof(buf));
+out:
+	close(fd);
+}
 
 static void parse_hash(struct ctx *c, json_t *root)
 {
-	const char *f;
+	const char *f = "crc32", *file;
+	int has_file, r;
 	json_t *o;
 
 	if (get_obj(c, root, "hash", &o))
 		return;
 	push_key(c, "hash");
-	check_fields(c, o, hash_fields, "hash (reserved for a future keyed hash)");
-	if (!get_str(c, o, "function", &f) && strcmp(f, "crc32"))
-		kerr(c, "function", "'%s' is not supported: expected \"crc32\" (keyed hashes "
-		     "are reserved for a future version)", f);
+	check_fields(c, o, hash_fields, "hash");
+	has_file = !get_str(c, o, "secret_file", &file);
+	r = get_str(c, o, "function", &f);
+	if (r >= 0) {
+		if (!strcmp(f, "siphash13")) {
+			c->cfg->hash.keyed = true;
+			if (!has_file)
+				kerr(c, "function", "\"siphash13\" needs \"secret_file\": a file "
+				     "holding the 128-bit secret in hex (mode 0600)");
+		} else if (strcmp(f, "crc32")) {
+			kerr(c, "function", "'%s': expected \"crc32\" (the ketama hash, the "
+			     "default) or \"siphash13\" (keyed, needs secret_file)", f);
+		} else if (has_file) {
+			kerr(c, "secret_file", "only with \"function\": \"siphash13\"");
+		}
+	}
+	if (c->cfg->hash.keyed && has_file)
+		load_secret(c, file);
 	pop(c);
 }
 
@@ -1355,6 +1436,8 @@ void kr_config_free(struct kr_config *cfg)
 	free(cfg->rings);
 	free(cfg->services);
 	free(cfg->instance);
+	free(cfg->hash.secret_file);
+	memset(cfg->hash.secret, 0, sizeof(cfg->hash.secret));
 	free(cfg->file);
 	free(cfg);
 }
@@ -1500,6 +1583,14 @@ char *kr_config_dump_json(const struct kr_config *cfg)
 
 	if (cfg->instance)
 		json_object_set_new(root, "instance", json_string(cfg->instance));
+	if (cfg->hash.keyed) {	/* the secret stays in its file */
+		json_t *h = json_object();
+
+		json_object_set_new(h, "function", json_string("siphash13"));
+		json_object_set_new(h, "secret_file", json_string(cfg->hash.secret_file ?
+								  cfg->hash.secret_file : ""));
+		json_object_set_new(root, "hash", h);
+	}
 	for (uint32_t i = 0; i < cfg->nrings; i++)
 		json_array_append_new(rings, ring_json(&cfg->rings[i]));
 	for (uint32_t i = 0; i < cfg->nservices; i++)

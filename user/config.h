@@ -88,9 +88,17 @@ struct kr_cfg_service {
 	} policy;
 };
 
+/* "hash": how keys are hashed onto the rings (SECURITY.md "Hash flooding"). */
+struct kr_cfg_hash {
+	bool keyed;			/* "siphash13" (else "crc32": the ketama hash) */
+	char *secret_file;		/* as given (relative: to the configuration's directory) */
+	uint8_t secret[16];		/* never printed */
+};
+
 struct kr_config {
 	char *file;
 	char *instance;			/* NULL: not given (the tool's default applies) */
+	struct kr_cfg_hash hash;
 	struct kr_cfg_ring *rings;
 	uint32_t nrings;
 	struct kr_cfg_service *services;

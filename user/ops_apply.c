@@ -448,6 +448,13 @@ static int apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 	err = kr_ops_maps_open(in, &c.m);
 	if (err)
 		return err;
+	/* the keyed-hash secret first: a data path without kr_hash_key is refused before
+	 * anything is published */
+	if (!c.stage) {
+		err = kr_ops_apply_hash_key(in, cfg, c.o);
+		if (err)
+			goto out;
+	}
 	err = kr_ops_units_plan(cfg, &c.units);
 	if (err)
 		goto out;

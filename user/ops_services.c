@@ -13,6 +13,7 @@
 #include "config.h"
 #include "log.h"
 #include "ops_services.h"
+#include "kr_siphash.h"
 
 /* The service map layout comes with the data path (include/keyrouter_kern_user.h); until
  * it is in the tree, apply says so instead of writing guessed bytes. */
@@ -47,6 +48,34 @@ static void service_entry(const struct kr_cfg_service *s, __u32 ring_id,
 		memcpy(v->tun_src6, s->fwd.source6, 16);
 }
 
+int kr_ops_apply_hash_key(const struct kr_inst *in, const struct kr_config *cfg,
+			  const struct kr_ops_apply_opts *o)
+{
+	struct kr_hash_secret k, cur;
+	__u32 zero = 0;
+	int fd, err = 0;
+
+	if (!cfg->hash.keyed)
+		return 0;
+	fd = kr_ops_map_open(in, "kr_hash_key", true);
+	if (fd < 0) {
+		pr_warn("keyrouter: the configuration asks for the keyed hash, but the loaded data "
+			"path has no map kr_hash_key in '%s' (loaded by an older keyrouter?): "
+			"unload and load again\n", in->dir);
+		return fd;
+	}
+	kr_hash_secret_from_bytes(&k, cfg->hash.secret);
+	if (!o->dry_run && (bpf_map_lookup_elem(fd, &zero, &cur) || memcmp(&cur, &k, sizeof(k))) &&
+	    bpf_map_update_elem(fd, &zero, &k, BPF_ANY)) {
+		err = -errno;
+		pr_warn("keyrouter: couldn't write the keyed-hash secret: %s\n", strerror(-err));
+	}
+	memset(&k, 0, sizeof(k));
+	memset(&cur, 0, sizeof(cur));
+	close(fd);
+	return err;
+}
+
 int kr_ops_apply_services(int map_fd, const struct kr_config *cfg, const __u32 *svc_ring,
 			  const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res)
 {
@@ -64,6 +93,8 @@ int kr_ops_apply_services(int map_fd, const struct kr_config *cfg, const __u32 *
 		const struct kr_cfg_service *s = &cfg->services[i];
 
 		service_entry(s, svc_ring[i], &keys[i], &v);
+		if (cfg->hash.keyed)	/* the secret is in kr_hash_key (kr_ops_apply_hash_key) */
+			v.flags |= KR_SVC_F_KEYED_HASH;
 		if (!bpf_map_lookup_elem(map_fd, &keys[i], &cur)) {
 			if (!memcmp(&cur, &v, sizeof(v))) {
 				res->services_same++;

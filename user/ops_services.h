@@ -8,6 +8,10 @@
 #include <linux/types.h>
 #include "ops_apply.h"
 
+/* With a keyed hash in the configuration: write its secret into the pinned kr_hash_key (an
+ * error when the loaded data path has none).  Before the services that use it. */
+int kr_ops_apply_hash_key(const struct kr_inst *in, const struct kr_config *cfg,
+			  const struct kr_ops_apply_opts *o);
 int kr_ops_apply_services(int map_fd, const struct kr_config *cfg, const __u32 *svc_ring,
 			  const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res);
 

@@ -123,6 +123,10 @@ static int build_from_config(struct kr_ring_opts *o, struct kr_ring **r, struct 
 			goto out;
 		}
 	}
+	if (cfg->hash.keyed) {
+		o->keyed = 1;
+		kr_hash_secret_from_bytes(&o->secret, cfg->hash.secret);
+	}
 	snprintf(o->label, sizeof(o->label), "%s ring %s", o->config, cfg->rings[ri].name);
 	ret = kr_config_ring_build(cfg, (uint32_t)ri, r, err);
 out:

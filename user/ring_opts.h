@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include "continuum.h"
 #include "keyform.h"
+#include "kr_siphash.h"
 #include "err.h"
 
 enum {
@@ -64,6 +65,8 @@ struct kr_ring_opts {
 	char label[192];	/* "FILE" or "CONFIG ring NAME", for messages */
 	int has_key;		/* --service: its key extractor in key */
 	struct kr_keyspec key;
+	int keyed;		/* the config's "hash" is siphash13: keys hash with secret */
+	struct kr_hash_secret secret;
 };
 
 /* 1 = the option was a ring option (consumed), 0 = not a ring option, -1 = bad value. */

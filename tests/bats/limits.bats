@@ -10,6 +10,16 @@ bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
+# Kernel tests: the instance and the namespace go away even when the test fails.
+teardown() {
+	if [ -n "${N:-}" ]; then
+		nsenter --net="/run/netns/$N" "$KK" unload v0 --instance "$N" >/dev/null 2>&1
+		rm -rf "/sys/fs/bpf/keyrouter/$N"
+		ip netns del "$N" 2>/dev/null
+	fi
+	return 0
+}
+
 setup() {
 	cd "$BATS_TEST_DIRNAME/../.."
 	K=${KEYROUTER:-./build/keyrouter}
@@ -117,8 +127,6 @@ EOF
 		st2=$status out2=$output
 		n2=$(bpftool -j map dump pinned "/sys/fs/bpf/keyrouter/$N/kr_services" | jq length)
 	fi
-	nsenter --net="/run/netns/$N" "$KK" unload v0 --instance "$N" >/dev/null 2>&1
-	ip netns del "$N"
 	[ "$st" = 0 ] || fail "load with 1024 services and 256 rings failed: $out"
 	[ "$n" = 1024 ] || fail "kr_services holds $n entries, expected 1024"
 	[ "$rings" -ge 256 ] || fail "kr_rings holds $rings published images, expected 256"

@@ -16,7 +16,8 @@
  * short, payload rules, tuple) with random framing (0..3 VLAN tags and odd TPIDs, IPv4
  * options, IPv6 extension headers incl. too many, first and non-first fragments, other
  * protocols, lying IPv4/IPv6/UDP lengths, bad ihl), then mutated (byte overwrites,
- * truncations, appended junk, length-field bumps).  Rings: one migrating between two
+ * truncations, appended junk, length-field bumps).  Two services use the opt-in keyed
+ * hash (SipHash-1-3, kr_hash_key), the model computes it with the userspace build.  Rings: one migrating between two
  * slots (v2 ring and a v1 ring with one more backend) with two backends down, one whose
  * backends are all down, and one id that is not published.
  *   KR_FUZZ_PACKETS=N (default 100000) or KR_FUZZ_SECONDS=S (scripts/fuzz.sh),
@@ -35,6 +36,7 @@
 #include "pktbuild.h"
 #include "pktref.h"
 #include "continuum.h"
+#include "kr_siphash.h"
 #include "image.h"
 #include "publish.h"
 #include "keyrouter.skel.h"
@@ -173,12 +175,22 @@ static struct svc_def svcs[] = {
 		     .policy_no_route = KR_POLICY_DROP } },
 	{ 9005, 0, { .ring_id = RING_MIG, .key_type = KR_KEY_PAYLOAD, .fwd_mode = KR_FWD_L2,
 		     .payload_off = 256 } },
+	/* the opt-in keyed hash (SipHash-1-3 with the secret of kr_hash_key) */
+	{ 9006, 0, { .ring_id = RING_MIG, .key_type = KR_KEY_PAYLOAD, .fwd_mode = KR_FWD_L2,
+		     .flags = KR_SVC_F_KEYED_HASH, .policy_too_long = KR_POLICY_DROP } },
+	{ 9007, 0, { .ring_id = RING_MIG, .key_type = KR_KEY_DNS, .fwd_mode = KR_FWD_L2,
+		     .flags = KR_SVC_F_KEYED_HASH } },
 };
+static const struct kr_hash_secret secret = { 0x8badf00ddeadbeefull, 0x0123456789abcdefull };
 #define NSVC (sizeof(svcs) / sizeof(svcs[0]))
 static const uint8_t vip_exact[4] = { 192, 0, 2, 53 };
 
 static void services(void)
 {
+	uint32_t zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.kr_hash_key), &zero, &secret, BPF_ANY))
+		die("kr_hash_key", strerror(errno));
 	for (size_t i = 0; i < NSVC; i++) {
 		struct kr_service_key k = { .proto = 17 };
 
@@ -265,6 +277,8 @@ static void model(const uint8_t *pkt, size_t len, struct expect *e, struct tally
 	}
 	kr_ref_packet(pkt, len, s, &e->ref);
 	e->traced = 1;
+	if (e->ref.key_status == KR_KEY_OK && (s->flags & KR_SVC_F_KEYED_HASH))
+		e->ref.key_hash = kr_siphash13_32(e->ref.key, e->ref.key_len, &secret);
 	if (e->ref.key_status == KR_KEY_NOT_FOUND) {
 		t->no_key++;
 		e->v = policy(s->policy_no_key, t, &t->dropped_no_key);
@@ -386,7 +400,8 @@ static size_t gen_payload(uint8_t *p)
 	return n;
 }
 
-static const uint16_t ports[] = { 53, 53, 11211, 443, 9000, 9001, 9002, 9003, 9004, 9005, 80 };
+static const uint16_t ports[] = { 53, 53, 11211, 443, 9000, 9001, 9002, 9003, 9004, 9005, 9006,
+				  9007, 80 };
 
 static char *rand_addr(int fam, char *buf, int vip)
 {
@@ -435,7 +450,7 @@ static size_t gen_packet(uint8_t *out)
 	case 7: s.pad_to = 60 + rn(40); break;
 	}
 	switch (port) {
-	case 53: s.plen = gen_dns(pl); break;
+	case 53: case 9007: s.plen = gen_dns(pl); break;
 	case 11211: s.plen = gen_mc(pl); break;
 	case 443: s.plen = gen_quic(pl); break;
 	case 9003: case 9004: s.plen = rn(30); memset(pl, 0x55, s.plen); break;

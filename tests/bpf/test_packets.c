@@ -867,6 +867,39 @@ static void table_forward(void)
 			bpf_map_delete_elem(dev_fd, &lo);
 	}
 
+	/* l2 to another device: redirect with that device's configured MAC; without one the
+	 * source MAC is unknown: fwd_error, passed untouched */
+	{
+		struct pkt_spec s = PKT_V4(V4C, 5000, "192.0.2.10", 7000);
+		uint32_t h = kr_crc32("golf", 4), p = ring_point(h, 3), ifx = (uint32_t)ifx_a;
+		struct kr_backend b;
+		struct kr_device d;
+		struct row r;
+		size_t len;
+
+		memset(&d, 0, sizeof(d));
+		memcpy(d.mac, dev_mac, 6);
+		s.payload = (const uint8_t *)"golf";
+		s.plen = 4;
+		len = pkt_build(&s, in);
+		bpf_map_lookup_elem(be_fd, &ids0[p], &b);
+		b.ifindex = ifx;
+		bpf_map_update_elem(be_fd, &ids0[p], &b, BPF_ANY);
+		r = (struct row){ "l2 to another device without a configured MAC", s, V_PASS,
+				  CNT(fwd_error), NONE, KR_KEY_PAYLOAD, "golf" };
+		run_row(&r, NULL, 0);
+		bpf_map_update_elem(dev_fd, &ifx, &d, BPF_ANY);
+		memcpy(exp, in, len);
+		memcpy(exp, be_mac[p], 6);
+		memcpy(exp + 6, dev_mac, 6);
+		r = (struct row){ "l2 to another device: redirect, its configured MAC", s,
+				  V_REDIRECT, NONE, NONE, KR_KEY_PAYLOAD, "golf" };
+		run_row(&r, exp, len);
+		bpf_map_delete_elem(dev_fd, &ifx);
+		b.ifindex = 0;
+		bpf_map_update_elem(be_fd, &ids0[p], &b, BPF_ANY);
+	}
+
 	/* failover: the key's backend down -> the next point's backend */
 	for (size_t k = 0; k < 3; k++) {
 		struct pkt_spec s = PKT_V4(V4C, 5000, "192.0.2.10", 7000);
