@@ -4,8 +4,9 @@
 #                                     line (with a timestamp); its pid goes to PIDFILE
 #   ops_udp.py send IP PORT PREFIX FIRST COUNT [PPS]
 #                                     send payloads PREFIX<FIRST>..PREFIX<FIRST+COUNT-1>
-#   ops_udp.py stream IP PORT PREFIX LOG   send PREFIX<n>, n = 0, 1, ... until killed; each
-#                                     sent key is logged with a monotonic timestamp
+#   ops_udp.py stream IP PORT PREFIX COUNT PPS LOG
+#                                     send PREFIX0..PREFIX<COUNT-1> at PPS packets/s and log
+#                                     "time key" per packet (CLOCK_REALTIME) to LOG
 import os, socket, sys, time
 
 def recv(port, out, pidfile=None):
@@ -18,7 +19,7 @@ def recv(port, out, pidfile=None):
     with open(out, "a", buffering=1) as f:
         while True:
             data, _ = s.recvfrom(65535)
-            f.write("%.6f %s\n" % (time.monotonic(), data.decode("ascii", "replace")))
+            f.write("%.6f %s\n" % (time.time(), data.decode("ascii", "replace")))
 
 def send(ip, port, prefix, first, count, pps=0):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -28,11 +29,27 @@ def send(ip, port, prefix, first, count, pps=0):
         if gap:
             time.sleep(gap)
 
+def stream(ip, port, prefix, count, pps, log):
+    """Send PREFIX0..PREFIX<count-1> at pps packets/s; log "time key" (CLOCK_REALTIME)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    gap, t0, out = 1.0 / float(pps), time.time(), []
+    for n in range(int(count)):
+        due = t0 + n * gap
+        while time.time() < due:
+            time.sleep(max(0.0, min(gap, due - time.time())))
+        key = "%s%d" % (prefix, n)
+        out.append("%.6f %s" % (time.time(), key))
+        s.sendto(key.encode(), (ip, int(port)))
+    with open(log, "w") as f:
+        f.write("\n".join(out) + "\n")
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "recv":
         recv(*sys.argv[2:5])
     elif cmd == "send":
         send(*sys.argv[2:])
+    elif cmd == "stream":
+        stream(*sys.argv[2:8])
     else:
         sys.exit("usage: ops_udp.py recv PORT OUT | send IP PORT PREFIX FIRST COUNT [PPS]")
