@@ -41,6 +41,9 @@ static __always_inline int kr_ring_route_bytes(__u32 ring_id, __u32 key_hash, __
 #endif
 
 #include "kr_fwd.h"
+#ifdef KR_BENCH_VARIANT
+#include "kr_bench_variant.h"	/* benchmark builds only (bpf/kr_dpbench_*.bpf.c) */
+#endif
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -115,7 +118,11 @@ __noinline int kr_route(__u32 ring_id, __u32 key_hash, __u32 bytes, struct kr_ro
 {
 	if (!out)
 		return KR_ROUTE_BAD_IMAGE;
+#ifdef KR_BENCH_VARIANT
+	return kr_bench_route(ring_id, key_hash, bytes, out);
+#else
 	return kr_ring_route_bytes(ring_id, key_hash, bytes, out);
+#endif
 }
 
 /* ---- stages ------------------------------------------------------------------------ */
@@ -360,6 +367,9 @@ static __always_inline int kr_core(void *ctx, const bool xdp)
 SEC("xdp")
 int kr_xdp(struct xdp_md *ctx)
 {
+#ifdef KR_BENCH_VARIANT
+	kr_bench_key(ctx);
+#endif
 	switch (kr_core(ctx, true)) {
 	case KR_ACT_DROP:
 		return XDP_DROP;

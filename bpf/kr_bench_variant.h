@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Benchmark builds of the data path program (tests/bench/bench_datapath.c).
+ * bpf/kr_dpbench_*.bpf.c define KR_BENCH_VARIANT and #include keyrouter.bpf.c, so the
+ * four programs are the real one (parse, service, payload key, CRC-32, ring stage, l2
+ * forward, counters) and differ ONLY in the ring stage, kr_route():
+ *   KR_BENCH_FULL   the real ring stage (kr_ring_route_bytes)
+ *   KR_BENCH_NONE   (a) no ring lookup: backend id = 1 + (hash & 15)
+ *   KR_BENCH_LIMIT  (c) (a) + one read of a random element of the published image map of
+ *                   ring 0 slot 0 (as large as the ring): outer map, header, one chunk
+ *   KR_BENCH_PLAIN  (b) control word, slot, a plain lower-bound binary search over the
+ *                   image points (one chunk lookup per step), backend table, backend state
+ * The key-varying step is the same in every variant (kr_bench_key(), at the start of the
+ * XDP program): it writes a per-run counter (.bss kr_bench_ctr, reset by userspace before
+ * each run) into the first 4 bytes of the UDP payload, so every packet of a test run has a
+ * different key (BPF_PROG_TEST_RUN repeats the program on one buffer).
+ */
+#ifndef KR_BENCH_VARIANT_H
+#define KR_BENCH_VARIANT_H
+
+#define KR_BENCH_FULL	1
+#define KR_BENCH_NONE	2
+#define KR_BENCH_LIMIT	3
+#define KR_BENCH_PLAIN	4
+
+/* Where the bench packet's payload starts: Ethernet (14) + IPv4 without options (20) +
+ * UDP (8).  Packets of another shape are left alone. */
+#define KR_BENCH_PL_OFF	42
+
+__u32 kr_bench_ctr;
+
+static __always_inline void kr_bench_key(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	__u32 *k = data + KR_BENCH_PL_OFF;
+
+	if ((void *)(k + 1) <= data_end)
+		*k = kr_bench_ctr++;
+}
+
+/* Variants that ignore `bytes` still have to receive it: otherwise clang passes garbage in
+ * its register, and the verifier rejects a non-scalar argument of a global function. */
+#define KR_BENCH_USE(x) asm volatile("" : : "r"(x))
+
+#if KR_BENCH_VARIANT == KR_BENCH_NONE
+static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
+					  struct kr_route *out)
+{
+	KR_BENCH_USE(bytes);
+	out->key_hash = h;
+	out->slot = 0;
+	out->image_index = out->first_index = out->walk = 0;
+	out->backend_id = 1 + (h & 15);
+	return KR_ROUTE_OK;
+}
+#elif KR_BENCH_VARIANT == KR_BENCH_LIMIT
+static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
+					  struct kr_route *out)
+{
+	const struct kr_image_hdr *hdr;
+	__u32 key = ring_id * 2, zero = 0, c;
+	const __u32 *w;
+	void *ring;
+
+	KR_BENCH_USE(bytes);
+	out->key_hash = h;
+	out->slot = 0;
+	out->image_index = out->first_index = out->walk = 0;
+	ring = bpf_map_lookup_elem(&kr_rings, &key);
+	if (!ring)
+		return KR_ROUTE_NO_RING;
+	hdr = bpf_map_lookup_elem(ring, &zero);
+	if (!hdr)
+		return KR_ROUTE_BAD_IMAGE;
+	c = (__u32)(((__u64)h * hdr->nchunks) >> 32);	/* a random chunk of the image */
+	w = bpf_map_lookup_elem(ring, &c);
+	if (!w)
+		return KR_ROUTE_BAD_IMAGE;
+	/* a random word in it; the answer depends on the value read */
+	out->backend_id = 1 + ((w[kr_mix32(h) & 511] ^ h) & 15);
+	return KR_ROUTE_OK;
+}
+#elif KR_BENCH_VARIANT == KR_BENCH_PLAIN
+/* First image point with hash >= h, wrapping: branchless halving, one map lookup a step. */
+static __always_inline int kr_bench_plain_lb(void *ring, const struct kr_image_hdr *hdr,
+					     __u32 h, __u32 *out)
+{
+	__u32 n = hdr->npoints, b = 0, ph, pb;
+	int s;
+
+	if (n == 0)
+		return -1;
+	for (s = 0; s < KR_SEARCH_STEPS; s++) {
+		__u32 half = n >> 1;
+
+		if (half == 0)
+			break;
+		if (kr_point_get(ring, hdr, b + half, &ph, &pb))
+			return -1;
+		b += half & kr_lt_mask(ph, h);
+		n -= half;
+	}
+	if (kr_point_get(ring, hdr, b, &ph, &pb))
+		return -1;
+	b += 1 & kr_lt_mask(ph, h);
+	*out = b >= hdr->npoints ? 0 : b;
+	return 0;
+}
+
+static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
+					  struct kr_route *out)
+{
+	const struct kr_image_hdr *hdr;
+	__u32 key, idx, ph, b, id, zero = 0;
+	const __u64 *ctl;
+	void *ring;
+	int up;
+
+	KR_BENCH_USE(bytes);
+	out->key_hash = h;
+	out->slot = 0;
+	out->backend_id = out->image_index = out->first_index = out->walk = 0;
+	ctl = bpf_map_lookup_elem(&kr_ring_ctl, &ring_id);
+	if (!ctl)
+		return KR_ROUTE_NO_RING;
+	out->slot = kr_ctl_slot(*ctl, h);
+	key = ring_id * 2 + out->slot;
+	ring = bpf_map_lookup_elem(&kr_rings, &key);
+	if (!ring)
+		return KR_ROUTE_NO_RING;
+	hdr = bpf_map_lookup_elem(ring, &zero);
+	if (!hdr)
+		return KR_ROUTE_BAD_IMAGE;
+	if (kr_bench_plain_lb(ring, hdr, h, &idx) || kr_point_get(ring, hdr, idx, &ph, &b))
+		return KR_ROUTE_BAD_IMAGE;
+	up = kr_ring_backend_up(ring, hdr, b, &id);
+	if (up <= 0)
+		return up < 0 ? KR_ROUTE_BAD_IMAGE : KR_ROUTE_ALL_DOWN;
+	out->backend_id = id;
+	out->image_index = out->first_index = idx;
+	return KR_ROUTE_OK;
+}
+#else
+static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
+					  struct kr_route *out)
+{
+	return kr_ring_route_bytes(ring_id, h, bytes, out);
+}
+#endif
+
+#endif /* KR_BENCH_VARIANT_H */

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The ring lookup inside the whole data path program, as issue 3 asks: ns/packet of the
+ * XDP program of bpf/keyrouter.bpf.c (parse, service lookup, payload key, CRC-32, ring
+ * stage, l2 forward, counters) through BPF_PROG_TEST_RUN, for rings of 10k, 1M and 16M
+ * points, beside three builds of the same source measured in the same run, which differ
+ * from it only in the ring stage (bpf/kr_bench_variant.h, bpf/kr_dpbench_*.bpf.c):
+ *   (a) none   no ring lookup (backend from the hash)
+ *   (c) limit  (a) + one read of a random element of the ring's image map (as large as the
+ *              ring): no lookup can do with less
+ *   (b) plain  a plain lower-bound binary search over the image points
+ * Keys: one Ethernet/IPv4/UDP packet to a `payload` service (the whole 16-byte payload is
+ * the key), repeated REPEAT times per test run; every build starts with the same step that
+ * writes a per-run counter into the payload's first 4 bytes, so all 2^18 packets of a run
+ * have different keys (and CRC-32 spreads them over the ring).
+ * Figures: the kernel's mean ns per repetition, best of ROUNDS runs per build (rounds
+ * interleave the builds).  The builds share their maps (one published ring).
+ * No assertions: figures and ratios only.  KR_BENCH_SIZES="10000 1000000" picks sizes,
+ * KR_BENCH_ROUNDS=N the rounds.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "keyrouter_kern_user.h"
+#include "publish.h"
+#include "../bpf/pktbuild.h"
+#include "../bpf/ring_fixture.h"
+#include "kr_dpbench_full.skel.h"
+#include "kr_dpbench_none.skel.h"
+#include "kr_dpbench_limit.skel.h"
+#include "kr_dpbench_plain.skel.h"
+
+#define REPEAT	(1u << 18)
+#define NB	16
+
+enum { V_NONE, V_LIMIT, V_FULL, V_PLAIN, NV };
+static const char *vname[NV] = { "(a) no lookup", "(c) limit: 1 random read",
+				 "full (keyrouter.bpf.c)", "(b) plain binary search" };
+
+struct variant {
+	struct bpf_object *obj;
+	__u32 *ctr;		/* .bss kr_bench_ctr */
+	int prog_fd;
+};
+static struct variant var[NV];
+
+static int map_fd(struct bpf_object *obj, const char *name)
+{
+	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
+}
+
+/* Maps the builds share (the full build's). */
+static const char *shared_maps[] = { "kr_rings", "kr_ring_ctl", "kr_backends", "kr_services",
+				     "kr_devices", "kr_counters", "kr_backend_stats",
+				     "kr_slot_stats" };
+
+static int prepare(struct bpf_object *obj)
+{
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "kr_backends"), 1024);
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "kr_backend_stats"), 1024);
+	if (!var[V_FULL].obj)
+		return 0;
+	for (size_t i = 0; i < sizeof(shared_maps) / sizeof(shared_maps[0]); i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, shared_maps[i]);
+
+		if (m && bpf_map__reuse_fd(m, map_fd(var[V_FULL].obj, shared_maps[i])))
+			return -1;
+	}
+	return 0;
+}
+
+#define LOAD(v, T) do {								\
+	struct T##_bpf *s_ = T##_bpf__open();					\
+	if (!s_ || prepare(s_->obj) || T##_bpf__load(s_)) {			\
+		fprintf(stderr, "bench_datapath: couldn't load " #T "\n");	\
+		return -1;							\
+	}									\
+	var[v].obj = s_->obj;							\
+	var[v].ctr = &s_->bss->kr_bench_ctr;					\
+	var[v].prog_fd = bpf_program__fd(s_->progs.kr_xdp);			\
+} while (0)
+
+static int load_all(void)
+{
+	LOAD(V_FULL, kr_dpbench_full);
+	LOAD(V_NONE, kr_dpbench_none);
+	LOAD(V_LIMIT, kr_dpbench_limit);
+	LOAD(V_PLAIN, kr_dpbench_plain);
+	return 0;
+}
+
+static int configure(void)
+{
+	struct bpf_object *o = var[V_FULL].obj;
+	struct kr_service_key k = { .proto = 17 };
+	struct kr_service s = { .ring_id = 0, .key_type = KR_KEY_PAYLOAD, .fwd_mode = KR_FWD_L2 };
+	uint32_t zero = 0;
+	uint64_t ctl = 0;
+
+	for (uint32_t id = 1; id <= NB; id++) {
+		struct kr_backend b = { .family = 4, .state = KR_BACKEND_UP };
+
+		b.addr[0] = 10;
+		b.addr[3] = id;
+		b.mac[0] = 2;
+		b.mac[5] = id;
+		if (bpf_map_update_elem(map_fd(o, "kr_backends"), &id, &b, BPF_ANY))
+			return -1;
+	}
+	k.port = htons(9000);
+	if (bpf_map_update_elem(map_fd(o, "kr_services"), &k, &s, BPF_ANY) ||
+	    bpf_map_update_elem(map_fd(o, "kr_ring_ctl"), &zero, &ctl, BPF_ANY))
+		return -1;
+	return 0;
+}
+
+static int publish_random(uint32_t n, uint64_t *seed)
+{
+	uint32_t *hash = malloc(n * sizeof(*hash)), *tmp = malloc(n * sizeof(*tmp)), bt[NB];
+	uint16_t *backend = malloc(n * sizeof(*backend));
+	struct kr_err err = { "" };
+	struct fx_img im = { 0 };
+	int ret = -1;
+
+	if (!hash || !tmp || !backend)
+		goto out;
+	for (uint32_t i = 0; i < n; i++) {
+		hash[i] = (uint32_t)fx_rand(seed);
+		backend[i] = fx_rand(seed) % NB;
+	}
+	fx_radix_sort(hash, tmp, n);
+	for (uint32_t i = 0; i < NB; i++)
+		bt[i] = i + 1;
+	if (fx_encode(&im, hash, backend, n, bt, NB))
+		goto out;
+	if (kr_publish(map_fd(var[V_FULL].obj, "kr_rings"), 0, 0, im.buf, im.nchunks, &err)) {
+		fprintf(stderr, "bench_datapath: %s\n", err.msg);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(hash);
+	free(tmp);
+	free(backend);
+	free(im.buf);
+	return ret;
+}
+
+static uint8_t pkt[PKT_MAX];
+static size_t pkt_len;
+
+static void build_packet(void)
+{
+	struct pkt_spec s = PKT_V4("198.51.100.7", 4242, "192.0.2.1", 9000);
+	static const uint8_t pl[16] = "....bench-key-16";
+
+	s.payload = pl;
+	s.plen = sizeof(pl);
+	pkt_len = pkt_build(&s, pkt);
+}
+
+/* Mean ns per packet of one run of REPEAT packets (counter from 0). */
+static double run_ns(int v)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = pkt_len,
+		    .repeat = REPEAT);
+
+	*var[v].ctr = 0;
+	if (bpf_prog_test_run_opts(var[v].prog_fd, &o) || o.retval != XDP_TX) {
+		fprintf(stderr, "bench_datapath: %s: test run failed: %s (retval %u)\n", vname[v],
+			strerror(errno), o.retval);
+		exit(1);
+	}
+	return o.duration;
+}
+
+/* Backend id the build chose for the packet with counter ctr (l2: the rewritten
+ * destination MAC's last byte), ~0 when not forwarded. */
+static uint32_t backend_of(int v, uint32_t ctr)
+{
+	static uint8_t out[PKT_MAX];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = pkt_len,
+		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+
+	*var[v].ctr = ctr;
+	if (bpf_prog_test_run_opts(var[v].prog_fd, &o) || o.retval != XDP_TX)
+		return ~0u;
+	return out[5];
+}
+
+static void loadavg(const char *when)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f && fgets(buf, sizeof(buf), f))
+		printf("load average %s: %s", when, buf);
+	if (f)
+		fclose(f);
+}
+
+int main(void)
+{
+	uint32_t sizes[8] = { 10000, 1000000, 16000000 }, nsizes = 3;
+	const char *env = getenv("KR_BENCH_SIZES"), *renv = getenv("KR_BENCH_ROUNDS");
+	int rounds = renv ? atoi(renv) : 7;
+	uint64_t seed = 42;
+
+	if (rounds < 1)
+		rounds = 1;
+	if (env) {
+		char *e, *s = strdup(env);
+
+		nsizes = 0;
+		for (char *t = strtok_r(s, " ,", &e); t && nsizes < 8; t = strtok_r(NULL, " ,", &e))
+			sizes[nsizes++] = strtoul(t, NULL, 0);
+		free(s);
+	}
+	if (load_all() || configure()) {
+		fprintf(stderr, "bench_datapath: couldn't set up the programs\n");
+		return 1;
+	}
+	build_packet();
+	printf("data path XDP program (keyrouter.bpf.c), ns/packet through BPF_PROG_TEST_RUN, "
+	       "%u packets per run, each with a different key (a per-run counter written into "
+	       "the payload key), best of %d interleaved rounds\n", REPEAT, rounds);
+	loadavg("before");
+	for (uint32_t si = 0; si < nsizes; si++) {
+		double best[NV];
+		uint32_t bad = 0;
+
+		if (publish_random(sizes[si], &seed))
+			return 1;
+		/* the full and the plain build route every sampled key alike */
+		for (uint32_t k = 0; k < 2000; k++) {
+			uint32_t a = backend_of(V_FULL, k * 7919), b = backend_of(V_PLAIN, k * 7919);
+
+			bad += a != b || a == ~0u;
+		}
+		for (int v = 0; v < NV; v++)
+			best[v] = 1e30;
+		for (int r = 0; r < rounds; r++)
+			for (int v = 0; v < NV; v++) {
+				double ns = run_ns(v);
+
+				if (ns < best[v])
+					best[v] = ns;
+			}
+		printf("\n%u points%s:\n", sizes[si],
+		       bad ? " (WARNING: full and plain disagree)" : " (full == plain on 2000 keys)");
+		for (int v = 0; v < NV; v++)
+			printf("  %-26s %7.1f ns/packet\n", vname[v], best[v]);
+		printf("  full / (c) limit   = %.2f   (target <= 2 at 1M and 16M)\n",
+		       best[V_FULL] / best[V_LIMIT]);
+		printf("  (b) plain / full   = %.2f   (target >= 3 at 16M)\n",
+		       best[V_PLAIN] / best[V_FULL]);
+		printf("  lookup cost over (a): full +%.1f ns, limit +%.1f ns, plain +%.1f ns\n",
+		       best[V_FULL] - best[V_NONE], best[V_LIMIT] - best[V_NONE],
+		       best[V_PLAIN] - best[V_NONE]);
+		fflush(stdout);
+	}
+	loadavg("after");
+	return 0;
+}
