@@ -38,7 +38,7 @@ static __always_inline void kr_bench_key(struct xdp_md *ctx)
 		*k = kr_bench_ctr++;
 }
 
-/* Variants that ignore `bytes` still have to receive it: otherwise clang passes garbage in
+/* Variants that ignore an argument (`bytes`, `ring_id`) still have to receive it: otherwise clang passes garbage in
  * its register, and the verifier rejects a non-scalar argument of a global function. */
 #define KR_BENCH_USE(x) asm volatile("" : : "r"(x))
 
@@ -47,6 +47,7 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 					  struct kr_route *out)
 {
 	KR_BENCH_USE(bytes);
+	KR_BENCH_USE(ring_id);
 	out->key_hash = h;
 	out->slot = 0;
 	out->image_index = out->first_index = out->walk = 0;

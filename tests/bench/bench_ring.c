@@ -139,7 +139,8 @@ int main(void)
 	fds[V_FULL] = bpf_program__fd(skel->progs.bench_full);
 	fds[V_PLAIN] = bpf_program__fd(skel->progs.bench_plain);
 
-	printf("ring stage, ns/packet through BPF_PROG_TEST_RUN, %u packets per run, each with a "
+	printf("ring stage alone (micro-program kr_ring_bench.bpf.c; issue 3's figures: bench_datapath), "
+	       "ns/packet through BPF_PROG_TEST_RUN, %u packets per run, each with a "
 	       "different key (mix32 of a per-run counter), best of %d interleaved rounds\n",
 	       REPEAT, ROUNDS);
 	loadavg("before");
