@@ -24,12 +24,26 @@ static const struct btf_type *skip_mods(const struct btf *btf, __u32 *id)
 	return t;
 }
 
+/* The BTF of the last map asked about: status reads one entry per backend of one map. */
+static struct btf *btf_get(__u32 id)
+{
+	static struct btf *cached;
+	static __u32 cached_id;
+
+	if (cached && cached_id == id)
+		return cached;
+	btf__free(cached);
+	cached = btf__load_from_kernel_by_id(id);
+	cached_id = cached ? id : 0;
+	return cached;
+}
+
 int kr_ops_named_read(int fd, __u32 key, int ncpus, struct kr_ops_named *out)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), tid;
 	const struct btf_type *t;
-	struct btf *btf = NULL;
+	const struct btf *btf;
 	__u64 *vals = NULL;
 	size_t stride;
 	int err = 0, percpu;
@@ -50,7 +64,7 @@ int kr_ops_named_read(int fd, __u32 key, int ncpus, struct kr_ops_named *out)
 	}
 	if (!info.btf_id || !info.btf_value_type_id)
 		goto fallback;
-	btf = btf__load_from_kernel_by_id(info.btf_id);
+	btf = btf_get(info.btf_id);
 	if (!btf)
 		goto fallback;
 	tid = info.btf_value_type_id;
@@ -79,7 +93,6 @@ fallback:	/* no BTF: numbered fields */
 		out->n++;
 	}
 out:
-	btf__free(btf);
 	free(vals);
 	return err;
 }
