@@ -64,6 +64,15 @@ has() {
 	vg 0 lookup -c examples/keyrouter.json --service telemetry hex:00000001736b7c78
 	vg 2 lookup -c examples/keyrouter.json --service dns 'a..b'
 	vg 1 lookup -c examples/keyrouter.json --service nope x
+	# keyed hash (secret file read, never printed)
+	printf '00112233445566778899aabbccddeeff\n' > "$BATS_TEST_TMPDIR/hash.key"
+	chmod 600 "$BATS_TEST_TMPDIR/hash.key"
+	sed "s|^{|{ \"hash\": { \"function\": \"siphash13\", \"secret_file\": \"$BATS_TEST_TMPDIR/hash.key\" },|" \
+		examples/keyrouter.json > "$BATS_TEST_TMPDIR/keyed.json"
+	vg 0 lookup -c "$BATS_TEST_TMPDIR/keyed.json" --service dns www.Example.COM.
+	vg 0 config show -c "$BATS_TEST_TMPDIR/keyed.json"
+	chmod 644 "$BATS_TEST_TMPDIR/hash.key"
+	vg 1 config check -c "$BATS_TEST_TMPDIR/keyed.json"
 }
 
 @test "valgrind: config check / show, valid and invalid" {
