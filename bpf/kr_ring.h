@@ -5,6 +5,8 @@
  *
  *   int kr_ring_route(ring_id, key_hash, &route)         0 = routed, else enum kr_route_reason
  *   int kr_ring_route_bytes(ring_id, key_hash, bytes, &route)   same, counting bytes too
+ *   int kr_ring_route_subset(ring_id, subset_id, key_hash, bytes, &route)   same, using only
+ *                  the backends of subset subset_id (0 = all): the walk skips the others
  *
  * Include after vmlinux.h and bpf_helpers.h, and after the definition of the global
  * backends map `kr_backends` (ARRAY, key __u32 backend id, value struct kr_backend), which
@@ -17,6 +19,12 @@
  *                  kr_image_kern_user.h), written in one update by the tool
  *   kr_slot_stats  PERCPU_ARRAY, key ring_id * 2 + slot -> struct kr_slot_stats
  *   kr_ring_trace  ARRAY, one struct kr_ring_trace: the last route, when kr_ring_trace_on
+ *   kr_subset_members  HASH (no prealloc), struct kr_subset_key -> __u32 (1): membership
+ *
+ * Subsets: a backend is eligible when it is up and, for subset_id != 0, a member.  A key
+ * whose point's backend is not eligible walks on, exactly as for a down backend; since the
+ * image keeps deduplicated points after their winner, the answer is the one of a ring
+ * built from the eligible backends alone.
  */
 #ifndef KR_RING_H
 #define KR_RING_H
@@ -67,6 +75,16 @@ struct {
 	__type(value, struct kr_ring_trace);
 } kr_ring_trace SEC(".maps");
 
+/* Subset membership: {subset_id, global backend id} present = member.  Written by
+ * `keyrouter apply` (members before the services that use the subset). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, KR_MAX_SUBSET_MEMBERS);
+	__type(key, struct kr_subset_key);
+	__type(value, __u32);
+} kr_subset_members SEC(".maps");
+
 /* Set before load (skeleton rodata) to record every route in kr_ring_trace; when 0 the
  * verifier prunes the tracing code, so it costs nothing. */
 const volatile __u32 kr_ring_trace_on = 0;
@@ -81,33 +99,38 @@ static __always_inline const void *kr_chunk_get(void *ring, __u32 n)
 #define KR_CHUNK_GET(ring, n) kr_chunk_get(ring, n)
 #include "kr_lookup.h"
 
-/* Is global backend id up?  Unknown ids and ids beyond the map count as not up. */
-static __always_inline int kr_backend_up(__u32 id)
+/* Is global backend id up (and in subset `subset`, unless 0)?  Unknown ids and ids beyond
+ * the map count as not up. */
+static __always_inline int kr_backend_up(__u32 id, __u32 subset)
 {
 	const struct kr_backend *be = bpf_map_lookup_elem(&kr_backends, &id);
+	struct kr_subset_key sk = { .subset_id = subset, .backend_id = id };
 
-	return be && be->state == KR_BACKEND_UP;
+	if (!be || be->state != KR_BACKEND_UP)
+		return 0;
+	return !subset || bpf_map_lookup_elem(&kr_subset_members, &sk);
 }
 
-/* Ring-local backend b of the image -> global id, if that backend is up: 1 up, 0 not up,
+/* Ring-local backend b of the image -> global id, if that backend is eligible: 1 yes, 0 no,
  * -1 bad image. */
 static __always_inline int kr_ring_backend_up(void *ring, const struct kr_image_hdr *hdr,
-					      __u32 b, __u32 *id)
+					      __u32 b, __u32 subset, __u32 *id)
 {
 	if (kr_bt_get(ring, hdr, b, id))
 		return -1;
-	return kr_backend_up(*id);
+	return kr_backend_up(*id, subset);
 }
 
-/* Does any backend of the table (its first KR_ANY_UP_SCAN entries) answer up? */
-static __always_inline int kr_ring_any_up(void *ring, const struct kr_image_hdr *hdr)
+/* Does any backend of the table (its first KR_ANY_UP_SCAN entries) answer eligible? */
+static __always_inline int kr_ring_any_up(void *ring, const struct kr_image_hdr *hdr,
+					  __u32 subset)
 {
 	__u32 b, id;
 
 	for (b = 0; b < KR_ANY_UP_SCAN; b++) {
 		if (b >= hdr->nbackends)
 			return 0;
-		if (kr_ring_backend_up(ring, hdr, b, &id) > 0)
+		if (kr_ring_backend_up(ring, hdr, b, subset, &id) > 0)
 			return 1;
 	}
 	return 1;	/* too many to tell: assume some are up (reported as the walk limit) */
@@ -121,7 +144,7 @@ static __always_inline int kr_ring_any_up(void *ring, const struct kr_image_hdr 
  * are checked once.
  */
 static __always_inline int kr_ring_walk(void *ring, const struct kr_image_hdr *hdr, __u32 idx,
-					__u32 down_b, struct kr_route *out)
+					__u32 down_b, __u32 subset, struct kr_route *out)
 {
 	__u32 n = hdr->npoints, limit, last = down_b, ph, b, id;
 	int i, up;
@@ -136,7 +159,7 @@ static __always_inline int kr_ring_walk(void *ring, const struct kr_image_hdr *h
 		if (b == last)
 			continue;
 		last = b;
-		up = kr_ring_backend_up(ring, hdr, b, &id);
+		up = kr_ring_backend_up(ring, hdr, b, subset, &id);
 		if (up < 0)
 			return KR_ROUTE_BAD_IMAGE;
 		if (up) {
@@ -146,7 +169,7 @@ static __always_inline int kr_ring_walk(void *ring, const struct kr_image_hdr *h
 			return KR_ROUTE_OK;
 		}
 	}
-	if (limit == n - 1 || !kr_ring_any_up(ring, hdr))
+	if (limit == n - 1 || !kr_ring_any_up(ring, hdr, subset))
 		return KR_ROUTE_ALL_DOWN;
 	return KR_ROUTE_WALK_LIMIT;
 }
@@ -157,7 +180,8 @@ static __always_inline int kr_ring_walk(void *ring, const struct kr_image_hdr *h
  * if a publish replaced the image in between, idx is checked against the new image (a
  * missing chunk is BAD_IMAGE, else the packet goes to an up backend of the new ring).
  */
-__noinline int kr_ring_walk_slow(__u32 ring_key, __u32 idx, __u32 down_b, struct kr_route *out)
+__noinline int kr_ring_walk_slow(__u32 ring_key, __u32 idx, __u32 down_b, __u32 subset,
+				 struct kr_route *out)
 {
 	const struct kr_image_hdr *hdr;
 	__u32 zero = 0;
@@ -171,12 +195,12 @@ __noinline int kr_ring_walk_slow(__u32 ring_key, __u32 idx, __u32 down_b, struct
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr)
 		return KR_ROUTE_BAD_IMAGE;
-	return kr_ring_walk(ring, hdr, idx, down_b, out);
+	return kr_ring_walk(ring, hdr, idx, down_b, subset, out);
 }
 
 /* Route key_hash with one ring image (ring_key: its key in kr_rings). */
 static __always_inline int kr_ring_pick(void *ring, __u32 ring_key, __u32 key_hash,
-					struct kr_route *out)
+					__u32 subset, struct kr_route *out)
 {
 	const struct kr_image_hdr *hdr;
 	__u32 zero = 0, idx, b, ph, id;
@@ -190,7 +214,7 @@ static __always_inline int kr_ring_pick(void *ring, __u32 ring_key, __u32 key_ha
 	out->first_index = idx;
 	if (b == KR_BACKEND_UNKNOWN && kr_point_get(ring, hdr, idx, &ph, &b))
 		return KR_ROUTE_BAD_IMAGE;
-	up = kr_ring_backend_up(ring, hdr, b, &id);
+	up = kr_ring_backend_up(ring, hdr, b, subset, &id);
 	if (up < 0)
 		return KR_ROUTE_BAD_IMAGE;
 	if (up) {
@@ -199,7 +223,7 @@ static __always_inline int kr_ring_pick(void *ring, __u32 ring_key, __u32 key_ha
 		out->walk = 0;
 		return KR_ROUTE_OK;
 	}
-	return kr_ring_walk_slow(ring_key, idx, b, out);
+	return kr_ring_walk_slow(ring_key, idx, b, subset, out);
 }
 
 static __always_inline void kr_ring_count(__u32 key, int reason, __u64 bytes,
@@ -249,8 +273,8 @@ static __always_inline void kr_ring_trace_put(__u32 ring_id, int reason, const s
  * key's point in that slot's image, walk past down backends.  Fills *out (slot and
  * key_hash always; the rest when routed) and counts the packet in its slot.
  */
-static __always_inline int kr_ring_route_bytes(__u32 ring_id, __u32 key_hash, __u64 bytes,
-					       struct kr_route *out)
+static __always_inline int kr_ring_route_subset(__u32 ring_id, __u32 subset, __u32 key_hash,
+						__u64 bytes, struct kr_route *out)
 {
 	const __u64 *ctl;
 	__u32 key;
@@ -268,12 +292,18 @@ static __always_inline int kr_ring_route_bytes(__u32 ring_id, __u32 key_hash, __
 	out->slot = kr_ctl_slot(*ctl, key_hash);
 	key = ring_id * 2 + out->slot;
 	ring = bpf_map_lookup_elem(&kr_rings, &key);
-	reason = ring ? kr_ring_pick(ring, key, key_hash, out) : KR_ROUTE_NO_RING;
+	reason = ring ? kr_ring_pick(ring, key, key_hash, subset, out) : KR_ROUTE_NO_RING;
 	kr_ring_count(key, reason, bytes, out);
 out:
 	if (kr_ring_trace_on)
 		kr_ring_trace_put(ring_id, reason, out);
 	return reason;
+}
+
+static __always_inline int kr_ring_route_bytes(__u32 ring_id, __u32 key_hash, __u64 bytes,
+					       struct kr_route *out)
+{
+	return kr_ring_route_subset(ring_id, 0, key_hash, bytes, out);
 }
 
 static __always_inline int kr_ring_route(__u32 ring_id, __u32 key_hash, struct kr_route *out)

@@ -149,7 +149,7 @@ int bench_plain(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	if (kr_plain_lb(ring, hdr, h, &idx) || kr_point_get(ring, hdr, idx, &ph, &b))
 		return XDP_ABORTED;
-	p->reason = kr_ring_backend_up(ring, hdr, b, &id) > 0 ? 0 : KR_ROUTE_ALL_DOWN;
+	p->reason = kr_ring_backend_up(ring, hdr, b, 0, &id) > 0 ? 0 : KR_ROUTE_ALL_DOWN;
 	p->route.backend_id = id;
 	p->route.image_index = idx;
 	return XDP_TX;
