@@ -99,56 +99,74 @@ static __always_inline const void *kr_chunk_get(void *ring, __u32 n)
 #define KR_CHUNK_GET(ring, n) kr_chunk_get(ring, n)
 #include "kr_lookup.h"
 
-/* Is global backend id up (and in subset `subset`, unless 0)?  Unknown ids and ids beyond
- * the map count as not up. */
-static __always_inline int kr_backend_up(__u32 id, __u32 subset)
+/* Is global backend id sk->backend_id up (and in subset sk->subset_id, unless 0)?  Unknown
+ * ids and ids beyond the map count as not up.  (One key on the stack serves as the id
+ * and the membership key: the data path's stack is tight.) */
+static __always_inline int kr_backend_id_up(const __u32 *id)
 {
-	const struct kr_backend *be = bpf_map_lookup_elem(&kr_backends, &id);
-	struct kr_subset_key sk = { .subset_id = subset, .backend_id = id };
+	const struct kr_backend *be = bpf_map_lookup_elem(&kr_backends, id);
 
-	if (!be || be->state != KR_BACKEND_UP)
-		return 0;
-	return !subset || bpf_map_lookup_elem(&kr_subset_members, &sk);
+	return be && be->state == KR_BACKEND_UP;
 }
 
-/* Ring-local backend b of the image -> global id, if that backend is eligible: 1 yes, 0 no,
- * -1 bad image. */
-static __always_inline int kr_ring_backend_up(void *ring, const struct kr_image_hdr *hdr,
-					      __u32 b, __u32 subset, __u32 *id)
+static __always_inline int kr_backend_up(const struct kr_subset_key *sk)
 {
-	if (kr_bt_get(ring, hdr, b, id))
+	if (!kr_backend_id_up(&sk->backend_id))
+		return 0;
+	return !sk->subset_id || bpf_map_lookup_elem(&kr_subset_members, sk);
+}
+
+/* Ring-local backend b of the image -> global id (in sk->backend_id), and whether that
+ * backend is eligible for subset sk->subset_id: 1 yes, 0 no, -1 bad image. */
+static __always_inline int kr_ring_backend_up(void *ring, const struct kr_image_hdr *hdr,
+					      __u32 b, struct kr_subset_key *sk)
+{
+	if (kr_bt_get(ring, hdr, b, &sk->backend_id))
 		return -1;
-	return kr_backend_up(*id, subset);
+	return kr_backend_up(sk);
 }
 
 /* Does any backend of the table (its first KR_ANY_UP_SCAN entries) answer eligible? */
 static __always_inline int kr_ring_any_up(void *ring, const struct kr_image_hdr *hdr,
-					  __u32 subset)
+					  struct kr_subset_key *sk)
 {
-	__u32 b, id;
+	__u32 b;
 
 	for (b = 0; b < KR_ANY_UP_SCAN; b++) {
 		if (b >= hdr->nbackends)
 			return 0;
-		if (kr_ring_backend_up(ring, hdr, b, subset, &id) > 0)
+		if (kr_ring_backend_up(ring, hdr, b, sk) > 0)
 			return 1;
 	}
 	return 1;	/* too many to tell: assume some are up (reported as the walk limit) */
 }
 
 /*
- * Failover walk from image point idx (whose backend is not up): the following points in
+ * Failover walk from image point idx (whose backend is not up, or, with a subset, maybe
+ * not a member: checked first): the following points in
  * image order, wrapping, at most KR_MAX_WALK of them, until one whose backend is up.  The
  * image keeps, right after each winning point, the duplicates dedup removed, so skipping
  * a backend gives exactly the ring built without it.  Consecutive points of one backend
  * are checked once.
  */
 static __always_inline int kr_ring_walk(void *ring, const struct kr_image_hdr *hdr, __u32 idx,
-					__u32 down_b, __u32 subset, struct kr_route *out)
+					__u32 down_b, struct kr_route *out)
 {
-	__u32 n = hdr->npoints, limit, last = down_b, ph, b, id;
+	struct kr_subset_key *sk = &out->subset;
+	__u32 n = hdr->npoints, limit, last = down_b, ph, b;
 	int i, up;
 
+	if (sk->subset_id) {	/* the key's own point: up, but is it a member? */
+		up = kr_ring_backend_up(ring, hdr, down_b, sk);
+		if (up < 0)
+			return KR_ROUTE_BAD_IMAGE;
+		if (up) {
+			out->backend_id = sk->backend_id;
+			out->image_index = idx;
+			out->walk = 0;
+			return KR_ROUTE_OK;
+		}
+	}
 	limit = n - 1 < KR_MAX_WALK ? n - 1 : KR_MAX_WALK;
 	for (i = 1; i <= KR_MAX_WALK; i++) {
 		if ((__u32)i > limit)
@@ -159,17 +177,17 @@ static __always_inline int kr_ring_walk(void *ring, const struct kr_image_hdr *h
 		if (b == last)
 			continue;
 		last = b;
-		up = kr_ring_backend_up(ring, hdr, b, subset, &id);
+		up = kr_ring_backend_up(ring, hdr, b, sk);
 		if (up < 0)
 			return KR_ROUTE_BAD_IMAGE;
 		if (up) {
-			out->backend_id = id;
+			out->backend_id = sk->backend_id;
 			out->image_index = idx;
 			out->walk = i;
 			return KR_ROUTE_OK;
 		}
 	}
-	if (limit == n - 1 || !kr_ring_any_up(ring, hdr, subset))
+	if (limit == n - 1 || !kr_ring_any_up(ring, hdr, sk))
 		return KR_ROUTE_ALL_DOWN;
 	return KR_ROUTE_WALK_LIMIT;
 }
@@ -180,8 +198,7 @@ static __always_inline int kr_ring_walk(void *ring, const struct kr_image_hdr *h
  * if a publish replaced the image in between, idx is checked against the new image (a
  * missing chunk is BAD_IMAGE, else the packet goes to an up backend of the new ring).
  */
-__noinline int kr_ring_walk_slow(__u32 ring_key, __u32 idx, __u32 down_b, __u32 subset,
-				 struct kr_route *out)
+__noinline int kr_ring_walk_slow(__u32 ring_key, __u32 idx, __u32 down_b, struct kr_route *out)
 {
 	const struct kr_image_hdr *hdr;
 	__u32 zero = 0;
@@ -195,16 +212,15 @@ __noinline int kr_ring_walk_slow(__u32 ring_key, __u32 idx, __u32 down_b, __u32 
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr)
 		return KR_ROUTE_BAD_IMAGE;
-	return kr_ring_walk(ring, hdr, idx, down_b, subset, out);
+	return kr_ring_walk(ring, hdr, idx, down_b, out);
 }
 
 /* Route key_hash with one ring image (ring_key: its key in kr_rings). */
 static __always_inline int kr_ring_pick(void *ring, __u32 ring_key, __u32 key_hash,
-					__u32 subset, struct kr_route *out)
+					struct kr_route *out)
 {
 	const struct kr_image_hdr *hdr;
 	__u32 zero = 0, idx, b, ph, id;
-	int up;
 
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr || hdr->magic != KR_IMAGE_MAGIC)
@@ -214,16 +230,16 @@ static __always_inline int kr_ring_pick(void *ring, __u32 ring_key, __u32 key_ha
 	out->first_index = idx;
 	if (b == KR_BACKEND_UNKNOWN && kr_point_get(ring, hdr, idx, &ph, &b))
 		return KR_ROUTE_BAD_IMAGE;
-	up = kr_ring_backend_up(ring, hdr, b, subset, &id);
-	if (up < 0)
+	if (kr_bt_get(ring, hdr, b, &id))
 		return KR_ROUTE_BAD_IMAGE;
-	if (up) {
+	/* a subset's membership is checked in the walk (kept off this stack frame) */
+	if (!out->subset.subset_id && kr_backend_id_up(&id)) {
 		out->backend_id = id;
 		out->image_index = idx;
 		out->walk = 0;
 		return KR_ROUTE_OK;
 	}
-	return kr_ring_walk_slow(ring_key, idx, b, subset, out);
+	return kr_ring_walk_slow(ring_key, idx, b, out);
 }
 
 static __always_inline void kr_ring_count(__u32 key, int reason, __u64 bytes,
@@ -282,6 +298,8 @@ static __always_inline int kr_ring_route_subset(__u32 ring_id, __u32 subset, __u
 	int reason;
 
 	out->key_hash = key_hash;
+	out->subset.subset_id = subset;
+	out->subset.backend_id = 0;
 	out->slot = 0;
 	out->backend_id = out->image_index = out->first_index = out->walk = 0;
 	ctl = bpf_map_lookup_elem(&kr_ring_ctl, &ring_id);
@@ -292,7 +310,7 @@ static __always_inline int kr_ring_route_subset(__u32 ring_id, __u32 subset, __u
 	out->slot = kr_ctl_slot(*ctl, key_hash);
 	key = ring_id * 2 + out->slot;
 	ring = bpf_map_lookup_elem(&kr_rings, &key);
-	reason = ring ? kr_ring_pick(ring, key, key_hash, subset, out) : KR_ROUTE_NO_RING;
+	reason = ring ? kr_ring_pick(ring, key, key_hash, out) : KR_ROUTE_NO_RING;
 	kr_ring_count(key, reason, bytes, out);
 out:
 	if (kr_ring_trace_on)

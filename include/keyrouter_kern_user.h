@@ -46,16 +46,6 @@ struct kr_backend {
 _Static_assert(sizeof(struct kr_backend) == 36, "kr_backend layout");
 
 /* ---- what the ring stage decided for one packet ----------------------------------- */
-struct kr_route {
-	__u32 backend_id;	/* global backend id */
-	__u32 image_index;	/* image point chosen (after the walk) */
-	__u32 first_index;	/* image point of the plain lookup (before the walk) */
-	__u32 walk;		/* points skipped by the walk */
-	__u32 slot;		/* 0/1: the slot whose ring routed the packet */
-	__u32 key_hash;		/* crc32 of the key */
-};
-_Static_assert(sizeof(struct kr_route) == 24, "kr_route layout");
-
 /* Subset membership (map kr_subset_members, HASH without prealloc): an entry
  * {subset_id, backend_id} exists when that global backend id belongs to the subset.  A
  * service with subset_id != 0 walks its (shared) ring skipping backends without an entry. */
@@ -64,6 +54,21 @@ struct kr_subset_key {
 	__u32 backend_id;	/* global backend id */
 };
 _Static_assert(sizeof(struct kr_subset_key) == 8, "kr_subset_key layout");
+
+struct kr_route {
+	__u32 backend_id;	/* global backend id */
+	__u32 image_index;	/* image point chosen (after the walk) */
+	__u32 first_index;	/* image point of the plain lookup (before the walk) */
+	__u32 walk;		/* points skipped by the walk */
+	__u32 slot;		/* 0/1: the slot whose ring routed the packet */
+	__u32 key_hash;		/* crc32 of the key */
+	/* subset.subset_id: the subset routed for (0: the whole ring), an input of the walk;
+	 * subset.backend_id: the walk's scratch (the backend id it checks).  Kept here, in
+	 * the caller's memory, as the membership lookup key: the data path's stack is full. */
+	struct kr_subset_key subset;
+};
+_Static_assert(sizeof(struct kr_route) == 32, "kr_route layout");
+
 
 /* ---- ring stage (bpf/kr_ring.h; written by the "ring" part) ---------------------- */
 /* kr_ring_route() returns KR_ROUTE_OK (0) or one of these reasons (the packet is not routed). */
@@ -98,7 +103,7 @@ struct kr_ring_trace {
 	__u32 reason;		/* enum kr_route_reason */
 	__u32 ring_id;
 };
-_Static_assert(sizeof(struct kr_ring_trace) == 40, "kr_ring_trace layout");
+_Static_assert(sizeof(struct kr_ring_trace) == 48, "kr_ring_trace layout");
 
 /* ==== packet side (services, extractors, forwarding, counters) ====================== */
 
@@ -214,7 +219,7 @@ struct kr_trace {
 	struct kr_route route;
 	__u8 key[KR_KEY_BUF];
 };
-_Static_assert(sizeof(struct kr_trace) == 24 + 24 + KR_KEY_BUF, "kr_trace layout");
+_Static_assert(sizeof(struct kr_trace) == 24 + 32 + KR_KEY_BUF, "kr_trace layout");
 
 enum kr_key_status {
 	KR_KEY_OK = 0,
