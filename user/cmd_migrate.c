@@ -227,6 +227,8 @@ static int cmd_ring_status(int argc, char **argv)
 	}
 	if (a.json)
 		printf("]\n");
+	else if (!a.ring)
+		kr_ops_subsets_report_text(stdout, &m);
 	if (a.ring && !n) {
 		pr_warn("keyrouter: instance '%s' has no ring '%s'\n", in.name, a.ring);
 		rc = 1;

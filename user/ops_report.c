@@ -192,3 +192,93 @@ void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r)
 		fprintf(f, ",\"moved_share\":%.9f", r->moved);
 	fprintf(f, "}");
 }
+
+/* ---- shared subsets: memory saved ---------------------------------------------- */
+
+/* Points of an image whose backend (global id) is a member of subset sid. */
+static __u64 subset_points(const struct kr_ops_maps *m, const void *buf, __u32 sid)
+{
+	const struct kr_image_hdr *h = buf;
+	const char *base = buf;
+	const __u32 *bt = (const __u32 *)(base + (size_t)h->bt_chunk * KR_CHUNK_BYTES);
+	const struct kr_point *pt = (const void *)(base + (size_t)h->pt_chunk * KR_CHUNK_BYTES);
+	uint8_t *in = calloc(h->nbackends ? h->nbackends : 1, 1);
+	__u64 n = 0;
+	__u32 one;
+
+	if (!in)
+		return 0;
+	for (__u32 b = 0; b < h->nbackends; b++) {
+		struct kr_subset_key k = { .subset_id = sid, .backend_id = bt[b] };
+
+		in[b] = !bpf_map_lookup_elem(m->members, &k, &one);
+	}
+	for (__u32 i = 0; i < h->npoints; i++)
+		n += pt[i].backend < h->nbackends && in[pt[i].backend];
+	free(in);
+	return n;
+}
+
+/* Dedicated-ring estimate of subset sid on ring_id: the ring's memory x the subset's share
+ * of its points (index and points scale with the points). */
+static __u64 subset_dedicated(const struct kr_ops_maps *m, __u32 ring_id, __u32 sid)
+{
+	struct kr_ops_slot s = {};
+	__u64 ctl = 0, est = 0, pts;
+	size_t size = 0;
+	void *buf = NULL;
+	__u32 slot;
+
+	if (kr_ops_ctl_read(m, ring_id, &ctl))
+		return 0;
+	slot = kr_ctl_active(ctl);
+	if (kr_ops_slot_read(m, ring_id, slot, false, &s) || !s.present ||
+	    kr_ops_slot_image(m, ring_id, slot, &buf, &size) || !s.hdr.npoints)
+		goto out;
+	pts = subset_points(m, buf, sid);
+	est = (__u64)((double)s.memlock * pts / s.hdr.npoints);
+out:
+	free(buf);
+	kr_ops_slot_free(&s);
+	return est;
+}
+
+void kr_ops_subsets_report_text(FILE *f, const struct kr_ops_maps *m)
+{
+	struct kr_service_key k, *pk = NULL;
+	__u32 sids[KR_MAX_SERVICES], nsid = 0;
+	struct kr_subset_key mk, *pmk = NULL;
+	__u64 dedicated = 0, members = 0, mem;
+	struct kr_service v;
+	char a[32], b[32];
+
+	if (m->members < 0)
+		return;
+	while (!bpf_map_get_next_key(m->services, pk, &k) && nsid < KR_MAX_SERVICES) {
+		bool seen = false;
+
+		pk = &k;
+		if (bpf_map_lookup_elem(m->services, &k, &v) || !v.subset_id)
+			continue;
+		for (__u32 i = 0; i < nsid && !seen; i++)
+			seen = sids[i] == v.subset_id;
+		if (seen)
+			continue;
+		sids[nsid++] = v.subset_id;
+		dedicated += subset_dedicated(m, v.ring_id, v.subset_id);
+	}
+	while (!bpf_map_get_next_key(m->members, pmk, &mk)) {
+		pmk = &mk;
+		members++;
+	}
+	if (!nsid)
+		return;
+	mem = kr_ops_fd_memlock(m->members);
+	kr_ops_fmt_bytes(dedicated, a, sizeof(a));
+	kr_ops_fmt_bytes(mem, b, sizeof(b));
+	fprintf(f, "subsets: %u sharing their rings (%llu members in kr_subset_members, %s); "
+		"one dedicated ring each would take ~%s (estimate: ring memory x the subset's "
+		"share of its points): ", nsid, (unsigned long long)members, b, a);
+	kr_ops_fmt_bytes(dedicated > mem ? dedicated - mem : mem - dedicated, a, sizeof(a));
+	fprintf(f, "%s %s\n", dedicated > mem ? "saved" : "costs", a);
+}

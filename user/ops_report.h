@@ -29,6 +29,10 @@ void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r);
 /* Moved share between the images in the two slots of a ring (0..1), or -1. */
 double kr_ops_slots_moved(const struct kr_ops_maps *m, __u32 id);
 
+/* `ring status` (text): shared subsets, and the memory they save against one dedicated
+ * ring per subset (nothing when no service uses a shared subset). */
+void kr_ops_subsets_report_text(FILE *f, const struct kr_ops_maps *m);
+
 void kr_ops_fmt_time(__u64 ns, char *buf, size_t len);
 void kr_ops_fmt_bytes(__u64 b, char *buf, size_t len);
 

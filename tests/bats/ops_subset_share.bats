@@ -57,6 +57,9 @@ members() {	# subset ids (hex, as bpftool prints the key) and their member count
 	[ "$(printf '%s\n' "${lines[@]}" | grep -v '^0x00,0x00,0x00,0x00$' | sort)" = "$ids" ]
 	run -0 $KR_BIN apply --pin-dir "$D" -c "$BATS_TEST_TMPDIR/s.json"
 	assert_output --partial "apply: nothing changed"
+	run -0 $KR_BIN ring status --pin-dir "$D"
+	assert_output --partial "subsets: 30 sharing their rings (8700 members in kr_subset_members"
+	assert_output --regexp "one dedicated ring each would take ~[0-9.]+ [KM]iB .*: saved [0-9.]+ [KM]iB"
 	[ "$(members | wc -l)" -eq 30 ]
 }
 
