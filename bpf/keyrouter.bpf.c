@@ -33,8 +33,8 @@ enum kr_route_reason {
 	KR_ROUTE_ALL_DOWN = 3,
 	KR_ROUTE_WALK_LIMIT = 4,
 };
-static __always_inline int kr_ring_route_bytes(__u32 ring_id, __u32 key_hash, __u32 bytes,
-					       struct kr_route *out)
+static __always_inline int kr_ring_route_subset(__u32 ring_id, __u32 subset, __u32 key_hash,
+						__u32 bytes, struct kr_route *out)
 {
 	return KR_ROUTE_NO_RING;
 }
@@ -114,14 +114,15 @@ __noinline int kr_keyed_hash(const struct kr_scratch *s, __u32 len)
 }
 
 /* The ring stage (kr_ring.h): slot, bucket lookup, failover walk.  0 or a reason. */
-__noinline int kr_route(__u32 ring_id, __u32 key_hash, __u32 bytes, struct kr_route *out)
+__noinline int kr_route(__u32 ring_id, __u32 subset, __u32 key_hash, __u32 bytes,
+			struct kr_route *out)
 {
 	if (!out)
 		return KR_ROUTE_BAD_IMAGE;
 #ifdef KR_BENCH_VARIANT
 	return kr_bench_route(ring_id, key_hash, bytes, out);
 #else
-	return kr_ring_route_bytes(ring_id, key_hash, bytes, out);
+	return kr_ring_route_subset(ring_id, subset, key_hash, bytes, out);
 #endif
 }
 
@@ -269,7 +270,7 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 /* Ring slot, point, failover walk (kr_ring.h). */
 static __always_inline int kr_stage_ring(struct kr_state *st)
 {
-	int rc = kr_route(st->svc.ring_id, st->hash, st->frame_len, &st->route);
+	int rc = kr_route(st->svc.ring_id, st->svc.subset_id, st->hash, st->frame_len, &st->route);
 
 	kr_trace(st, rc);
 	switch (rc) {

@@ -112,6 +112,7 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 					  struct kr_route *out)
 {
 	const struct kr_image_hdr *hdr;
+	struct kr_subset_key sk = { 0 };
 	__u32 key, idx, ph, b, id, zero = 0;
 	const __u64 *ctl;
 	void *ring;
@@ -134,7 +135,8 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 		return KR_ROUTE_BAD_IMAGE;
 	if (kr_bench_plain_lb(ring, hdr, h, &idx) || kr_point_get(ring, hdr, idx, &ph, &b))
 		return KR_ROUTE_BAD_IMAGE;
-	up = kr_ring_backend_up(ring, hdr, b, &id);
+	up = kr_ring_backend_up(ring, hdr, b, &sk);
+	id = sk.backend_id;
 	if (up <= 0)
 		return up < 0 ? KR_ROUTE_BAD_IMAGE : KR_ROUTE_ALL_DOWN;
 	out->backend_id = id;

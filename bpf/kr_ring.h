@@ -5,6 +5,8 @@
  *
  *   int kr_ring_route(ring_id, key_hash, &route)         0 = routed, else enum kr_route_reason
  *   int kr_ring_route_bytes(ring_id, key_hash, bytes, &route)   same, counting bytes too
+ *   int kr_ring_route_subset(ring_id, subset_id, key_hash, bytes, &route)   same, using only
+ *                  the backends of subset subset_id (0 = all): the walk skips the others
  *
  * Include after vmlinux.h and bpf_helpers.h, and after the definition of the global
  * backends map `kr_backends` (ARRAY, key __u32 backend id, value struct kr_backend), which
@@ -17,6 +19,12 @@
  *                  kr_image_kern_user.h), written in one update by the tool
  *   kr_slot_stats  PERCPU_ARRAY, key ring_id * 2 + slot -> struct kr_slot_stats
  *   kr_ring_trace  ARRAY, one struct kr_ring_trace: the last route, when kr_ring_trace_on
+ *   kr_subset_members  HASH (no prealloc), struct kr_subset_key -> __u32 (1): membership
+ *
+ * Subsets: a backend is eligible when it is up and, for subset_id != 0, a member.  A key
+ * whose point's backend is not eligible walks on, exactly as for a down backend; since the
+ * image keeps deduplicated points after their winner, the answer is the one of a ring
+ * built from the eligible backends alone.
  */
 #ifndef KR_RING_H
 #define KR_RING_H
@@ -67,6 +75,16 @@ struct {
 	__type(value, struct kr_ring_trace);
 } kr_ring_trace SEC(".maps");
 
+/* Subset membership: {subset_id, global backend id} present = member.  Written by
+ * `keyrouter apply` (members before the services that use the subset). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, KR_MAX_SUBSET_MEMBERS);
+	__type(key, struct kr_subset_key);
+	__type(value, __u32);
+} kr_subset_members SEC(".maps");
+
 /* Set before load (skeleton rodata) to record every route in kr_ring_trace; when 0 the
  * verifier prunes the tracing code, so it costs nothing. */
 const volatile __u32 kr_ring_trace_on = 0;
@@ -81,40 +99,51 @@ static __always_inline const void *kr_chunk_get(void *ring, __u32 n)
 #define KR_CHUNK_GET(ring, n) kr_chunk_get(ring, n)
 #include "kr_lookup.h"
 
-/* Is global backend id up?  Unknown ids and ids beyond the map count as not up. */
-static __always_inline int kr_backend_up(__u32 id)
+/* Is global backend id sk->backend_id up (and in subset sk->subset_id, unless 0)?  Unknown
+ * ids and ids beyond the map count as not up.  (One key on the stack serves as the id
+ * and the membership key: the data path's stack is tight.) */
+static __always_inline int kr_backend_id_up(const __u32 *id)
 {
-	const struct kr_backend *be = bpf_map_lookup_elem(&kr_backends, &id);
+	const struct kr_backend *be = bpf_map_lookup_elem(&kr_backends, id);
 
 	return be && be->state == KR_BACKEND_UP;
 }
 
-/* Ring-local backend b of the image -> global id, if that backend is up: 1 up, 0 not up,
- * -1 bad image. */
-static __always_inline int kr_ring_backend_up(void *ring, const struct kr_image_hdr *hdr,
-					      __u32 b, __u32 *id)
+static __always_inline int kr_backend_up(const struct kr_subset_key *sk)
 {
-	if (kr_bt_get(ring, hdr, b, id))
-		return -1;
-	return kr_backend_up(*id);
+	if (!kr_backend_id_up(&sk->backend_id))
+		return 0;
+	return !sk->subset_id || bpf_map_lookup_elem(&kr_subset_members, sk);
 }
 
-/* Does any backend of the table (its first KR_ANY_UP_SCAN entries) answer up? */
-static __always_inline int kr_ring_any_up(void *ring, const struct kr_image_hdr *hdr)
+/* Ring-local backend b of the image -> global id (in sk->backend_id), and whether that
+ * backend is eligible for subset sk->subset_id: 1 yes, 0 no, -1 bad image. */
+static __always_inline int kr_ring_backend_up(void *ring, const struct kr_image_hdr *hdr,
+					      __u32 b, struct kr_subset_key *sk)
 {
-	__u32 b, id;
+	if (kr_bt_get(ring, hdr, b, &sk->backend_id))
+		return -1;
+	return kr_backend_up(sk);
+}
+
+/* Does any backend of the table (its first KR_ANY_UP_SCAN entries) answer eligible? */
+static __always_inline int kr_ring_any_up(void *ring, const struct kr_image_hdr *hdr,
+					  struct kr_subset_key *sk)
+{
+	__u32 b;
 
 	for (b = 0; b < KR_ANY_UP_SCAN; b++) {
 		if (b >= hdr->nbackends)
 			return 0;
-		if (kr_ring_backend_up(ring, hdr, b, &id) > 0)
+		if (kr_ring_backend_up(ring, hdr, b, sk) > 0)
 			return 1;
 	}
 	return 1;	/* too many to tell: assume some are up (reported as the walk limit) */
 }
 
 /*
- * Failover walk from image point idx (whose backend is not up): the following points in
+ * Failover walk from image point idx (whose backend is not up, or, with a subset, maybe
+ * not a member: checked first): the following points in
  * image order, wrapping, at most KR_MAX_WALK of them, until one whose backend is up.  The
  * image keeps, right after each winning point, the duplicates dedup removed, so skipping
  * a backend gives exactly the ring built without it.  Consecutive points of one backend
@@ -123,9 +152,21 @@ static __always_inline int kr_ring_any_up(void *ring, const struct kr_image_hdr 
 static __always_inline int kr_ring_walk(void *ring, const struct kr_image_hdr *hdr, __u32 idx,
 					__u32 down_b, struct kr_route *out)
 {
-	__u32 n = hdr->npoints, limit, last = down_b, ph, b, id;
+	struct kr_subset_key *sk = &out->subset;
+	__u32 n = hdr->npoints, limit, last = down_b, ph, b;
 	int i, up;
 
+	if (sk->subset_id) {	/* the key's own point: up, but is it a member? */
+		up = kr_ring_backend_up(ring, hdr, down_b, sk);
+		if (up < 0)
+			return KR_ROUTE_BAD_IMAGE;
+		if (up) {
+			out->backend_id = sk->backend_id;
+			out->image_index = idx;
+			out->walk = 0;
+			return KR_ROUTE_OK;
+		}
+	}
 	limit = n - 1 < KR_MAX_WALK ? n - 1 : KR_MAX_WALK;
 	for (i = 1; i <= KR_MAX_WALK; i++) {
 		if ((__u32)i > limit)
@@ -136,17 +177,17 @@ static __always_inline int kr_ring_walk(void *ring, const struct kr_image_hdr *h
 		if (b == last)
 			continue;
 		last = b;
-		up = kr_ring_backend_up(ring, hdr, b, &id);
+		up = kr_ring_backend_up(ring, hdr, b, sk);
 		if (up < 0)
 			return KR_ROUTE_BAD_IMAGE;
 		if (up) {
-			out->backend_id = id;
+			out->backend_id = sk->backend_id;
 			out->image_index = idx;
 			out->walk = i;
 			return KR_ROUTE_OK;
 		}
 	}
-	if (limit == n - 1 || !kr_ring_any_up(ring, hdr))
+	if (limit == n - 1 || !kr_ring_any_up(ring, hdr, sk))
 		return KR_ROUTE_ALL_DOWN;
 	return KR_ROUTE_WALK_LIMIT;
 }
@@ -180,7 +221,6 @@ static __always_inline int kr_ring_pick(void *ring, __u32 ring_key, __u32 key_ha
 {
 	const struct kr_image_hdr *hdr;
 	__u32 zero = 0, idx, b, ph, id;
-	int up;
 
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr || hdr->magic != KR_IMAGE_MAGIC)
@@ -190,10 +230,10 @@ static __always_inline int kr_ring_pick(void *ring, __u32 ring_key, __u32 key_ha
 	out->first_index = idx;
 	if (b == KR_BACKEND_UNKNOWN && kr_point_get(ring, hdr, idx, &ph, &b))
 		return KR_ROUTE_BAD_IMAGE;
-	up = kr_ring_backend_up(ring, hdr, b, &id);
-	if (up < 0)
+	if (kr_bt_get(ring, hdr, b, &id))
 		return KR_ROUTE_BAD_IMAGE;
-	if (up) {
+	/* a subset's membership is checked in the walk (kept off this stack frame) */
+	if (!out->subset.subset_id && kr_backend_id_up(&id)) {
 		out->backend_id = id;
 		out->image_index = idx;
 		out->walk = 0;
@@ -249,8 +289,8 @@ static __always_inline void kr_ring_trace_put(__u32 ring_id, int reason, const s
  * key's point in that slot's image, walk past down backends.  Fills *out (slot and
  * key_hash always; the rest when routed) and counts the packet in its slot.
  */
-static __always_inline int kr_ring_route_bytes(__u32 ring_id, __u32 key_hash, __u64 bytes,
-					       struct kr_route *out)
+static __always_inline int kr_ring_route_subset(__u32 ring_id, __u32 subset, __u32 key_hash,
+						__u64 bytes, struct kr_route *out)
 {
 	const __u64 *ctl;
 	__u32 key;
@@ -258,6 +298,8 @@ static __always_inline int kr_ring_route_bytes(__u32 ring_id, __u32 key_hash, __
 	int reason;
 
 	out->key_hash = key_hash;
+	out->subset.subset_id = subset;
+	out->subset.backend_id = 0;
 	out->slot = 0;
 	out->backend_id = out->image_index = out->first_index = out->walk = 0;
 	ctl = bpf_map_lookup_elem(&kr_ring_ctl, &ring_id);
@@ -274,6 +316,12 @@ out:
 	if (kr_ring_trace_on)
 		kr_ring_trace_put(ring_id, reason, out);
 	return reason;
+}
+
+static __always_inline int kr_ring_route_bytes(__u32 ring_id, __u32 key_hash, __u64 bytes,
+					       struct kr_route *out)
+{
+	return kr_ring_route_subset(ring_id, 0, key_hash, bytes, out);
 }
 
 static __always_inline int kr_ring_route(__u32 ring_id, __u32 key_hash, struct kr_route *out)

@@ -130,7 +130,8 @@ int bench_plain(struct xdp_md *ctx)
 {
 	const struct kr_image_hdr *hdr;
 	struct kr_ring_test_pkt *p;
-	__u32 h, key, idx, ph, b, id, zero = 0;
+	struct kr_subset_key sk = { 0 };
+	__u32 h, key, idx, ph, b, zero = 0;
 	const __u64 *ctl;
 	void *ring;
 
@@ -149,8 +150,8 @@ int bench_plain(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	if (kr_plain_lb(ring, hdr, h, &idx) || kr_point_get(ring, hdr, idx, &ph, &b))
 		return XDP_ABORTED;
-	p->reason = kr_ring_backend_up(ring, hdr, b, &id) > 0 ? 0 : KR_ROUTE_ALL_DOWN;
-	p->route.backend_id = id;
+	p->reason = kr_ring_backend_up(ring, hdr, b, &sk) > 0 ? 0 : KR_ROUTE_ALL_DOWN;
+	p->route.backend_id = sk.backend_id;
 	p->route.image_index = idx;
 	return XDP_TX;
 }

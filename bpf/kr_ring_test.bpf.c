@@ -28,7 +28,8 @@ int kr_ring_test(struct xdp_md *ctx)
 
 	if ((void *)(p + 1) > data_end)
 		return XDP_ABORTED;
-	p->reason = kr_ring_route_bytes(p->ring_id, p->key_hash, data_end - data, &r);
+	p->reason = kr_ring_route_subset(p->ring_id, p->subset_id, p->key_hash,
+					 data_end - data, &r);
 	p->route = r;
 	return XDP_TX;
 }

@@ -20,6 +20,10 @@
 #define KR_MAX_RINGS		256	/* ring ids 0..KR_MAX_RINGS-1; two slots each */
 #define KR_MAX_BACKEND_IDS	(1u << 20)	/* global backend ids (all rings) */
 #define KR_MAX_WALK		64	/* failover walk bound, in ring points */
+#define KR_MAX_SUBSET_MEMBERS	(1u << 20)	/* entries of kr_subset_members (no prealloc) */
+/* A subset whose expected walk (ring points / subset points) exceeds this gets a dedicated
+ * ring instead of sharing its ring's points (docs/operations.md "Subsets"). */
+#define KR_SUBSET_SHARE_MAX_WALK	(KR_MAX_WALK / 8)
 
 /* ---- backends (global map: backend id -> struct kr_backend) ----------------------- */
 enum kr_backend_state {
@@ -42,6 +46,15 @@ struct kr_backend {
 _Static_assert(sizeof(struct kr_backend) == 36, "kr_backend layout");
 
 /* ---- what the ring stage decided for one packet ----------------------------------- */
+/* Subset membership (map kr_subset_members, HASH without prealloc): an entry
+ * {subset_id, backend_id} exists when that global backend id belongs to the subset.  A
+ * service with subset_id != 0 walks its (shared) ring skipping backends without an entry. */
+struct kr_subset_key {
+	__u32 subset_id;	/* 1.. (0 = no subset: every backend of the ring) */
+	__u32 backend_id;	/* global backend id */
+};
+_Static_assert(sizeof(struct kr_subset_key) == 8, "kr_subset_key layout");
+
 struct kr_route {
 	__u32 backend_id;	/* global backend id */
 	__u32 image_index;	/* image point chosen (after the walk) */
@@ -49,8 +62,13 @@ struct kr_route {
 	__u32 walk;		/* points skipped by the walk */
 	__u32 slot;		/* 0/1: the slot whose ring routed the packet */
 	__u32 key_hash;		/* crc32 of the key */
+	/* subset.subset_id: the subset routed for (0: the whole ring), an input of the walk;
+	 * subset.backend_id: the walk's scratch (the backend id it checks).  Kept here, in
+	 * the caller's memory, as the membership lookup key: the data path's stack is full. */
+	struct kr_subset_key subset;
 };
-_Static_assert(sizeof(struct kr_route) == 24, "kr_route layout");
+_Static_assert(sizeof(struct kr_route) == 32, "kr_route layout");
+
 
 /* ---- ring stage (bpf/kr_ring.h; written by the "ring" part) ---------------------- */
 /* kr_ring_route() returns KR_ROUTE_OK (0) or one of these reasons (the packet is not routed). */
@@ -85,7 +103,7 @@ struct kr_ring_trace {
 	__u32 reason;		/* enum kr_route_reason */
 	__u32 ring_id;
 };
-_Static_assert(sizeof(struct kr_ring_trace) == 40, "kr_ring_trace layout");
+_Static_assert(sizeof(struct kr_ring_trace) == 48, "kr_ring_trace layout");
 
 /* ==== packet side (services, extractors, forwarding, counters) ====================== */
 
@@ -147,8 +165,9 @@ struct kr_service {
 	__u16 payload_len;	/* payload: key length; 0 = up to the delimiter / the end */
 	__u8 tun_src4[4];	/* ipip: outer IPv4 source */
 	__u8 tun_src6[16];	/* ipip: outer IPv6 source */
+	__u32 subset_id;	/* 0: the whole ring; else only the backends of kr_subset_members */
 };
-_Static_assert(sizeof(struct kr_service) == 36, "kr_service layout");
+_Static_assert(sizeof(struct kr_service) == 40, "kr_service layout");
 
 /* kr_devices value: the MAC the router uses as source on an egress device (l2 mode). */
 struct kr_device {
@@ -200,7 +219,7 @@ struct kr_trace {
 	struct kr_route route;
 	__u8 key[KR_KEY_BUF];
 };
-_Static_assert(sizeof(struct kr_trace) == 24 + 24 + KR_KEY_BUF, "kr_trace layout");
+_Static_assert(sizeof(struct kr_trace) == 24 + 32 + KR_KEY_BUF, "kr_trace layout");
 
 enum kr_key_status {
 	KR_KEY_OK = 0,

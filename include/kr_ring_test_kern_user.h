@@ -13,9 +13,9 @@ struct kr_ring_test_pkt {
 	__u32 ring_id;
 	__u32 key_hash;
 	__u32 reason;		/* enum kr_route_reason, written by the program */
-	__u32 pad;
+	__u32 subset_id;	/* 0: whole ring */
 	struct kr_route route;	/* written by the program */
-	__u8 fill[24];		/* up to 64 bytes: more than an Ethernet header */
+	__u8 fill[16];		/* up to 64 bytes: more than an Ethernet header */
 };
 _Static_assert(sizeof(struct kr_ring_test_pkt) == 64, "kr_ring_test_pkt layout");
 

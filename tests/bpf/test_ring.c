@@ -34,9 +34,10 @@ struct ring {
 	struct fx_img im;
 };
 
-static int run(uint32_t ring_id, uint32_t hash, struct kr_route *r)
+static int run_sub(uint32_t ring_id, uint32_t subset, uint32_t hash, struct kr_route *r)
 {
-	struct kr_ring_test_pkt in = { .ring_id = ring_id, .key_hash = hash }, out;
+	struct kr_ring_test_pkt in = { .ring_id = ring_id, .key_hash = hash,
+				       .subset_id = subset }, out;
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &in, .data_size_in = sizeof(in),
 		    .data_out = &out, .data_size_out = sizeof(out), .repeat = 1);
 
@@ -46,6 +47,11 @@ static int run(uint32_t ring_id, uint32_t hash, struct kr_route *r)
 	}
 	*r = out.route;
 	return out.reason;
+}
+
+static int run(uint32_t ring_id, uint32_t hash, struct kr_route *r)
+{
+	return run_sub(ring_id, 0, hash, r);
 }
 
 static void set_state(uint32_t id, uint8_t state)
@@ -319,6 +325,141 @@ static void test_failover(void)
 	ring_free(&r);
 }
 
+/* Reference for a subset: the ring built from the member points alone (each run of equal
+ * hashes keeps its first member: the tie order of the full ring), looked up plainly. */
+static uint32_t subset_ring_answer(const struct ring *r, const uint8_t *in, uint32_t key)
+{
+	uint32_t first = UINT32_MAX, lo = UINT32_MAX, i;
+
+	for (i = 0; i < r->n; i++) {
+		if (!in[r->backend[i]] || (i && lo != UINT32_MAX && r->hash[i] == r->hash[lo]))
+			continue;
+		if (first == UINT32_MAX)
+			first = i;
+		lo = i;
+		if (r->hash[i] >= key)
+			return r->bt[r->backend[i]];
+	}
+	return r->bt[r->backend[first]];	/* wrapped (at least one member) */
+}
+
+/* Image points from the key's point to the first member point (0: the key's own). */
+static uint32_t subset_walk_len(const struct ring *r, const uint8_t *in, uint32_t first)
+{
+	uint32_t d = 0;
+
+	while (!in[r->backend[(first + d) % r->n]])
+		d++;
+	return d;
+}
+
+static void subset_members(const struct ring *r, uint32_t subset, const uint8_t *in, bool add)
+{
+	int fd = bpf_map__fd(skel->maps.kr_subset_members);
+	uint32_t one = 1;
+
+	for (uint32_t b = 0; b < r->nb; b++) {
+		struct kr_subset_key k = { .subset_id = subset, .backend_id = r->bt[b] };
+
+		if (!in[b])
+			continue;
+		if (add ? bpf_map_update_elem(fd, &k, &one, BPF_ANY) : bpf_map_delete_elem(fd, &k)) {
+			perror("kr_subset_members");
+			exit(1);
+		}
+	}
+}
+
+/*
+ * Subsets on one shared ring: for many random subsets (1 backend .. all of them) and keys
+ * (random, and at/around point hashes, many of them collisions), the kernel answers exactly
+ * what the ring built from the subset alone answers -- or, when that answer lies more
+ * than KR_MAX_WALK image points away, says WALK_LIMIT (counted), never another backend.
+ * A subset without members is ALL_DOWN; a down member is skipped like any down backend.
+ */
+static void test_subsets(void)
+{
+	uint32_t nsub = 48, nkeys = 4000, k, t, wrong = 0, limit_bad = 0, nlimit = 0, nok = 0;
+	uint32_t ncoll = 0, down_bad = 0, nlimit_down = 0;
+	struct kr_slot_stats before, after;
+	uint8_t in[100];
+	struct kr_route rt;
+	struct ring r;
+	int reason;
+
+	ring_make(&r, 16000, 100, 3000, 4000, 0);
+	all_states(&r, KR_BACKEND_UP);
+	publish(&r, 6, 0);
+	set_ctl(6, kr_ctl_make(0, 0, KR_RING_IDLE));
+	for (k = 1; k < r.n; k++)
+		ncoll += r.hash[k] == r.hash[k - 1];
+	before = slot_stats(6, 0);
+	for (t = 0; t < nsub; t++) {
+		/* sizes spread over 1..100 backends: small ones hit the walk bound */
+		uint32_t p = t < 8 ? 1 + t : (uint32_t)(fx_rand(&seed) % 100) + 1, cnt = 0;
+
+		for (uint32_t b = 0; b < r.nb; b++)
+			cnt += in[b] = fx_rand(&seed) % 100 < p;
+		if (!cnt)
+			in[fx_rand(&seed) % r.nb] = 1;
+		subset_members(&r, t + 1, in, true);
+		for (k = 0; k < nkeys; k++) {
+			uint32_t key = key_at(&r, k, nkeys / 2), first = fx_plain_lb(r.hash, r.n, key);
+			uint32_t d = subset_walk_len(&r, in, first);
+
+			reason = run_sub(6, t + 1, key, &rt);
+			if (d > KR_MAX_WALK) {
+				nlimit++;
+				limit_bad += reason != KR_ROUTE_WALK_LIMIT;
+			} else if (reason != KR_ROUTE_OK ||
+				   rt.backend_id != subset_ring_answer(&r, in, key) ||
+				   rt.image_index != (first + d) % r.n) {
+				if (wrong++ < 3)
+					DIAG("subset %u key %08x: reason %d backend %u, expected %u",
+					     t + 1, key, reason, rt.backend_id,
+					     subset_ring_answer(&r, in, key));
+			} else {
+				nok++;
+			}
+		}
+		/* a member down: the answer of the subset ring without it */
+		for (uint32_t b = 0; b < r.nb && t % 6 == 5; b++) {
+			if (!in[b])
+				continue;
+			set_state(r.bt[b], KR_BACKEND_DOWN);
+			in[b] = 0;
+			for (k = 0; k < nkeys / 4 && cnt > 1; k++) {
+				uint32_t key = key_at(&r, k, nkeys / 8);
+				uint32_t d = subset_walk_len(&r, in, fx_plain_lb(r.hash, r.n, key));
+
+				reason = run_sub(6, t + 1, key, &rt);
+				nlimit_down += d > KR_MAX_WALK;
+				if (d <= KR_MAX_WALK ? reason != KR_ROUTE_OK ||
+				    rt.backend_id != subset_ring_answer(&r, in, key) :
+				    reason != KR_ROUTE_WALK_LIMIT)
+					down_bad++;
+			}
+			in[b] = 1;
+			set_state(r.bt[b], KR_BACKEND_UP);
+			break;
+		}
+		subset_members(&r, t + 1, in, false);
+	}
+	after = slot_stats(6, 0);
+	DIAG("subsets: %u subsets x %u keys on a ring of %u points (%u colliding), %u routed, "
+	     "%u past the walk bound", nsub, nkeys, r.n, ncoll, nok, nlimit);
+	CHECK(ncoll > 1000 && nok > nsub * nkeys / 2 && nlimit > 0,
+	      "subsets: the keys cover collisions, routed keys and walks past the bound");
+	CHECK_EQ_U(wrong, 0, "subsets: kernel == ring built from the subset alone (backend, point)");
+	CHECK_EQ_U(limit_bad, 0, "subsets: answer beyond KR_MAX_WALK points -> WALK_LIMIT, no misroute");
+	CHECK_EQ_U(after.walk_limit - before.walk_limit, nlimit + nlimit_down,
+		   "subsets: walk bound counted per packet");
+	CHECK_EQ_U(down_bad, 0, "subsets: a down member is skipped (subset ring without it)");
+	reason = run_sub(6, nsub + 1, r.hash[0], &rt);
+	CHECK_EQ_U(reason, KR_ROUTE_ALL_DOWN, "subsets: a subset without members is all-down");
+	ring_free(&r);
+}
+
 static void test_slots(void)
 {
 	const uint64_t fracs[] = { 0, KR_CTL_FRAC_ONE / 2, KR_CTL_FRAC_ONE, KR_CTL_FRAC_ONE / 10 };
@@ -528,6 +669,7 @@ int main(void)
 	test_parity("dense 100k in 2^16 hashes (oversized buckets)", 100000, 7, 0, 1u << 16, 30000, 10000);
 	test_parity("dense 5000 in 2^20 (buckets straddling chunks)", 5000, 7, 50, 1u << 20, 30000, 10000);
 	test_failover();
+	test_subsets();
 	test_slots();
 	test_publish();
 	test_memory();
