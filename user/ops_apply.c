@@ -269,7 +269,8 @@ static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 	err = prev_ids(c, u->ring_id, &prev, &nprev);
 	if (err)
 		goto out;
-	ids = calloc(u->n ? u->n : 1, sizeof(*ids));
+	free(u->gid);
+	u->gid = ids = calloc(u->n ? u->n : 1, sizeof(*ids));	/* the unit owns them */
 	if (!ids) {
 		err = -ENOMEM;
 		goto out;
@@ -352,9 +353,75 @@ out:
 	kr_ops_slot_free(&act);
 	if (ring)
 		kr_ring_free(ring);
-	free(ids);
 	free(prev);
 	return err;
+}
+
+/* ---- shared subsets (kr_subset_members) ----------------------------------------- */
+
+static bool member_wanted(const struct apply_ctx *c, const struct kr_subset_key *k)
+{
+	for (uint32_t s = 0; s < c->units.nsub; s++) {
+		const struct kr_ops_subset *sub = &c->units.sub[s];
+		const struct kr_ops_unit *u = &c->units.u[sub->unit];
+
+		if (sub->id != k->subset_id || !u->gid)
+			continue;
+		for (uint32_t i = 0; i < u->n; i++)
+			if (u->gid[i] == k->backend_id &&
+			    (u->ring->backends[u->idx[i]].tags & sub->mask) == sub->mask)
+				return true;
+	}
+	return false;
+}
+
+/* Members of every shared subset: written before the services that name the subsets. */
+static int write_members(struct apply_ctx *c)
+{
+	__u32 one = 1, cur;
+
+	for (uint32_t s = 0; s < c->units.nsub && !c->o->dry_run; s++) {
+		const struct kr_ops_subset *sub = &c->units.sub[s];
+		const struct kr_ops_unit *u = &c->units.u[sub->unit];
+
+		for (uint32_t i = 0; u->gid && i < u->n; i++) {
+			struct kr_subset_key k = { .subset_id = sub->id, .backend_id = u->gid[i] };
+
+			if ((u->ring->backends[u->idx[i]].tags & sub->mask) != sub->mask ||
+			    !bpf_map_lookup_elem(c->m.members, &k, &cur))
+				continue;
+			if (bpf_map_update_elem(c->m.members, &k, &one, BPF_ANY)) {
+				int err = -errno;
+
+				pr_warn("keyrouter: subset '%s': couldn't write member %u into %s: "
+					"%s\n", sub->name, k.backend_id, KR_MAP_SUBSET_MEMBERS,
+					strerror(-err));
+				return err;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Remove members of subsets (or backends) the configuration no longer has: after the
+ * services stopped naming them. */
+static int gc_members(struct apply_ctx *c)
+{
+	struct kr_subset_key k, next;
+	void *pk = NULL;
+
+	if (c->m.members < 0 || c->o->dry_run)
+		return 0;
+	while (!bpf_map_get_next_key(c->m.members, pk, &next)) {
+		k = next;
+		pk = &k;
+		if (member_wanted(c, &k))
+			continue;
+		if (bpf_map_delete_elem(c->m.members, &k) && errno != ENOENT)
+			return -errno;
+		pk = NULL;	/* deleted: restart (the map is small) */
+	}
+	return 0;
 }
 
 /* ---- garbage -------------------------------------------------------------------- */
@@ -455,7 +522,7 @@ static int apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 		if (err)
 			goto out;
 	}
-	err = kr_ops_units_plan(cfg, &c.units);
+	err = kr_ops_units_plan(cfg, &c.units, c.m.members >= 0);
 	if (err)
 		goto out;
 	if (kr_ops_idset_init(&c.used, c.m.backends_max) ||
@@ -485,7 +552,12 @@ static int apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 	kr_ops_apply_devices(c.in, c.m.devices, cfg, c.o, c.res);
 	err = kr_ops_units_resolve(&c.units, cfg);
 	if (!err)
-		err = kr_ops_apply_services(c.m.services, cfg, c.units.svc_ring, c.o, c.res);
+		err = write_members(&c);
+	if (!err)
+		err = kr_ops_apply_services(c.m.services, cfg, c.units.svc_ring,
+					    c.units.svc_subset, c.o, c.res);
+	if (!err)
+		err = gc_members(&c);
 	if (!err)
 		err = gc_rings(&c);
 	if (!err)

@@ -77,7 +77,8 @@ int kr_ops_apply_hash_key(const struct kr_inst *in, const struct kr_config *cfg,
 }
 
 int kr_ops_apply_services(int map_fd, const struct kr_config *cfg, const __u32 *svc_ring,
-			  const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res)
+			  const __u32 *svc_subset, const struct kr_ops_apply_opts *o,
+			  struct kr_ops_apply_result *res)
 {
 	struct kr_service_key *keys;
 	struct kr_service_key k, next;
@@ -93,6 +94,7 @@ int kr_ops_apply_services(int map_fd, const struct kr_config *cfg, const __u32 *
 		const struct kr_cfg_service *s = &cfg->services[i];
 
 		service_entry(s, svc_ring[i], &keys[i], &v);
+		v.subset_id = svc_subset[i];
 		if (cfg->hash.keyed)	/* the secret is in kr_hash_key (kr_ops_apply_hash_key) */
 			v.flags |= KR_SVC_F_KEYED_HASH;
 		if (!bpf_map_lookup_elem(map_fd, &keys[i], &cur)) {
@@ -173,9 +175,10 @@ void kr_ops_apply_devices(struct kr_inst *in, int map_fd, const struct kr_config
 
 #else
 int kr_ops_apply_services(int map_fd, const struct kr_config *cfg, const __u32 *svc_ring,
-			  const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res)
+			  const __u32 *svc_subset, const struct kr_ops_apply_opts *o,
+			  struct kr_ops_apply_result *res)
 {
-	(void)map_fd, (void)svc_ring, (void)o, (void)res;
+	(void)map_fd, (void)svc_ring, (void)svc_subset, (void)o, (void)res;
 	if (!cfg->nservices)
 		return 0;
 	pr_warn("keyrouter: this build has no kr_service layout (data path header missing)\n");

@@ -12,8 +12,10 @@
  * error when the loaded data path has none).  Before the services that use it. */
 int kr_ops_apply_hash_key(const struct kr_inst *in, const struct kr_config *cfg,
 			  const struct kr_ops_apply_opts *o);
+/* svc_subset: kr_service.subset_id of each service (0: the whole ring). */
 int kr_ops_apply_services(int map_fd, const struct kr_config *cfg, const __u32 *svc_ring,
-			  const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res);
+			  const __u32 *svc_subset, const struct kr_ops_apply_opts *o,
+			  struct kr_ops_apply_result *res);
 
 /* kr_devices[ifindex] = MAC of every egress device the backends name (and the loaded
  * interface): the source MAC of l2 forwarding. */

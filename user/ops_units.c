@@ -77,7 +77,43 @@ static int add_unit(struct kr_ops_units *us, const struct kr_config *cfg, uint32
 	return us->n++;
 }
 
-int kr_ops_units_plan(const struct kr_config *cfg, struct kr_ops_units *us)
+/* Can subset `mask` of ring r share the ring's points (expected walk short enough)? */
+static bool subset_shares(const struct kr_cfg_ring *ring, uint64_t mask)
+{
+	uint64_t all = 0, in = 0;
+
+	for (uint32_t b = 0; b < ring->nbackends; b++) {
+		all += ring->backends[b].weight;
+		if ((ring->backends[b].tags & mask) == mask)
+			in += ring->backends[b].weight;
+	}
+	return in && all <= in * (uint64_t)KR_SUBSET_SHARE_MAX_WALK;
+}
+
+/* The shared subset of ring unit r + mask (added if new): its id, or 0 when its id would
+ * collide with another subset's (it then gets a dedicated ring). */
+static __u32 add_subset(struct kr_ops_units *us, const struct kr_cfg_ring *ring, uint32_t r,
+			uint64_t mask)
+{
+	struct kr_ops_subset *s = &us->sub[us->nsub];
+	char name[KR_OPS_NAME_MAX];
+	__u32 id;
+
+	kr_ops_unit_name(ring, mask, name, sizeof(name));
+	id = kr_key_hash(name, strlen(name));
+	id = id ? id : 1;
+	for (uint32_t i = 0; i < us->nsub; i++)
+		if (us->sub[i].id == id)
+			return strcmp(us->sub[i].name, name) ? 0 : id;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->unit = r;
+	s->mask = mask;
+	s->id = id;
+	us->nsub++;
+	return id;
+}
+
+int kr_ops_units_plan(const struct kr_config *cfg, struct kr_ops_units *us, bool share)
 {
 	int err = 0;
 
@@ -85,11 +121,22 @@ int kr_ops_units_plan(const struct kr_config *cfg, struct kr_ops_units *us)
 	us->u = calloc(cfg->nrings + cfg->nservices + 1, sizeof(*us->u));
 	us->svc_unit = calloc(cfg->nservices + 1, sizeof(*us->svc_unit));
 	us->svc_ring = calloc(cfg->nservices + 1, sizeof(*us->svc_ring));
-	if (!us->u || !us->svc_unit || !us->svc_ring)
+	us->svc_subset = calloc(cfg->nservices + 1, sizeof(*us->svc_subset));
+	us->sub = calloc(cfg->nservices + 1, sizeof(*us->sub));
+	if (!us->u || !us->svc_unit || !us->svc_ring || !us->svc_subset || !us->sub)
 		return -ENOMEM;
 	for (uint32_t r = 0; r < cfg->nrings && err >= 0; r++)
-		err = add_unit(us, cfg, r, 0);
+		err = add_unit(us, cfg, r, 0);	/* unit r = ring r */
 	for (uint32_t s = 0; s < cfg->nservices && err >= 0; s++) {
+		const struct kr_cfg_service *sv = &cfg->services[s];
+
+		if (share && sv->subset_mask && subset_shares(&cfg->rings[sv->ring], sv->subset_mask))
+			us->svc_subset[s] = add_subset(us, &cfg->rings[sv->ring], sv->ring,
+						       sv->subset_mask);
+		if (us->svc_subset[s]) {
+			us->svc_unit[s] = sv->ring;
+			continue;
+		}
 		err = add_unit(us, cfg, cfg->services[s].ring, cfg->services[s].subset_mask);
 		if (err >= 0)
 			us->svc_unit[s] = err;
@@ -116,9 +163,13 @@ int kr_ops_units_resolve(struct kr_ops_units *us, const struct kr_config *cfg)
 
 void kr_ops_units_free(struct kr_ops_units *us)
 {
-	for (uint32_t i = 0; us->u && i < us->n; i++)
+	for (uint32_t i = 0; us->u && i < us->n; i++) {
 		free(us->u[i].idx);
+		free(us->u[i].gid);
+	}
 	free(us->u);
+	free(us->svc_subset);
+	free(us->sub);
 	free(us->svc_unit);
 	free(us->svc_ring);
 	memset(us, 0, sizeof(*us));

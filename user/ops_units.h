@@ -22,6 +22,16 @@ struct kr_ops_unit {
 	uint32_t *idx;			/* backends of the unit: indices into ring->backends */
 	uint32_t n;
 	int ring_id;			/* set by apply */
+	uint32_t *gid;			/* [n] global backend ids (set by apply) */
+};
+
+/* A subset sharing its ring's points: the kernel walks the ring's unit skipping the
+ * backends that are not members (kr_subset_members). */
+struct kr_ops_subset {
+	char name[KR_OPS_NAME_MAX];	/* "RING[tag,tag]" */
+	uint32_t unit;			/* the whole ring's unit */
+	uint64_t mask;
+	__u32 id;			/* kr_service.subset_id: CRC-32 of the name, never 0 */
 };
 
 struct kr_ops_units {
@@ -29,9 +39,15 @@ struct kr_ops_units {
 	uint32_t n;
 	uint32_t *svc_unit;		/* [cfg->nservices] unit of each service */
 	uint32_t *svc_ring;		/* [cfg->nservices] ring id (after kr_ops_units_resolve) */
+	__u32 *svc_subset;		/* [cfg->nservices] kr_service.subset_id (0: none) */
+	struct kr_ops_subset *sub;	/* shared subsets */
+	uint32_t nsub;
 };
 
-int kr_ops_units_plan(const struct kr_config *cfg, struct kr_ops_units *us);
+/* Plan the units.  share: the data path has kr_subset_members, so a subset whose expected
+ * walk (ring weight / subset weight) is at most KR_SUBSET_SHARE_MAX_WALK shares its ring;
+ * smaller subsets (or all, without share) get a dedicated ring. */
+int kr_ops_units_plan(const struct kr_config *cfg, struct kr_ops_units *us, bool share);
 /* Fill svc_ring from the units' ring ids. */
 int kr_ops_units_resolve(struct kr_ops_units *us, const struct kr_config *cfg);
 int kr_ops_units_find(const struct kr_ops_units *us, const char *name);

@@ -52,27 +52,41 @@ awk -v c="$changed" -v n="$noop" -v p="$publish" 'BEGIN {
 	printf "  ratios: changed/unchanged apply %.2f, publish/whole apply %.3f\n", c / n, p / c }'
 
 # 30 subsets of one ring: backend i carries tag tK for every K != i mod 30 (each subset
-# holds 29/30 of the backends: overlapping feature combinations).
-python3 - "$tmp/s.json" <<'PY'
+# holds 29/30 of the backends: overlapping feature combinations).  Shared: what apply
+# publishes (the ring + kr_subset_members).  Baseline: the same 30 subsets as 30 dedicated
+# rings (rings "dK" of exactly the subset's backends: what a dedicated subset ring is).
+python3 - "$tmp/s.json" "$tmp/d.json" <<'PY'
 import json, sys
 n = 300
 b = [{"address": "10.%d.%d.2:7000" % (i // 250, i % 250), "weight": 1,
       "tags": ["t%d" % k for k in range(30) if k != i % 30]} for i in range(n)]
+fwd = {"mode": "ipip", "source4": "192.0.2.1"}
 s = [{"name": "s%d" % k, "vip": "10.201.0.%d" % (k + 1), "port": 7000, "key": {"type": "payload"},
-      "ring": "pool", "subset": ["t%d" % k], "forward": {"mode": "ipip", "source4": "192.0.2.1"}} for k in range(30)]
+      "ring": "pool", "subset": ["t%d" % k], "forward": fwd} for k in range(30)]
 s.append({"name": "all", "vip": "10.201.1.1", "port": 7000, "key": {"type": "payload"},
-          "ring": "pool", "forward": {"mode": "ipip", "source4": "192.0.2.1"}})
+          "ring": "pool", "forward": fwd})
 json.dump({"rings": [{"name": "pool", "format": "v2", "point_multiple": 160, "backends": b}],
            "services": s}, open(sys.argv[1], "w"))
+d = [{"name": "d%d" % k, "format": "v2", "point_multiple": 160,
+      "backends": [x for x in b if "t%d" % k in x["tags"]]} for k in range(30)]
+ds = [{"name": "s%d" % k, "vip": "10.201.0.%d" % (k + 1), "port": 7000,
+       "key": {"type": "payload"}, "ring": "d%d" % k, "forward": fwd} for k in range(30)]
+json.dump({"rings": d, "services": ds}, open(sys.argv[2], "w"))
 PY
+"$KR" -q apply --pin-dir "$dir" -c "$tmp/d.json" >/dev/null || exit 1
+"$KR" ring status --json --pin-dir "$dir" > "$tmp/st.json" || exit 1
+jq -r '[.[] | select(.name | startswith("d")) | .slots[] | select(.present) | .memlock] | "\(length) \(add)"' "$tmp/st.json" > "$tmp/sub"
+read -r nsub subsets < "$tmp/sub"
 "$KR" -q apply --pin-dir "$dir" -c "$tmp/s.json" >/dev/null || exit 1
 "$KR" ring status --json --pin-dir "$dir" > "$tmp/st.json" || exit 1
-jq -r '[.[] | select(.name | startswith("pool[")) | .slots[] | select(.present) | .memlock] | "\(length) \(add)"' "$tmp/st.json" > "$tmp/sub"
-read -r nsub subsets < "$tmp/sub"
+nshared=$(jq -r '[.[] | select(.name | startswith("pool"))] | length' "$tmp/st.json")
 whole=$(jq -r '.[] | select(.name == "pool") | .slots[] | select(.present) | .memlock' "$tmp/st.json")
 wpts=$(jq -r '.[] | select(.name == "pool") | .slots[] | select(.present) | .points' "$tmp/st.json")
+members=$(bpftool map show pinned "$dir/kr_subset_members" -j | jq -r '.bytes_memlock')
+nmem=$(bpftool map dump pinned "$dir/kr_subset_members" -j | jq -r 'length')
 echo "30 subsets of a ring of 300 backends ($wpts points), each with 29/30 of the backends:"
-echo "  $nsub dedicated rings (what keyrouter publishes today): $subsets bytes of kernel memory"
-echo "  one shared ring (the ring itself, as published): $whole bytes (+30 eligibility bitmaps"
-echo "  of 300 bits, not implemented yet in the data path)"
-awk -v a="$subsets" -v b="$whole" 'BEGIN { printf "  ratio dedicated/shared: %.1f\n", a / b }'
+echo "  baseline: $nsub dedicated rings: $subsets bytes of kernel memory"
+echo "  shared (what apply publishes: $nshared ring(s)): the ring $whole bytes + kr_subset_members"
+echo "  ($nmem members) $members bytes"
+awk -v a="$subsets" -v b="$whole" -v m="$members" 'BEGIN {
+	printf "  ratio dedicated/shared: %.1f (shared = ring + members map)\n", a / (b + m) }'
