@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Ring units: what apply publishes, one ring id each.  Every ring of the config is a unit
- * (all its backends).  A service that selects a subset of a ring's backends by tags gets
- * a unit of its own, named "RING[tag,tag]" (tags sorted): a dedicated ring built from the
- * subset alone -- bit-identical to the subset's ring by construction.  Services with the
- * same ring and subset share that unit.  (Sharing the whole ring's points with a kernel
- * eligibility check is described in docs/operations.md "Subsets".)
+ * (all its backends).  A service that selects a subset of a ring's backends by tags either
+ * shares its ring's unit (a struct kr_ops_subset: subset id + members in kr_subset_members,
+ * the kernel walk skips the others) when the expected walk is short, or gets a unit of its
+ * own, named "RING[tag,tag]" (tags sorted): a dedicated ring built from the subset alone.
+ * Either is bit-identical to the subset's ring (docs/operations.md "Subsets").
  */
 #ifndef KR_OPS_UNITS_H
 #define KR_OPS_UNITS_H
