@@ -10,7 +10,9 @@ for b in "$OUT"/bench/* scripts/bench.d/*.sh; do
 	[ -x "$b" ] && [ -f "$b" ] || continue
 	case "$b" in *.d) continue;; esac
 	echo "=== $(basename "$b")"
-	"$b" || { echo "bench $(basename "$b") failed (status $?)"; status=1; }
+	"$b"
+	rc=$?
+	[ "$rc" = 0 ] || { echo "bench $(basename "$b") failed (status $rc)"; status=1; }
 	echo
 done
 exit $status

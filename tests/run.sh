@@ -26,7 +26,7 @@ for t in "$OUT"/tests/*; do
 	name=$(basename "$t")
 	[ -n "$pat" ] && [[ "$name" != *$pat* ]] && continue
 	echo "# == $name"
-	"$t" 2>&1 | tee "$log/$name.tap" | grep -E '^(not ok|# )' | grep -v '^# ok' | head -200
+	"$t" 2>&1 | tee "$log/$name.tap" | grep -E '^(not ok|# )' | grep -v '^# ok' | awk 'NR <= 200'
 	rc=${PIPESTATUS[0]}
 	count "$log/$name.tap"
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
@@ -43,7 +43,7 @@ if ls tests/bats/*.bats >/dev/null 2>&1; then
 		echo "# == bats $name"
 		bats --tap "$b" > "$log/bats-$name.tap" 2>&1
 		rc=$?
-		grep -E '^(not ok|#)' "$log/bats-$name.tap" | head -200
+		grep -E '^(not ok|#)' "$log/bats-$name.tap" | awk 'NR <= 200'
 		count "$log/bats-$name.tap"
 		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 			echo "not ok - bats $name exited with status $rc"
