@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 #include "an_source.h"
+#include "log.h"
 #include "analytics.h"
 #include "backends_file.h"
 #include "config.h"
@@ -421,4 +423,21 @@ out:
 	free(b);
 	free(rank);
 	return ret;
+}
+
+int kr_an_json_print(json_t *o, const char *cmd)
+{
+	char *s;
+
+	if (!o) {
+		pr_warn("keyrouter: %s: couldn't build the JSON output\n", cmd);
+		return 1;
+	}
+	s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	json_decref(o);
+	if (!s)
+		return 1;
+	puts(s);
+	free(s);
+	return 0;
 }

@@ -47,6 +47,11 @@ int kr_an_src_build(const struct kr_an_src *s, struct kr_an_built *out, struct k
 void kr_an_built_free(struct kr_an_built *b);
 
 /* Tie rank of each backend (0 wins every tie): v1 = index, v2 = socket address order. */
+/* Prints a command's --json result (2-space indent, exact reals) and releases it.
+ * o == NULL (the object could not be built) is reported.  Returns the exit status. */
+struct json_t;
+int kr_an_json_print(struct json_t *o, const char *cmd);
+
 uint32_t *kr_an_tie_rank(const struct kr_backend_spec *b, uint32_t n, uint32_t version);
 
 /* Shares of a ring (kr_an_shares on the engine's arrays): share[nbackends]. */

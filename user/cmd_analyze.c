@@ -186,7 +186,6 @@ static int print_json(const struct kr_an_built *b, const struct analysis *a)
 {
 	const struct kr_ring *r = a->r;
 	json_t *o, *arr = json_array();
-	char *s;
 
 	for (uint32_t i = 0; i < r->nbackends; i++)
 		json_array_append_new(arr, backend_json(a, i));
@@ -218,17 +217,7 @@ static int print_json(const struct kr_an_built *b, const struct analysis *a)
 		      "image_bytes_per_point",
 		      (double)a->mem.image_bytes / (double)(r->npoints ? r->npoints : 1),
 		      "per_backend", arr);
-	if (!o) {
-		pr_warn("keyrouter: analyze: couldn't build the JSON output\n");
-		return 1;
-	}
-	s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-	json_decref(o);
-	if (!s)
-		return 1;
-	puts(s);
-	free(s);
-	return 0;
+	return kr_an_json_print(o, "analyze");
 }
 
 static void print_backend_row(const struct analysis *a, uint32_t i)

@@ -408,7 +408,7 @@ static int print_json(const struct kr_an_built *b, const struct diff_result *d)
 {
 	uint32_t *ord = malloc((d->m.n ? d->m.n : 1) * sizeof(*ord)), m;
 	json_t *arr = json_array(), *o;
-	char buf[KR_SOCKADDR_STRLEN], *s;
+	char buf[KR_SOCKADDR_STRLEN];
 
 	if (!ord || !arr)
 		return 1;
@@ -435,17 +435,7 @@ static int print_json(const struct kr_an_built *b, const struct diff_result *d)
 		      "min_moved_weights", d->min_weights, "min_moved_shares", d->min_shares,
 		      "overhead", d->min_weights > 0 ? json_real(overhead(d)) : json_null(),
 		      "backends", arr);
-	if (!o) {
-		pr_warn("keyrouter: diff: couldn't build the JSON output\n");
-		return 1;
-	}
-	s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-	json_decref(o);
-	if (!s)
-		return 1;
-	puts(s);
-	free(s);
-	return 0;
+	return kr_an_json_print(o, "diff");
 }
 
 static int cmd_diff(int argc, char **argv)

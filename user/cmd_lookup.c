@@ -91,17 +91,6 @@ static long parse_human(struct lookup_ctx *c, const char *s, struct kr_err *err)
 	return (long)k.len;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* "-" or hex -> ctx->key; returns the length, or -1 with err. */
 static long parse_key(struct lookup_ctx *c, const char *s, struct kr_err *err)
 {
@@ -123,7 +112,7 @@ static long parse_key(struct lookup_ctx *c, const char *s, struct kr_err *err)
 		c->cap = n / 2;
 	}
 	for (size_t i = 0; i < n; i += 2) {
-		int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+		int hi = kr_hexval(s[i]), lo = kr_hexval(s[i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return kr_errf(err, "bad key '%s': '%c' at character %zu is not a hex "

@@ -663,7 +663,6 @@ static int print_json(const struct plan_opts *o, const struct shape *s,
 		      uint64_t opt_m, double opt_cv)
 {
 	json_t *arr = json_array(), *obj;
-	char *txt;
 
 	for (uint32_t i = 0; i < nr; i++)
 		json_array_append_new(arr, row_json(&rows[i]));
@@ -691,17 +690,7 @@ static int print_json(const struct plan_opts *o, const struct shape *s,
 			"point_budget", (json_int_t)o->budget,
 			"best_cv_theory", err == -EDOM ? plan->best_value : opt_cv,
 			"table", arr);
-	if (!obj) {
-		pr_warn("keyrouter: plan: couldn't build the JSON output\n");
-		return 1;
-	}
-	txt = json_dumps(obj, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-	json_decref(obj);
-	if (!txt)
-		return 1;
-	puts(txt);
-	free(txt);
-	return 0;
+	return kr_an_json_print(obj, "plan");
 }
 
 static int cmd_plan(int argc, char **argv)

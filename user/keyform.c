@@ -65,7 +65,7 @@ static int key_set(struct kr_key *key, const uint8_t *p, size_t n, const char *w
 
 /* ---- hex -------------------------------------------------------------------------- */
 
-static int hexval(int c)
+int kr_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -87,8 +87,8 @@ long kr_hex_decode(const char *hex, uint8_t *out, size_t max, char *err, size_t 
 	while (*s) {
 		if (n && (*s == ':' || *s == '-' || *s == ' ') && s[1] && s[1] != *s)
 			s++;
-		hi = hexval(s[0]);
-		lo = hi < 0 ? -1 : hexval(s[1]);
+		hi = kr_hexval(s[0]);
+		lo = hi < 0 ? -1 : kr_hexval(s[1]);
 		if (hi >= 0 && !s[1])
 			return fail(err, errlen, "'%s': odd number of hex digits (two per byte)",
 				    hex);

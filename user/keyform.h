@@ -82,6 +82,9 @@ int kr_keyform_payload(const char *arg, const struct kr_keyspec *spec, struct kr
 int kr_key_from_payload(const uint8_t *p, size_t n, const struct kr_keyspec *spec,
 			struct kr_key *key, char *err, size_t errlen);
 
+/* Value of one hex digit, or -1. */
+int kr_hexval(int c);
+
 /* Hex digits (even count; optional "0x" prefix; ':' '-' ' ' separators between bytes
  * allowed) -> bytes.  Returns the byte count, or -1 with a message. */
 long kr_hex_decode(const char *hex, uint8_t *out, size_t max, char *err, size_t errlen);
