@@ -219,7 +219,23 @@ static int build_ring(const struct kr_ops_unit *u, struct kr_ring **out)
 	return 0;
 }
 
-/* ring stage: allowed from idle only, onto a published ring, with a different version. */
+/* The standby slot already holds this version (a stage that completed, e.g. before the
+ * tool was killed): staging it again is a no-op, so a repeated stage converges. */
+static bool already_staged(struct apply_ctx *c, const struct kr_ops_unit *u, __u64 ctl,
+			   const struct kr_ring *ring, const __u32 *ids)
+{
+	struct kr_ops_slot st = {};
+	bool same;
+
+	if (kr_ops_slot_read(&c->m, u->ring_id, kr_ctl_active(ctl) ^ 1, true, &st))
+		return false;
+	same = same_version(&st, ring, ids);
+	kr_ops_slot_free(&st);
+	return same;
+}
+
+/* ring stage: allowed from idle only, onto a published ring, with a different version;
+ * staging the version that is already staged changes nothing and succeeds. */
 static int stage_check(struct apply_ctx *c, const struct kr_ops_unit *u, __u64 ctl,
 		       const struct kr_ops_slot *act, const struct kr_ring *ring, const __u32 *ids)
 {
@@ -227,6 +243,13 @@ static int stage_check(struct apply_ctx *c, const struct kr_ops_unit *u, __u64 c
 	__u64 next;
 
 	if (kr_ops_sm_next(ctl, KR_OPS_STAGE, 0, &next, &why)) {
+		if (already_staged(c, u, ctl, ring, ids)) {
+			printf("ring %s: already staged: digest %08x in slot %u (state %s); "
+			       "nothing changed\n", u->name, ring->digest, kr_ctl_active(ctl) ^ 1,
+			       kr_ops_state_name(kr_ctl_state(ctl)));
+			c->res->rings_same++;
+			return 0;
+		}
 		pr_warn("keyrouter: ring stage %s: %s (state %s)\n", u->name, why,
 			kr_ops_state_name(kr_ctl_state(ctl)));
 		return -EBUSY;
