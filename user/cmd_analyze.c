@@ -63,7 +63,7 @@ static int analyze_parse(int argc, char **argv, struct analyze_opts *o)
 	struct kr_err err;
 	int c;
 
-	optind = 1;
+	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
 	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_BACKENDS: o->src.backends = optarg; break;

@@ -132,7 +132,7 @@ static int config_cmd(int argc, char **argv, bool show)
 	char *errs = NULL, *json;
 	int o, build = 0, ret = 0;
 
-	optind = 1;
+	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
 	while ((o = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c':

@@ -156,7 +156,7 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 	int c, r;
 
 	o->top = 20;
-	optind = 1;
+	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
 	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(diff_help, stdout);

@@ -244,7 +244,7 @@ static int cmd_lookup(int argc, char **argv)
 	int ch, r, ret = 1;
 	long len;
 
-	optind = 1;
+	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
 	while ((ch = getopt_long(argc, argv, "h" KR_RING_SHORTOPTS, opts, NULL)) != -1) {
 		r = kr_ring_opt(&o, ch, optarg, &err);
 		if (r < 0)

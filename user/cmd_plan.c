@@ -189,7 +189,7 @@ static int plan_parse(int argc, char **argv, struct plan_opts *o)
 	o->rings = 1;
 	o->kmax = 100000;
 	o->budget = 20000000;
-	optind = 1;
+	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(plan_help, stdout);

@@ -50,7 +50,7 @@ static int parse(int argc, char **argv, const char *help, struct kr_ring_opts *o
 	struct kr_err err;
 	int c, r;
 
-	optind = 1;
+	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
 	while ((c = getopt_long(argc, argv, "h" KR_RING_SHORTOPTS, opts, NULL)) != -1) {
 		r = kr_ring_opt(o, c, optarg, &err);
 		if (r < 0)

@@ -33,8 +33,9 @@ fuzz() {
 		-print_final_stats=1 -artifact_prefix="$BATS_TEST_TMPDIR/" \
 		"$BATS_TEST_TMPDIR/new" "tests/fuzz/corpus/$h"
 	if [ "$status" != 0 ]; then
-		echo "$output" | grep -vE '^(#[0-9]|INFO:)' | head -60
-		ls "$BATS_TEST_TMPDIR"/crash-* "$BATS_TEST_TMPDIR"/leak-* 2>/dev/null
+		# the finding first (a command's own usage messages can be many lines)
+		echo "$output" | grep -E 'ERROR|SUMMARY|^ +#[0-9]+ |FUZZ_ASSERT|Test unit written' | head -60
+		ls "$BATS_TEST_TMPDIR"/crash-* "$BATS_TEST_TMPDIR"/leak-* 2>/dev/null || true
 		fail "$h found a problem (status $status)"
 	fi
 	echo "$output" | grep -qE 'INITED .* corp: [1-9]' || fail "the seeds were not loaded"
