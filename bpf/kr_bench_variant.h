@@ -82,31 +82,7 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	return KR_ROUTE_OK;
 }
 #elif KR_BENCH_VARIANT == KR_BENCH_PLAIN
-/* First image point with hash >= h, wrapping: branchless halving, one map lookup a step. */
-static __always_inline int kr_bench_plain_lb(void *ring, const struct kr_image_hdr *hdr,
-					     __u32 h, __u32 *out)
-{
-	__u32 n = hdr->npoints, b = 0, ph, pb;
-	int s;
-
-	if (n == 0)
-		return -1;
-	for (s = 0; s < KR_SEARCH_STEPS; s++) {
-		__u32 half = n >> 1;
-
-		if (half == 0)
-			break;
-		if (kr_point_get(ring, hdr, b + half, &ph, &pb))
-			return -1;
-		b += half & kr_lt_mask(ph, h);
-		n -= half;
-	}
-	if (kr_point_get(ring, hdr, b, &ph, &pb))
-		return -1;
-	b += 1 & kr_lt_mask(ph, h);
-	*out = b >= hdr->npoints ? 0 : b;
-	return 0;
-}
+#include "kr_plain_lb.h"
 
 static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 					  struct kr_route *out)
@@ -133,7 +109,7 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr)
 		return KR_ROUTE_BAD_IMAGE;
-	if (kr_bench_plain_lb(ring, hdr, h, &idx) || kr_point_get(ring, hdr, idx, &ph, &b))
+	if (kr_plain_lb(ring, hdr, h, &idx) || kr_point_get(ring, hdr, idx, &ph, &b))
 		return KR_ROUTE_BAD_IMAGE;
 	up = kr_ring_backend_up(ring, hdr, b, &sk);
 	id = sk.backend_id;

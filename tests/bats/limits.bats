@@ -9,22 +9,15 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+load kr_instance
 
 # Kernel tests: the instance and the namespace go away even when the test fails.
 teardown() {
-	if [ -n "${N:-}" ]; then
-		nsenter --net="/run/netns/$N" "$KK" unload v0 --instance "$N" >/dev/null 2>&1
-		rm -rf "/sys/fs/bpf/keyrouter/$N"
-		ip netns del "$N" 2>/dev/null
-	fi
-	return 0
+	kr_instance_teardown
 }
 
 setup() {
-	cd "$BATS_TEST_DIRNAME/../.."
-	K=${KEYROUTER:-./build/keyrouter}
-	KK=$(pwd)/$K
-	T=$BATS_TEST_TMPDIR
+	kr_instance_setup
 }
 
 # backends N > file: 10.a.b.c:1 weight 1
