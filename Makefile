@@ -50,7 +50,7 @@ BPF_ARCH := $(patsubst x86_64,x86,$(patsubst i%86,x86,$(patsubst aarch64,arm64,$
 CFLAGS   ?= -O2 -g
 # The project's flags; the user's CFLAGS come after them (so -O0 still gets -Wall).
 # -ffile-prefix-map: no absolute path of this checkout in the objects.
-KR_CFLAGS := -Wall -Wextra -std=gnu11 -MMD -MP -ffile-prefix-map=$(CURDIR)/=
+KR_CFLAGS := -Wall -Wextra -std=gnu11 -MMD -MP -ffile-prefix-map=$(CURDIR)=.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ifeq ($(FUZZ),1)
 CC       := $(CLANG)
@@ -67,7 +67,7 @@ LIBS_CORE  := -ljansson -lm
 LIBS_KERNEL := -lbpf -lxdp -lelf -lz
 
 BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra \
-	     -Wno-unused-parameter -ffile-prefix-map=$(CURDIR)/= -Iinclude -Ivmlinux
+	     -Wno-unused-parameter -ffile-prefix-map=$(CURDIR)=. -Iinclude -Ivmlinux
 
 # Objects depend on the Makefile too, so a flag change rebuilds them.
 MAKEFILES_DEP := Makefile
