@@ -231,3 +231,18 @@ clean:
 	rm -rf $(OUT)
 
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)
+
+# Each layer's include path refuses the headers of the layers above it: a probe that
+# includes a kernel header with the core's path, or a CLI header with the kernel's, must
+# not compile (tests/bats/layout.bats).
+.PHONY: check-layers
+check-layers:
+	@d=$$(mktemp -d) && trap 'rm -rf $$d' EXIT && \
+	for probe in "core:$(INC_CORE):ops.h" "core:$(INC_CORE):cmd.h" \
+		     "kernel:$(INC_KERNEL):cmd.h"; do \
+		layer=$${probe%%:*}; rest=$${probe#*:}; inc=$${rest%:*}; hdr=$${rest##*:}; \
+		printf '#include "%s"\n' "$$hdr" > $$d/p.c; \
+		if $(CC) $$inc -fsyntax-only $$d/p.c 2>/dev/null; then \
+			echo "layer $$layer can include $$hdr"; exit 1; fi; \
+		echo "layer $$layer cannot include $$hdr: ok"; \
+	done
