@@ -246,3 +246,6 @@ check-layers:
 			echo "layer $$layer can include $$hdr"; exit 1; fi; \
 		echo "layer $$layer cannot include $$hdr: ok"; \
 	done
+
+# The QUIC-LB codec test checks AES-128 against nettle (an independent implementation).
+$(OUT)/tests/test_quic_lb: LDLIBS += -lnettle
