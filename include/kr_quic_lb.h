@@ -77,7 +77,8 @@ struct kr_qlb_conf {
 	__u8 nonce_len;		/* 4..18 */
 	__u8 su_len;		/* server-use octets after the nonce (0..) */
 	__u8 mode;		/* enum kr_qlb_mode (derived: kr_qlb_conf_init) */
-	__u8 pad[3];
+	__u8 pad;
+	__u16 tag;		/* keyrouter: the owning service's tag (kr_quic_lb_kern_user.h) */
 	struct kr_aes128 aes;	/* round keys (mode != PLAINTEXT) */
 };
 _Static_assert(sizeof(struct kr_qlb_conf) == 360, "kr_qlb_conf layout");
