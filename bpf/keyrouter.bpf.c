@@ -15,6 +15,7 @@
  * service that cannot be routed follows the service's policy (pass or drop); every
  * packet is counted in kr_counters (seen, and one of passed / routed / dropped).
  */
+#define KR_QLB_BPF_GLOBAL_AES 1	/* AES-128 as one global function (kr_quic_lb.h) */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "keyrouter_kern_user.h"
