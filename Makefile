@@ -65,6 +65,8 @@ INC_KERNEL := $(INC_CORE) -Iuser/kernel -I$(OUT)/skel
 INC_CLI    := $(INC_KERNEL) -Iuser/cli
 LIBS_CORE  := -ljansson -lm
 LIBS_KERNEL := -lbpf -lxdp -lelf -lz
+# The CLI's own: the exporter's HTTP server.
+LIBS_CLI   := -lmicrohttpd
 
 BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra \
 	     -Wno-unused-parameter -ffile-prefix-map=$(CURDIR)=. -Iinclude -Ivmlinux
@@ -170,7 +172,7 @@ $(CLI_LIB): $(CLI_LIB_OBJS)
 $(TOOL): $(OUT)/user/cli/main.o $(CLI_LIB) $(KERNEL_LIB) $(CORE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -Wl,--whole-archive $(CLI_LIB) -Wl,--no-whole-archive \
-		$(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
+		$(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_CLI) $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
 
 # ---- tests, benchmarks, fuzzers --------------------------------------------------------
 $(OUT)/tests/%: tests/unit/%.c $(CORE_LIB) $(MAKEFILES_DEP)
@@ -196,7 +198,7 @@ $(OUT)/fuzz/%: tests/fuzz/%.c $(CLI_LIB) $(KERNEL_LIB) $(CORE_LIB) $(MAKEFILES_D
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(INC_CLI) -Itests/unit $(LDFLAGS) $< \
-		-Wl,--whole-archive $(CLI_LIB) -Wl,--no-whole-archive $(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
+		-Wl,--whole-archive $(CLI_LIB) -Wl,--no-whole-archive $(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_CLI) $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
 
 $(foreach s,$(BPFT_SRCS) $(BENCH_SRCS) $(FUZZ_SRCS),$(eval $(OUT)/$(if $(filter \
 	tests/bench/%,$(s)),bench,$(if $(filter tests/fuzz/%,$(s)),fuzz,tests))/$(basename \

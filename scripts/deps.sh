@@ -4,7 +4,7 @@
 set -eu
 pkgs=(
 	make gcc clang llvm pkg-config
-	libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev libjansson-dev
+	libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev libjansson-dev libmicrohttpd-dev
 	bats bats-assert bats-support
 	iproute2 jq
 	# end-to-end peers
