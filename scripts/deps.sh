@@ -10,6 +10,8 @@ pkgs=(
 	# end-to-end peers
 	knot-dnsutils dnsutils unbound dnsperf memcached ngtcp2-client ngtcp2-server
 	ethtool openssl python3
+	# packaging (make deb, tests/bats/deb.bats), man pages, units, metrics tests
+	debhelper dpkg-dev lintian go-md2man man-db systemd bash-completion strace psmisc curl
 	# sanitizers, fuzzing, leak checks
 	libclang-rt-14-dev valgrind
 )

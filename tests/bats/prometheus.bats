@@ -112,6 +112,7 @@ grouped() {
 	grouped "$T/m0"
 	i='instance="'$N'"'
 	[ "$(value "$T/m0" "keyrouter_up{$i}")" = 1 ]
+	[ "$(value "$T/m0" "keyrouter_read_errors{$i}")" = 0 ]
 	[ "$(value "$T/m0" "keyrouter_services{$i}")" = 2 ]
 	[ "$(value "$T/m0" "keyrouter_ring_slot_backends{$i,ring=\"pool\",slot=\"0\"}")" = 2 ]
 	[ "$(value "$T/m0" "keyrouter_ring_slot_points{$i,ring=\"pool\",slot=\"0\"}")" = 80 ]
@@ -151,6 +152,15 @@ grouped() {
 	[ "$(value "$T/c" "$s")" = 2 ]
 	# same series, same count: nothing appeared or disappeared
 	diff <(sed 's/ [^ ]*$//' "$T/a" | grep -v '^#' | sort) <(sed 's/ [^ ]*$//' "$T/c" | grep -v '^#' | sort)
+}
+
+@test "without CAP_SYS_ADMIN the ring images cannot be read: keyrouter_read_errors says so (and promtool still accepts the rest)" {
+	instance
+	nsenter --net="/run/netns/$N" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all,+bpf -- \
+		"$KK" status --prometheus --instance "$N" >"$T/m"
+	"$PROMTOOL" check metrics <"$T/m"
+	[ "$(value "$T/m" "keyrouter_up{instance=\"$N\"}")" = 1 ]
+	[ "$(value "$T/m" "keyrouter_read_errors{instance=\"$N\"}")" -gt 0 ]
 }
 
 @test "status --prometheus --output FILE: written atomically (a new file renamed over the old), no temporary left" {

@@ -25,7 +25,7 @@
  * TYPE, samples): the exposition format wants one group per metric name.
  */
 enum fam {
-	F_UP, F_INFO, F_LOADED, F_SERVICES,
+	F_UP, F_ERRORS, F_INFO, F_LOADED, F_SERVICES,
 	F_PACKETS, F_UNROUTED, F_DROPPED, F_FAILOVER,
 	F_RING_STATE, F_RING_RATIO, F_RING_ACTIVE,
 	F_SLOT_PACKETS, F_SLOT_BYTES, F_SLOT_FAILOVER, F_SLOT_POINTS, F_SLOT_BACKENDS,
@@ -39,6 +39,10 @@ static const struct {
 } fams[F_N] = {
 	[F_UP] = { "keyrouter_up", "gauge",
 		"1 when the instance's maps are pinned and readable, 0 when it is not loaded." },
+	[F_ERRORS] = { "keyrouter_read_errors", "gauge",
+		"Reads of the instance's maps that failed during this scrape (e.g. EPERM: "
+		"reading ring images needs CAP_SYS_ADMIN); when > 0 some ring and backend "
+		"series are missing." },
 	[F_INFO] = { "keyrouter_info", "gauge",
 		"Always 1: how the instance is attached (interface, mode) as labels." },
 	[F_LOADED] = { "keyrouter_loaded_timestamp_seconds", "gauge",
@@ -94,7 +98,7 @@ struct prom {
 	FILE *f[F_N];
 	char *buf[F_N];
 	size_t len[F_N];
-	int err;
+	int errors;		/* failed reads in the current instance */
 };
 
 void kr_prom_escape(const char *in, char *buf, size_t size)
@@ -208,8 +212,10 @@ static void counters(struct prom *p, const char *inst, const struct kr_ops_maps 
 	struct kr_ops_named n;
 	char b[32];
 
-	if (m->counters < 0 || kr_ops_named_read(m->counters, 0, m->ncpus, &n))
+	if (m->counters < 0 || kr_ops_named_read(m->counters, 0, m->ncpus, &n)) {
+		p->errors++;
 		return;
+	}
 	for (size_t i = 0; i < 3; i++)
 		sample(p, F_PACKETS, u64s(b, kr_ops_named_get(&n, outcome[i])), "instance", inst,
 		       "outcome", outcome[i], NULL);
@@ -253,8 +259,10 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 	const char *inst = in->name, *name;
 	char b[32];
 
-	if (kr_ops_ring_report(in, m, id, false, &r))
+	if (kr_ops_ring_report(in, m, id, false, &r)) {
+		p->errors++;
 		return;
+	}
 	name = r.meta.name;
 	sample(p, F_RING_STATE, u64s(b, kr_ctl_state(r.ctl)), "instance", inst, "ring", name,
 	       NULL);
@@ -293,7 +301,13 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 	for (__u32 k = 0; k < 2; k++) {
 		bool want = k == kr_ctl_active(ctl) || kr_ctl_state(ctl) != KR_RING_IDLE;
 
-		if (!want || kr_ops_slot_read(m, id, k, true, &s[k]) || !s[k].present)
+		if (!want)
+			continue;
+		if (kr_ops_slot_read(m, id, k, true, &s[k])) {
+			p->errors++;
+			continue;
+		}
+		if (!s[k].present)
 			continue;
 		for (__u32 i = 0; i < s[k].hdr.nbackends; i++) {
 			bool dup = false;
@@ -356,6 +370,7 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 		sample(p, F_LOADED, dbls(b, meta.loaded_ns / 1e9), "instance", in.name, NULL);
 	}
 	sample(p, F_SERVICES, u64s(b, services_count(&m)), "instance", in.name, NULL);
+	p->errors = 0;
 	counters(p, in.name, &m);
 	if (in.rings_fd >= 0) {
 		for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
@@ -365,6 +380,7 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 				ring(p, &in, &m, id);
 		}
 	}
+	sample(p, F_ERRORS, u64s(b, p->errors), "instance", in.name, NULL);
 	kr_ops_maps_close(&m);
 	close_inst(&in);
 	return 1;
