@@ -162,6 +162,26 @@ setup() {
 	# loaded and running, as status reports
 	run -0 nsenter --net="/run/netns/$ns" /usr/sbin/keyrouter status --instance "$IF"
 	assert_output --partial "instance $IF: $IF, generic mode"
+	# the exporter unit's command under its own bounding set serves this instance
+	ecaps=$(sed -n 's/^CapabilityBoundingSet=//p' /lib/systemd/system/keyrouter-exporter.service |
+		tr ' ' '\n' | sed 's/^CAP_//' | tr 'A-Z' 'a-z' | sed 's/^/+/' | paste -sd,)
+	eline=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/keyrouter-exporter.service)
+	eline=${eline//\$\{KEYROUTER_EXPORTER_LISTEN\}/127.0.0.1:9437}
+	ip -n "$ns" link set lo up
+	# shellcheck disable=SC2086
+	nsenter --net="/run/netns/$ns" setpriv --inh-caps=-all --ambient-caps=-all \
+		--bounding-set=-all,"$ecaps" -- $eline 3>&- &
+	epid=$!
+	for _ in $(seq 50); do
+		nsenter --net="/run/netns/$ns" curl -s -o "$T/scrape" http://127.0.0.1:9437/metrics && break
+		sleep 0.1
+	done
+	kill "$epid"
+	wait "$epid" || true
+	"$(scripts/promtool.sh)" check metrics <"$T/scrape"
+	grep -Fx "keyrouter_up{instance=\"$IF\"} 1" "$T/scrape"
+	grep -Fx "keyrouter_read_errors{instance=\"$IF\"} 0" "$T/scrape"
+	grep -F "keyrouter_ring_slot_points{instance=\"$IF\",ring=\"r\",slot=\"0\"} 32" "$T/scrape"
 	# reload = apply: the same file again changes nothing
 	run -0 unit ExecReload
 	echo "$output"
