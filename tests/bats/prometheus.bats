@@ -105,7 +105,9 @@ grouped() {
 }
 
 @test "loaded: promtool check metrics passes; families grouped with HELP/TYPE; outcomes add up to the packets sent" {
+	t0=$(date +%s)
 	instance
+	t1=$(date +%s)
 	kr status --prometheus --instance "$N" >"$T/m0"
 	cat "$T/m0"
 	"$PROMTOOL" check metrics <"$T/m0"
@@ -116,6 +118,10 @@ grouped() {
 	[ "$(value "$T/m0" "keyrouter_services{$i}")" = 2 ]
 	[ "$(value "$T/m0" "keyrouter_ring_slot_backends{$i,ring=\"pool\",slot=\"0\"}")" = 2 ]
 	[ "$(value "$T/m0" "keyrouter_ring_slot_points{$i,ring=\"pool\",slot=\"0\"}")" = 80 ]
+	# the load time to the millisecond, between the clock before and after the load
+	ts=$(value "$T/m0" "keyrouter_loaded_timestamp_seconds{$i}")
+	[[ $ts =~ ^[0-9]{10}\.[0-9]{3}$ ]]
+	[ "${ts%.*}" -ge "$t0" ] && [ "${ts%.*}" -le "$t1" ]
 	# the interface name q"\z, escaped as the format wants
 	grep -F "keyrouter_info{$i,interface=\"q\\\"\\\\z\",mode=\"generic\"} 1" "$T/m0"
 

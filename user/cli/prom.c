@@ -153,6 +153,14 @@ static const char *dbls(char *buf, double v)
 	return buf;
 }
 
+/* Unix time in seconds with milliseconds (a double's %g would round to 10 s). */
+static const char *times(char *buf, __u64 ns)
+{
+	snprintf(buf, 32, "%llu.%03llu", (unsigned long long)(ns / 1000000000ull),
+		 (unsigned long long)(ns % 1000000000ull / 1000000ull));
+	return buf;
+}
+
 /* An instance's maps, opened read-only: no lock, nothing created. */
 static int open_inst(struct kr_inst *in, const char *instance, const char *pin_dir)
 {
@@ -287,7 +295,7 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 		sample(p, F_SLOT_BACKENDS, u64s(b, sl->hdr.nbackends), SLOT_LABELS);
 		sample(p, F_SLOT_MEMORY, u64s(b, sl->memlock), SLOT_LABELS);
 		sample(p, F_SLOT_GENERATION, u64s(b, sl->hdr.generation), SLOT_LABELS);
-		sample(p, F_SLOT_PUBLISHED, dbls(b, sl->hdr.published_ns / 1e9), SLOT_LABELS);
+		sample(p, F_SLOT_PUBLISHED, times(b, sl->hdr.published_ns), SLOT_LABELS);
 #undef SLOT_LABELS
 	}
 	kr_ops_ring_report_free(&r);
@@ -367,7 +375,7 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 		memcpy(ifname, meta.ifname, sizeof(meta.ifname));
 		sample(p, F_INFO, "1", "instance", in.name, "interface", ifname, "mode",
 		       kr_ops_mode_name(meta.mode), NULL);
-		sample(p, F_LOADED, dbls(b, meta.loaded_ns / 1e9), "instance", in.name, NULL);
+		sample(p, F_LOADED, times(b, meta.loaded_ns), "instance", in.name, NULL);
 	}
 	sample(p, F_SERVICES, u64s(b, services_count(&m)), "instance", in.name, NULL);
 	p->errors = 0;
