@@ -169,6 +169,18 @@ grouped() {
 	[ "$(value "$T/m" "keyrouter_read_errors{instance=\"$N\"}")" -gt 0 ]
 }
 
+@test "a read-only /sys/fs/bpf (the exporter unit's ProtectKernelTunables) still reads everything" {
+	instance
+	kr status --prometheus --instance "$N" >"$T/rw"
+	run -0 unshare -m sh -c 'mount --make-rprivate / && mount --bind /sys/fs/bpf /sys/fs/bpf &&
+		mount -o remount,bind,ro /sys/fs/bpf && ! touch /sys/fs/bpf/kr-ro-probe 2>/dev/null &&
+		exec "$1" status --prometheus --instance "$2"' sh "$KK" "$N"
+	echo "$output" >"$T/ro"
+	grep -Fx "keyrouter_read_errors{instance=\"$N\"} 0" "$T/ro"
+	# the same series (no traffic in between)
+	diff <(grep -v '^#' "$T/rw" | sed 's/ [^ ]*$//') <(grep -v '^#' "$T/ro" | sed 's/ [^ ]*$//')
+}
+
 @test "status --prometheus --output FILE: written atomically (a new file renamed over the old), no temporary left" {
 	instance
 	out=$T/tf/keyrouter.prom
