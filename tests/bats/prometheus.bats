@@ -193,6 +193,21 @@ grouped() {
 	ino2=$(stat -c %i "$out")
 	[ "$ino1" != "$ino2" ]
 	[ "$(ls "$T/tf")" = keyrouter.prom ]
+	# --watch keeps rewriting it (a new inode each time) until SIGTERM, which ends it with 0
+	nsenter --net="/run/netns/$N" "$KK" status --prometheus --instance "$N" --output "$out" --watch=0.1 3>&- &
+	wpid=$!
+	seen=$ino2 changes=0
+	for _ in $(seq 100); do
+		ino=$(stat -c %i "$out")
+		[ "$ino" != "$seen" ] && { changes=$((changes + 1)); seen=$ino; }
+		[ "$changes" -ge 2 ] && break
+		sleep 0.05
+	done
+	kill -TERM "$wpid"
+	wait "$wpid"
+	[ "$changes" -ge 2 ]
+	"$PROMTOOL" check metrics <"$out"
+	[ "$(ls "$T/tf")" = keyrouter.prom ]
 	# a directory that does not exist: a clear error, exit 1
 	run -1 kr status --prometheus --instance "$N" --output "$T/nope/x.prom"
 	assert_output --partial "couldn't write '$T/nope/x.prom'"
