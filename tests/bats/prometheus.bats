@@ -142,6 +142,13 @@ grouped() {
 	# sum() over outcomes = every packet the program saw (the stack's own packets too)
 	seen=$(awk -v i="$i" 'index($0, "keyrouter_packets_total{" i) == 1 { s += $NF } END { print s }' "$T/m1")
 	[ "$seen" -ge 230 ]
+	# the reasons add up to their outcome: unrouted = passed + dropped, dropped reasons = dropped
+	fam() { awk -v p="$1{$i," 'index($0, p) == 1 { s += $NF } END { print s + 0 }' "$T/m1"; }
+	passed=$(value "$T/m1" "keyrouter_packets_total{$i,outcome=\"passed\"}")
+	dropped=$(value "$T/m1" "keyrouter_packets_total{$i,outcome=\"dropped\"}")
+	echo "unrouted $(fam keyrouter_unrouted_packets_total) = passed $passed + dropped $dropped; dropped reasons $(fam keyrouter_dropped_packets_total)"
+	[ "$(fam keyrouter_unrouted_packets_total)" = $((passed + dropped)) ]
+	[ "$(fam keyrouter_dropped_packets_total)" = "$dropped" ]
 }
 
 @test "backend state is a value: down changes keyrouter_backend_state/up, not the series' labels" {
