@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include "log.h"
 #include "ops.h"
+#include "util.h"
 
 int kr_ops_ring_get(const struct kr_inst *in, __u32 id, struct kr_ops_ring *out)
 {
@@ -31,7 +32,6 @@ int kr_ops_ring_find(const struct kr_inst *in, const char *name)
 int kr_ops_ring_assign(const struct kr_inst *in, const char *name, __u32 flags)
 {
 	struct kr_ops_ring r;
-	struct timespec ts;
 	int id;
 
 	if (strlen(name) == 0 || strlen(name) >= KR_OPS_NAME_MAX) {
@@ -53,8 +53,7 @@ int kr_ops_ring_assign(const struct kr_inst *in, const char *name, __u32 flags)
 	memset(&r, 0, sizeof(r));
 	snprintf(r.name, sizeof(r.name), "%s", name);
 	r.flags = flags;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	r.assigned_ns = (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	r.assigned_ns = kr_wall_ns();
 	if (bpf_map_update_elem(in->rings_fd, &id, &r, BPF_ANY)) {
 		int err = -errno;
 
