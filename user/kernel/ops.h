@@ -57,7 +57,6 @@ struct kr_ops_ring {
 	__u64 assigned_ns;
 };
 _Static_assert(sizeof(struct kr_ops_ring) == 80, "kr_ops_ring layout");
-#define KR_OPS_RING_DEDICATED	1u	/* made automatically for a small subset */
 
 /* An opened instance: the pin directory and the fds of the maps found there. */
 struct kr_inst {
@@ -95,8 +94,8 @@ const char *kr_ops_mode_name(__u32 mode);
 /* ---- ring names (ops_rings.c) ----------------------------------------------------- */
 /* Ring id of NAME, or -ENOENT. */
 int kr_ops_ring_find(const struct kr_inst *in, const char *name);
-/* Ring id of NAME, assigning the lowest free id when it has none (or -errno). */
-int kr_ops_ring_assign(const struct kr_inst *in, const char *name, __u32 flags);
+/* Record NAME (flags KR_OPS_RING_*) as the name of ring id ID (apply's plan chose the id). */
+int kr_ops_ring_set(const struct kr_inst *in, __u32 id, const char *name, __u32 flags);
 int kr_ops_ring_release(const struct kr_inst *in, __u32 id);
 int kr_ops_ring_get(const struct kr_inst *in, __u32 id, struct kr_ops_ring *out);
 
