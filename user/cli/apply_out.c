@@ -37,6 +37,8 @@ static void print_rings_done(const struct kr_apply_plan *p)
 		const struct kr_plan_ring *pr = &p->rings[i];
 		const char *name = pr->unit->name;
 
+		if (!pr->ring)	/* the plan stopped before it was built */
+			continue;
 		switch (pr->act) {
 		case KR_PLAN_SAME:
 			pr_debug("keyrouter: ring '%s' (id %u): unchanged, digest %08x\n", name,
