@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `lookup --via-kernel` output (see lookup_out.h). */
 #include <stdio.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "lookup_out.h"
 
 static const char *status_name(uint32_t st)

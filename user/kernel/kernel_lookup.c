@@ -9,7 +9,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "kernel_lookup.h"
 #include "publish.h"
 #include "keyrouter.skel.h"

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "publish.h"
 #include "util.h"
 
