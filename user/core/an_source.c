@@ -82,6 +82,35 @@ uint32_t *kr_an_tie_rank(const struct kr_backend_spec *b, uint32_t n, uint32_t v
 	return rank;
 }
 
+int kr_an_measure_v2(void *ctx_, uint64_t m, struct kr_an_measured *out)
+{
+	struct kr_an_v2_measure *ctx = ctx_;
+	struct kr_ring *r = NULL;
+	struct kr_an_stats st;
+	uint64_t *share;
+
+	if (m > UINT32_MAX)
+		return -ERANGE;
+	share = calloc(ctx->n ? ctx->n : 1, sizeof(*share));
+	if (!share)
+		return -ENOMEM;
+	if (kr_ring_build(&r, ctx->b, ctx->n, KR_RING_V2, (uint32_t)m, &ctx->err)) {
+		kr_err_prefix(&ctx->err, "point_multiple %llu", (unsigned long long)m);
+		free(share);
+		return -EINVAL;
+	}
+	kr_an_ring_shares(r, share);
+	kr_an_share_stats(share, ctx->w, ctx->n, &st);
+	out->points = r->stats.generated;
+	out->ring_points = r->npoints;
+	out->cv = st.cv;
+	out->max_over_mean = st.max_over_mean;
+	ctx->last_ms = r->stats.build_ns / 1e6;
+	kr_ring_free(r);
+	free(share);
+	return 0;
+}
+
 /* Ring `name` of a config (or its only ring), as backend specs. */
 static int config_ring(const struct kr_an_src *s, struct kr_backend_spec **out, uint32_t *n,
 		       uint32_t *version, uint32_t *pm, struct kr_an_built *b, struct kr_err *err)
