@@ -86,6 +86,7 @@ nservices() { bpftool map dump pinned "$(pins)/kr_services" -j | jq length; }
 	run -1 kr load r0 -c "$KR_TMP/nodev.json" --mode generic --instance "$P"
 	assert_output --partial "ring 'web': backend 10.77.0.11:7000: device '$NODEV' does not exist"
 	assert_output --partial "nothing was left attached or pinned"
+	refute_output --partial "stopped"	# refused before anything was attached
 	[ ! -e "$(pins)" ]
 	run -0 kr load r0 -c "$KR_TMP/ab.json" --mode generic --instance "$P"
 	run -1 kr apply -c "$KR_TMP/nodev.json" --instance "$P"

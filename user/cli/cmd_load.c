@@ -144,6 +144,7 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	struct kr_ops_attach att = {};
 	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
 	struct kr_ops_apply_opts apply_opts = {};
+	struct kr_err perr = {};
 	char other[KR_OPS_NAME_MAX];
 	struct kr_config *cfg;
 	__u32 key = 0;
@@ -167,6 +168,13 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	cfg = kr_cli_config_load(config);
 	if (!cfg)
 		return 1;
+	if (kr_ops_apply_precheck(cfg, &perr)) {
+		pr_warn("keyrouter: %s\n", perr.msg);
+		pr_warn("keyrouter: load on '%s' failed; nothing was left attached or pinned\n",
+			ifname);
+		kr_config_free(cfg);
+		return 1;
+	}
 	if (!instance)
 		instance = cfg->instance ? cfg->instance : KR_OPS_DEFAULT_INSTANCE;
 	err = prepare_dir(&in, instance, ifname);

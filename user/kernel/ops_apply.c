@@ -181,12 +181,13 @@ static int read_device_ifindex(const struct kr_ops_maps *m, struct kr_live *lv, 
 		memcpy(d->mac, ifr.ifr_hwaddr.sa_data, 6);
 		d->has_mac = true;
 	}
-	d->has_entry = m->devices >= 0 && !bpf_map_lookup_elem(m->devices, &ifindex, &d->entry);
+	d->has_entry = m && m->devices >= 0 &&
+		       !bpf_map_lookup_elem(m->devices, &ifindex, &d->entry);
 	return 0;
 }
 
 /* The devices the backends name ("dev" resolved here: 0 when there is no such device) and
- * the loaded interface. */
+ * the loaded interface.  in and m may be NULL (no instance yet: names resolved only). */
 static int read_devices(const struct kr_inst *in, const struct kr_ops_maps *m,
 			const struct kr_config *cfg, struct kr_live *lv, struct kr_err *err)
 {
@@ -194,8 +195,8 @@ static int read_devices(const struct kr_inst *in, const struct kr_ops_maps *m,
 	__u32 key = 0, cap = 0;
 	int sock, rc = 0;
 
-	lv->has_devices = m->devices >= 0;
-	if (in->meta_fd >= 0 && !bpf_map_lookup_elem(in->meta_fd, &key, &meta) &&
+	lv->has_devices = m && m->devices >= 0;
+	if (in && in->meta_fd >= 0 && !bpf_map_lookup_elem(in->meta_fd, &key, &meta) &&
 	    meta.magic == KR_OPS_META_MAGIC)
 		lv->loaded_ifindex = meta.ifindex;
 	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -423,6 +424,25 @@ int kr_ops_apply_exec(const struct kr_inst *in, const struct kr_ops_maps *m,
 		rc = exec_members_services(m, p, err);
 	if (!rc && !p->stage)
 		rc = exec_garbage(in, m, p, err);
+	return rc;
+}
+
+int kr_ops_apply_precheck(const struct kr_config *cfg, struct kr_err *err)
+{
+	struct kr_apply_plan p = {};
+	struct kr_live *lv = calloc(1, sizeof(*lv));
+	int rc;
+
+	if (!lv)
+		return kr_errf(err, "out of memory"), -ENOMEM;
+	lv->backends_max = KR_MAX_BACKEND_IDS;
+	lv->has_members = true;
+	rc = read_devices(NULL, NULL, cfg, lv, err);
+	if (!rc)
+		rc = kr_apply_plan(cfg, lv, NULL, &p, err);
+	kr_apply_plan_free(&p);
+	kr_live_free(lv);
+	free(lv);
 	return rc;
 }
 

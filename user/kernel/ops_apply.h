@@ -42,6 +42,11 @@ int kr_ops_live_read(const struct kr_inst *in, const struct kr_ops_maps *m,
 int kr_ops_apply_exec(const struct kr_inst *in, const struct kr_ops_maps *m,
 		      struct kr_apply_plan *p, struct kr_err *err);
 
+/* The plan of CFG on an empty instance (what `load` applies), before anything is loaded:
+ * fails as the plan would on what the configuration asks of this machine (a backend's
+ * device that does not exist, too many rings).  0 or -errno with err set. */
+int kr_ops_apply_precheck(const struct kr_config *cfg, struct kr_err *err);
+
 /* Read, plan, and (unless o->dry_run) execute.  *p holds the plan afterwards, also after
  * an error (free it with kr_apply_plan_free).  0 or -errno with err set. */
 int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
