@@ -167,84 +167,106 @@ static void backend_value(const struct kr_cfg_backend *cb, uint32_t ifindex,
 		v->state = KR_BACKEND_UP;
 }
 
-static int plan_backends(struct planner *pl, uint32_t ui, struct kr_plan_ring *pr)
+/* The ids and addresses the ring's published images (both slots) use now: *prev, *nprev. */
+static int prev_ids(const struct planner *pl, const struct kr_live_ring *lr,
+		    struct kr_ops_idmap **prev, uint32_t *nprev)
 {
-	struct kr_ops_unit *u = pr->unit;
-	const struct kr_live_ring *lr = &pl->lv->ring[pr->ring_id];
-	struct kr_sockaddr *want = NULL;
-	struct kr_ops_idmap *prev;
-	uint32_t nprev = 0;
-	int err = 0;
-
-	/* ids and addresses the ring's published images (both slots) use now */
-	prev = calloc((size_t)lr->slot[0].hdr.nbackends + lr->slot[1].hdr.nbackends + 1,
-		      sizeof(*prev));
-	want = calloc(u->n ? u->n : 1, sizeof(*want));
-	free(u->gid);
-	u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));
-	if (!prev || !want || !u->gid) {
-		err = -ENOMEM;
-		goto out;
-	}
+	*nprev = 0;
+	*prev = calloc((size_t)lr->slot[0].hdr.nbackends + lr->slot[1].hdr.nbackends + 1,
+		       sizeof(**prev));
+	if (!*prev)
+		return -ENOMEM;
 	for (int s = 0; s < 2; s++) {
 		for (uint32_t b = 0; lr->slot[s].present && b < lr->slot[s].hdr.nbackends; b++) {
 			const struct kr_backend *be = live_backend(pl->lv, lr->slot[s].bt[b]);
 
 			if (!be || !be->family)
 				continue;
-			sockaddr_of(be, &prev[nprev].addr);
-			prev[nprev++].id = lr->slot[s].bt[b];
+			sockaddr_of(be, &(*prev)[*nprev].addr);
+			(*prev)[(*nprev)++].id = lr->slot[s].bt[b];
 		}
+	}
+	return 0;
+}
+
+/* unit->gid: a backend that stays in the ring keeps its id, a new one takes the lowest
+ * id no published image references (backend_ids.h). */
+static int assign_ids(struct planner *pl, struct kr_ops_unit *u,
+		      const struct kr_ops_idmap *prev, uint32_t nprev)
+{
+	struct kr_sockaddr *want = calloc(u->n ? u->n : 1, sizeof(*want));
+	int err = 0;
+
+	free(u->gid);
+	u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));
+	if (!want || !u->gid) {
+		free(want);
+		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < u->n; i++)
 		want[i] = u->ring->backends[u->idx[i]].addr;
 	if (kr_ops_ids_assign(prev, nprev, want, u->n, &pl->used, u->gid)) {
 		kr_errf(pl->err, "ring '%s': no free backend ids left (%u)", u->name,
-			      pl->used.max);
+			pl->used.max);
 		err = -ENOSPC;
-		goto out;
 	}
-	for (uint32_t i = 0; i < u->n; i++) {
-		const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
-		const struct kr_backend *cur = live_backend(pl->lv, u->gid[i]);
-		struct kr_backend none = {}, v;
-		bool is_new = true;
-		uint32_t ifindex;
-
-		for (uint32_t j = 0; j < nprev; j++)
-			is_new = is_new && prev[j].id != u->gid[i];
-		if (!cur)	/* an id no image references: released (or never used) */
-			cur = &none;
-		if (!cur->family)
-			is_new = true;
-		if (u->gid[i] >= pl->lv->backends_max) {
-			kr_errf(pl->err, "backend id %u is beyond kr_backends (%u entries)",
-				      u->gid[i], pl->lv->backends_max);
-			err = -ENOSPC;
-			goto out;
-		}
-		err = backend_ifindex(pl, u->ring, cb, &ifindex);
-		if (err)
-			goto out;
-		backend_value(cb, ifindex, cur, is_new, &v);
-		if (!memcmp(cur, &v, sizeof(v))) {
-			pl->p->n.backends_same++;
-			continue;
-		}
-		if (GROW(pl->p->backends, pl->p->nbackends, pl->cap_backends)) {
-			err = -ENOMEM;
-			goto out;
-		}
-		pl->p->backends[pl->p->nbackends++] = (struct kr_plan_backend){
-			.id = u->gid[i], .v = v, .added = is_new, .unit = ui };
-		if (is_new)
-			pl->p->n.backends_added++;
-		else
-			pl->p->n.backends_changed++;
-	}
-out:
-	free(prev);
 	free(want);
+	return err;
+}
+
+/* One backend of unit ui (index i): its kr_backends entry, written when it differs. */
+static int plan_backend(struct planner *pl, uint32_t ui, uint32_t i,
+			const struct kr_ops_idmap *prev, uint32_t nprev)
+{
+	const struct kr_ops_unit *u = &pl->p->units.u[ui];
+	const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
+	const struct kr_backend *cur = live_backend(pl->lv, u->gid[i]);
+	struct kr_backend none = {}, v;
+	bool is_new = true;
+	uint32_t ifindex;
+	int err;
+
+	for (uint32_t j = 0; j < nprev; j++)
+		is_new = is_new && prev[j].id != u->gid[i];
+	if (!cur)	/* an id no image references: released (or never used) */
+		cur = &none;
+	if (!cur->family)
+		is_new = true;
+	if (u->gid[i] >= pl->lv->backends_max) {
+		kr_errf(pl->err, "backend id %u is beyond kr_backends (%u entries)", u->gid[i],
+			pl->lv->backends_max);
+		return -ENOSPC;
+	}
+	err = backend_ifindex(pl, u->ring, cb, &ifindex);
+	if (err)
+		return err;
+	backend_value(cb, ifindex, cur, is_new, &v);
+	if (!memcmp(cur, &v, sizeof(v))) {
+		pl->p->n.backends_same++;
+		return 0;
+	}
+	if (GROW(pl->p->backends, pl->p->nbackends, pl->cap_backends))
+		return -ENOMEM;
+	pl->p->backends[pl->p->nbackends++] = (struct kr_plan_backend){
+		.id = u->gid[i], .v = v, .added = is_new, .unit = ui };
+	if (is_new)
+		pl->p->n.backends_added++;
+	else
+		pl->p->n.backends_changed++;
+	return 0;
+}
+
+static int plan_backends(struct planner *pl, uint32_t ui, struct kr_plan_ring *pr)
+{
+	struct kr_ops_idmap *prev = NULL;
+	uint32_t nprev;
+	int err = prev_ids(pl, &pl->lv->ring[pr->ring_id], &prev, &nprev);
+
+	if (!err)
+		err = assign_ids(pl, pr->unit, prev, nprev);
+	for (uint32_t i = 0; !err && i < pr->unit->n; i++)
+		err = plan_backend(pl, ui, i, prev, nprev);
+	free(prev);
 	return err;
 }
 

@@ -16,6 +16,12 @@
 #include "ops_publish.h"
 #include "util.h"
 
+static int fail(struct kr_err *err, int rc, const char *what)
+{
+	kr_errf(err, "couldn't %s: %s", what, strerror(-rc));
+	return rc;
+}
+
 /* ---- the live state, read once ------------------------------------------------------------ */
 
 static int read_rings(const struct kr_inst *in, const struct kr_ops_maps *m, struct kr_live *lv,
@@ -41,8 +47,10 @@ static int read_rings(const struct kr_inst *in, const struct kr_ops_maps *m, str
 			lr->slot[s].hdr = sl.hdr;
 			lr->slot[s].bt = sl.bt;		/* the live state owns it now */
 		}
-		if (rc)
-			return kr_errf(err, "couldn't read ring id %u: %s", id, strerror(-rc)), rc;
+		if (rc) {
+			kr_errf(err, "couldn't read ring id %u: %s", id, strerror(-rc));
+			return rc;
+		}
 	}
 	return 0;
 }
@@ -66,7 +74,7 @@ static int read_backends(const struct kr_ops_maps *m, struct kr_live *lv, struct
 	lv->backends = calloc(n + 1, sizeof(*lv->backends));
 	if (!ids || !lv->backends) {
 		free(ids);
-		return kr_errf(err, "out of memory"), -ENOMEM;
+		return fail(err, -ENOMEM, "allocate the live state");
 	}
 	for (__u32 id = 0; id < KR_MAX_RINGS; id++)
 		for (int s = 0; s < 2; s++)
@@ -127,7 +135,7 @@ static int read_services(const struct kr_ops_maps *m, struct kr_live *lv, struct
 		lv->services = calloc(n + 1, sizeof(*lv->services));
 	if (rc || !lv->services) {
 		free(keys);
-		return kr_errf(err, "out of memory"), -ENOMEM;
+		return fail(err, -ENOMEM, "allocate the live state");
 	}
 	for (__u32 i = 0; i < n; i++) {
 		struct kr_live_service *s = &lv->services[lv->nservices];
@@ -145,7 +153,7 @@ static int read_members(const struct kr_ops_maps *m, struct kr_live *lv, struct 
 	lv->has_members = m->members >= 0;
 	if (lv->has_members &&
 	    read_keys(m->members, sizeof(*lv->members), (void **)&lv->members, &lv->nmembers))
-		return kr_errf(err, "out of memory"), -ENOMEM;
+		return fail(err, -ENOMEM, "allocate the live state");
 	return 0;
 }
 
@@ -209,14 +217,14 @@ static int read_devices(const struct kr_inst *in, const struct kr_ops_maps *m,
 			if (!ifindex && cb->dev[0]) {
 				const struct kr_live_device *seen = kr_live_device(lv, cb->dev, 0);
 
-				ifindex = seen ? seen->ifindex : if_nametoindex(cb->dev);
-				if (!seen && !(d = add_device(lv, &cap))) {
+				if (seen) {
+					ifindex = seen->ifindex;
+				} else if ((d = add_device(lv, &cap))) {
+					snprintf(d->name, sizeof(d->name), "%s", cb->dev);
+					d->ifindex = ifindex = if_nametoindex(cb->dev);
+				} else {
 					rc = -ENOMEM;
 					break;
-				}
-				if (!seen) {
-					snprintf(d->name, sizeof(d->name), "%s", cb->dev);
-					d->ifindex = ifindex;
 				}
 			}
 			rc = read_device_ifindex(m, lv, &cap, sock, ifindex);
@@ -269,12 +277,6 @@ int kr_ops_live_read(const struct kr_inst *in, const struct kr_ops_maps *m,
 }
 
 /* ---- the executor ------------------------------------------------------------------------- */
-
-static int fail(struct kr_err *err, int rc, const char *what)
-{
-	kr_errf(err, "couldn't %s: %s", what, strerror(-rc));
-	return rc;
-}
 
 static int exec_hash_key(const struct kr_inst *in, const struct kr_apply_plan *p,
 			 struct kr_err *err)
@@ -434,7 +436,7 @@ int kr_ops_apply_precheck(const struct kr_config *cfg, struct kr_err *err)
 	int rc;
 
 	if (!lv)
-		return kr_errf(err, "out of memory"), -ENOMEM;
+		return fail(err, -ENOMEM, "allocate the live state");
 	lv->backends_max = KR_MAX_BACKEND_IDS;
 	lv->has_members = true;
 	rc = read_devices(NULL, NULL, cfg, lv, err);
@@ -456,7 +458,7 @@ int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
 	memset(p, 0, sizeof(*p));
 	lv = calloc(1, sizeof(*lv));
 	if (!lv)
-		return kr_errf(err, "out of memory"), -ENOMEM;
+		return fail(err, -ENOMEM, "allocate the live state");
 	rc = kr_ops_maps_open(in, &m);
 	if (rc) {
 		free(lv);
