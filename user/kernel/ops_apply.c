@@ -438,7 +438,8 @@ int kr_ops_apply_precheck(const struct kr_config *cfg, struct kr_err *err)
 	if (!lv)
 		return fail(err, -ENOMEM, "allocate the live state");
 	lv->backends_max = KR_MAX_BACKEND_IDS;
-	lv->has_members = true;
+	lv->has_members = true;		/* the object load attaches has every map */
+	lv->has_hash_key = true;
 	rc = read_devices(NULL, NULL, cfg, lv, err);
 	if (!rc)
 		rc = kr_apply_plan(cfg, lv, NULL, &p, err);
