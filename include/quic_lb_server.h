@@ -176,7 +176,7 @@ static inline int quic_lb_server_parse(struct quic_lb_server *s, const char *spe
 		snprintf(err, errlen, "nonce: length 4..18 required");
 		return -1;
 	}
-	if (su < 0 || sid_len + nonce + su > KR_QLB_MAX_PLAIN_LEN) {
+	if (su < 0 || su > KR_QLB_MAX_PLAIN_LEN || sid_len + nonce + su > KR_QLB_MAX_PLAIN_LEN) {
 		snprintf(err, errlen, "sid (%d) + nonce (%ld) + su (%ld) octets exceed 19: the "
 			 "CID would be longer than 20", sid_len, nonce, su);
 		return -1;

@@ -61,3 +61,7 @@ fuzz() {
 @test "fuzz: the lookup command's key parsers (keys files, arguments, every key type)" {
 	fuzz lookup 4
 }
+
+@test "fuzz: QUIC-LB codec (decode/encode permutation, lengths) and server configuration strings" {
+	fuzz quic_lb 3
+}
