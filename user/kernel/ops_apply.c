@@ -16,6 +16,7 @@
 #include "log.h"
 #include "ops_apply.h"
 #include "backend_ids.h"
+#include "ops_backends.h"
 #include "ops_kernel.h"
 #include "ops_publish.h"
 #include "publish.h"
@@ -42,17 +43,10 @@ int kr_ops_apply_check(const char *config, char *instance, size_t len)
 
 /* ---- backends ------------------------------------------------------------------- */
 
-static void sockaddr_from_backend(const struct kr_backend *b, struct kr_sockaddr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->family = b->family;
-	a->port = ntohs(b->port);
-	memcpy(a->ip, b->addr, 16);
-}
-
-/* The kr_backends entry a config backend asks for; state from the current entry. */
-static void backend_value(const struct kr_cfg_backend *cb, const struct kr_backend *cur,
-			  bool is_new, struct kr_backend *v)
+/* The kr_backends entry a server asks for: identity from the config, state from the
+ * current entry.  cfg_state: the config's state of the server, merged over every ring
+ * that has it (down > drain > up). */
+static void backend_identity(const struct kr_cfg_backend *cb, struct kr_backend *v)
 {
 	memset(v, 0, sizeof(*v));
 	memcpy(v->addr, cb->addr.ip, 16);
@@ -61,11 +55,30 @@ static void backend_value(const struct kr_cfg_backend *cb, const struct kr_backe
 	if (cb->has_mac)
 		memcpy(v->mac, cb->mac, 6);
 	v->ifindex = kr_ops_backend_ifindex(cb);
+}
+
+static void backend_value(const struct kr_cfg_backend *cb, __u8 cfg_state,
+			  const struct kr_backend *cur, bool is_new, struct kr_backend *v)
+{
+	backend_identity(cb, v);
 	/* Health is runtime state (`backend set`); the config decides it for a new backend,
 	 * and whenever it says down or drain. */
-	v->state = is_new || cb->state != KR_BACKEND_UP ? cb->state : cur->state;
+	v->state = is_new || cfg_state != KR_BACKEND_UP ? cfg_state : cur->state;
 	if (v->state > KR_BACKEND_DRAIN)
 		v->state = KR_BACKEND_UP;
+}
+
+/* down > drain > up: a server one ring's config says is down is down. */
+static __u8 state_merge(__u8 a, __u8 b)
+{
+	static const __u8 rank[] = { [KR_BACKEND_UP] = 0, [KR_BACKEND_DOWN] = 2,
+				     [KR_BACKEND_DRAIN] = 1 };
+
+	if (a > KR_BACKEND_DRAIN)
+		return b;
+	if (b > KR_BACKEND_DRAIN)
+		return a;
+	return rank[b] > rank[a] ? b : a;
 }
 
 struct apply_ctx {
@@ -74,13 +87,15 @@ struct apply_ctx {
 	const struct kr_config *cfg;
 	const struct kr_ops_apply_opts *o;
 	struct kr_ops_apply_result *res;
-	struct kr_ops_idset used;	/* ids referenced at the start + assigned now */
+	struct kr_ops_ids ids;		/* global backend ids (backend_ids.h) */
+	__u8 *cfg_state;		/* [backends_max] merged config state per id (+1; 0: none) */
+	__u8 *written;			/* [backends_max] entry written (or checked) by this apply */
 	struct kr_ops_units units;
 	const char *stage;		/* ring stage: the unit to stage, nothing else */
 };
 
 /* Every id referenced by any published image (both slots of every ring). */
-static int collect_used(struct apply_ctx *c)
+static int collect_used(struct apply_ctx *c, uint8_t *ref)
 {
 	struct kr_ops_slot s;
 
@@ -91,73 +106,34 @@ static int collect_used(struct apply_ctx *c)
 			if (err)
 				return err;
 			for (__u32 i = 0; s.present && i < s.hdr.nbackends; i++)
-				kr_ops_idset_add(&c->used, s.bt[i]);
+				if (s.bt[i] < c->m.backends_max)
+					ref[s.bt[i]] = 1;
 			kr_ops_slot_free(&s);
 		}
 	}
 	return 0;
 }
 
-/* ids and addresses the ring's published images use now. */
-static int prev_ids(struct apply_ctx *c, __u32 ring_id, struct kr_ops_idmap **out, __u32 *n)
-{
-	struct kr_ops_idmap *v = NULL;
-	struct kr_ops_slot s[2];
-	__u32 cnt = 0;
-	int err = 0;
-
-	memset(s, 0, sizeof(s));
-	for (int i = 0; i < 2 && !err; i++)
-		err = kr_ops_slot_read(&c->m, ring_id, i, true, &s[i]);
-	if (err)
-		goto out;
-	v = calloc((size_t)s[0].hdr.nbackends + s[1].hdr.nbackends + 1, sizeof(*v));
-	if (!v) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (int i = 0; i < 2; i++) {
-		for (__u32 b = 0; s[i].present && b < s[i].hdr.nbackends; b++) {
-			struct kr_backend be;
-
-			if (bpf_map_lookup_elem(c->m.backends, &s[i].bt[b], &be) || !be.family)
-				continue;
-			sockaddr_from_backend(&be, &v[cnt].addr);
-			v[cnt++].id = s[i].bt[b];
-		}
-	}
-out:
-	kr_ops_slot_free(&s[0]);
-	kr_ops_slot_free(&s[1]);
-	if (err) {
-		free(v);
-		return err;
-	}
-	*out = v;
-	*n = cnt;
-	return 0;
-}
-
-/* Write the kr_backends entries of a unit's backends (only those that differ). */
-static int write_backends(struct apply_ctx *c, const struct kr_ops_unit *u, const __u32 *ids,
-			  const struct kr_ops_idmap *prev, __u32 nprev)
+/* Write the kr_backends entries of a unit's backends (only those that differ; each id
+ * once per apply, however many rings have it). */
+static int write_backends(struct apply_ctx *c, const struct kr_ops_unit *u, const __u32 *ids)
 {
 	for (__u32 i = 0; i < u->n; i++) {
 		const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
 		struct kr_backend cur = {}, want;
-		bool is_new = true;
+		bool is_new;
 
-		for (__u32 j = 0; j < nprev; j++)
-			is_new = is_new && prev[j].id != ids[i];
 		if (ids[i] >= c->m.backends_max) {
 			pr_warn("keyrouter: backend id %u is beyond kr_backends (%u entries)\n",
 				ids[i], c->m.backends_max);
 			return -ENOSPC;
 		}
+		if (c->written[ids[i]])
+			continue;
+		c->written[ids[i]] = 1;
 		bpf_map_lookup_elem(c->m.backends, &ids[i], &cur);
-		if (!cur.family)
-			is_new = true;
-		backend_value(cb, &cur, is_new, &want);
+		is_new = !cur.family || cur.state > KR_BACKEND_DRAIN;
+		backend_value(cb, c->cfg_state[ids[i]] - 1, &cur, is_new, &want);
 		if (!memcmp(&cur, &want, sizeof(want))) {
 			c->res->backends_same++;
 			continue;
@@ -174,6 +150,41 @@ static int write_backends(struct apply_ctx *c, const struct kr_ops_unit *u, cons
 			pr_warn("keyrouter: couldn't write backend id %u: %s\n", ids[i],
 				strerror(-err));
 			return err;
+		}
+	}
+	return 0;
+}
+
+/* Global ids of every server of the units (all of them, or the one being staged), and
+ * their merged config state: before anything is written, so running out of ids stops
+ * the apply with nothing changed. */
+static int assign_ids(struct apply_ctx *c)
+{
+	for (__u32 k = 0; k < c->units.n; k++) {
+		struct kr_ops_unit *u = &c->units.u[k];
+
+		if (c->stage && strcmp(u->name, c->stage))
+			continue;
+		free(u->gid);
+		u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));	/* the unit owns them */
+		if (!u->gid)
+			return -ENOMEM;
+		for (__u32 i = 0; i < u->n; i++) {
+			const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
+			struct kr_backend want;
+			bool in_place;
+			__u8 *st;
+
+			backend_identity(cb, &want);
+			if (kr_ops_ids_get(&c->ids, &want, &u->gid[i], &in_place)) {
+				pr_warn("keyrouter: ring '%s': no free backend ids left: the "
+					"configuration and the published rings need more than %u "
+					"servers (kr_backends entries); nothing was changed\n",
+					u->name, c->ids.max);
+				return -ENOSPC;
+			}
+			st = &c->cfg_state[u->gid[i]];
+			*st = *st ? state_merge(*st - 1, cb->state) + 1 : cb->state + 1;
 		}
 	}
 	return 0;
@@ -264,12 +275,11 @@ static int stage_check(struct apply_ctx *c, const struct kr_ops_unit *u, __u64 c
 
 static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 {
-	struct kr_ops_idmap *prev = NULL;
 	struct kr_ops_slot act = {};
 	struct kr_ring *ring = NULL;
 	struct kr_image img = {};
 	struct kr_err kerr = {};
-	__u32 nprev = 0, *ids = NULL, active, slot;
+	__u32 *ids = NULL, active, slot;
 	__u64 t_build, t_enc, t_pub;
 	__u64 ctl = 0;
 	int err;
@@ -282,33 +292,12 @@ static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
 	if (err)
 		goto out;
 	active = slot = kr_ctl_active(ctl);
-	err = prev_ids(c, u->ring_id, &prev, &nprev);
-	if (err)
-		goto out;
-	free(u->gid);
-	u->gid = ids = calloc(u->n ? u->n : 1, sizeof(*ids));	/* the unit owns them */
+	ids = u->gid;
 	if (!ids) {
-		err = -ENOMEM;
+		err = -EINVAL;
 		goto out;
 	}
-	{
-		struct kr_sockaddr *want = calloc(u->n ? u->n : 1, sizeof(*want));
-
-		if (!want) {
-			err = -ENOMEM;
-			goto out;
-		}
-		for (__u32 i = 0; i < u->n; i++)
-			want[i] = u->ring->backends[u->idx[i]].addr;
-		err = kr_ops_ids_assign(prev, nprev, want, u->n, &c->used, ids) ? -ENOSPC : 0;
-		free(want);
-		if (err) {
-			pr_warn("keyrouter: ring '%s': no free backend ids left (%u)\n", u->name,
-				c->used.max);
-			goto out;
-		}
-	}
-	err = write_backends(c, u, ids, prev, nprev);
+	err = write_backends(c, u, ids);
 	if (err)
 		goto out;
 	t_build = kr_ops_now_ns();
@@ -369,7 +358,6 @@ out:
 	kr_ops_slot_free(&act);
 	if (ring)
 		kr_ring_free(ring);
-	free(prev);
 	return err;
 }
 
@@ -464,35 +452,31 @@ static int gc_rings(struct apply_ctx *c)
 	return 0;
 }
 
-/* Clear kr_backends entries that no published image references any more. */
-static int gc_backends(struct apply_ctx *c, const struct kr_ops_idset *before)
+/* Clear kr_backends entries that no published image references any more (also those a
+ * killed apply wrote and nothing came to use). */
+static int gc_backends(struct apply_ctx *c)
 {
-	struct kr_ops_idset now = {};
-	struct kr_backend unused = { .state = KR_BACKEND_UNUSED };
-	struct kr_ops_apply_opts o = *c->o;
+	struct kr_backend unused = { .state = KR_BACKEND_UNUSED }, *cur = NULL;
+	uint8_t *ref;
 	int err;
 
 	if (c->o->dry_run)
 		return 0;
-	if (kr_ops_idset_init(&now, c->used.max))
+	ref = calloc(c->m.backends_max ? c->m.backends_max : 1, 1);
+	if (!ref)
 		return -ENOMEM;
-	{
-		struct kr_ops_idset keep = c->used;
-
-		c->used = now;
-		err = collect_used(c);
-		now = c->used;
-		c->used = keep;
-	}
-	(void)o;
-	for (__u32 id = 0; !err && id < before->max; id++) {
-		if (!kr_ops_idset_has(before, id) || kr_ops_idset_has(&now, id))
+	err = collect_used(c, ref);
+	if (!err)
+		err = kr_ops_backends_read(&c->m, &cur);
+	for (__u32 id = 0; !err && id < c->m.backends_max; id++) {
+		if (ref[id] || !cur[id].family)
 			continue;
 		c->res->backends_removed++;
 		if (bpf_map_update_elem(c->m.backends, &id, &unused, BPF_ANY))
 			err = -errno;
 	}
-	kr_ops_idset_free(&now);
+	free(cur);
+	free(ref);
 	return err;
 }
 
@@ -524,7 +508,8 @@ static int apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 	static const struct kr_ops_apply_opts defaults = {};
 	struct apply_ctx c = { .in = in, .cfg = cfg, .o = o ? o : &defaults, .res = res,
 			       .stage = stage };
-	struct kr_ops_idset before = {};
+	struct kr_backend *cur = NULL;
+	uint8_t *ref = NULL;
 	int err;
 
 	memset(res, 0, sizeof(*res));
@@ -541,15 +526,24 @@ static int apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 	err = kr_ops_units_plan(cfg, &c.units, c.m.members >= 0);
 	if (err)
 		goto out;
-	if (kr_ops_idset_init(&c.used, c.m.backends_max) ||
-	    kr_ops_idset_init(&before, c.m.backends_max)) {
+	/* ids: kr_backends as it is, and the ids the published images reference */
+	err = kr_ops_backends_read(&c.m, &cur);
+	if (!err)
+		err = kr_ops_ids_init(&c.ids, cur, c.m.backends_max);
+	ref = calloc(c.m.backends_max ? c.m.backends_max : 1, 1);
+	c.cfg_state = calloc(c.m.backends_max ? c.m.backends_max : 1, 1);
+	c.written = calloc(c.m.backends_max ? c.m.backends_max : 1, 1);
+	if (!err && (!ref || !c.cfg_state || !c.written))
 		err = -ENOMEM;
-		goto out;
-	}
-	err = collect_used(&c);
+	if (!err)
+		err = collect_used(&c, ref);
+	for (__u32 id = 0; !err && id < c.m.backends_max; id++)
+		if (ref[id])
+			kr_ops_ids_reference(&c.ids, id);
+	if (!err)
+		err = assign_ids(&c);
 	if (err)
 		goto out;
-	memcpy(before.bits, c.used.bits, ((c.used.max + 63) / 64) * sizeof(uint64_t));
 	if (c.stage) {
 		int i = kr_ops_units_find(&c.units, c.stage);
 
@@ -577,10 +571,13 @@ static int apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 	if (!err)
 		err = gc_rings(&c);
 	if (!err)
-		err = gc_backends(&c, &before);
+		err = gc_backends(&c);
 out:
-	kr_ops_idset_free(&before);
-	kr_ops_idset_free(&c.used);
+	free(cur);
+	free(ref);
+	free(c.cfg_state);
+	free(c.written);
+	kr_ops_ids_free(&c.ids);
 	kr_ops_units_free(&c.units);
 	kr_ops_maps_close(&c.m);
 	return err;
