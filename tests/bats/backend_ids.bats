@@ -142,3 +142,17 @@ PY
 	assert_output --partial "nothing was changed"
 	[ "$( (entries; bpftool -j map dump pinned "$D/kr_rings") | md5sum)" = "$before" ]
 }
+
+@test "a second forwarding of a server, in a ring listed first, takes a new id: the existing entry stays as it is" {
+	cfg "$T/c.json" "a:10.0.0.1/$M1,10.0.0.2/$M2"
+	run -0 $KR_BIN apply --pin-dir "$D" -c "$T/c.json"
+	run -0 entries
+	old=$(entries | grep ' 10.0.0.1:53 ')
+	cfg "$T/d.json" "b:10.0.0.1/$M9,10.0.0.3/$M3" "a:10.0.0.1/$M1,10.0.0.2/$M2"
+	run -0 $KR_BIN apply --pin-dir "$D" -c "$T/d.json"
+	assert_output --partial "rings 1 published, 1 unchanged"
+	assert_output --partial "backends 2 added, 0 changed, 0 released, 2 unchanged"
+	run -0 entries
+	assert_line "$old"
+	assert_line --regexp '^[0-9]+ 10\.0\.0\.1:53 02:00:00:00:00:99 state 0$'
+}

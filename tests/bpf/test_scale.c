@@ -504,9 +504,23 @@ int main(void)
 		      v3.be[v.sid[s_index].id].state == KR_BACKEND_DOWN,
 		      "every server keeps its id; %s stays down (runtime state)", saddr);
 	}
-	printf("# seed scale: rings %d servers %u backend ids %u points %llu kernel MiB %.0f "
-	       "apply %.1f s\n", NRINGS, distinct_addrs(&v), v.nids, (unsigned long long)points,
-	       mem / 1048576.0, t_apply);
+	{	/* servers: distinct addresses in the configuration */
+		struct view c = {};
+		uint32_t total = 0;
+
+		for (int r = 0; r < NRINGS; r++)
+			total += cfg->rings[r].nbackends;
+		c.sid = calloc(total, sizeof(*c.sid));
+		for (int r = 0; c.sid && r < NRINGS; r++)
+			for (uint32_t i = 0; i < cfg->rings[r].nbackends; i++)
+				c.sid[c.nids++].a = cfg->rings[r].backends[i].addr;
+		if (c.sid)
+			qsort(c.sid, c.nids, sizeof(*c.sid), cmp_sid);
+		printf("# seed scale: rings %d servers %u backend ids %u points %llu kernel MiB "
+		       "%.0f apply %.1f s\n", NRINGS, c.sid ? distinct_addrs(&c) : 0, v.nids,
+		       (unsigned long long)points, mem / 1048576.0, t_apply);
+		free(c.sid);
+	}
 out:
 	kr_ring_test_bpf__destroy(skel);
 	view_free(&v);

@@ -98,8 +98,8 @@ static void claim(struct kr_ops_ids *ids, uint32_t id)
 	ids->flag[id] |= KR_IDS_CLAIMED;
 }
 
-int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, uint32_t *id,
-		   bool *in_place)
+int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, bool exact_only,
+		   uint32_t *id, bool *in_place)
 {
 	uint32_t h, v, best = UINT32_MAX;
 
@@ -114,6 +114,8 @@ int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, uint32
 		claim(ids, best);
 		return 0;
 	}
+	if (exact_only)
+		return -ENOENT;
 	/* 2. the same address:port under another forwarding, not taken by this config */
 	for (h = hash_ap(want); (v = ids->ht_ap[h & ids->hmask]); h++)
 		if ((ids->flag[v - 1] & (KR_IDS_EXISTING | KR_IDS_CLAIMED)) == KR_IDS_EXISTING &&

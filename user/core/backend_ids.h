@@ -45,9 +45,11 @@ void kr_ops_ids_free(struct kr_ops_ids *ids);
 /* id is referenced by a published image (never handed out as a new id). */
 void kr_ops_ids_reference(struct kr_ops_ids *ids, uint32_t id);
 /* The id of the server `want` (state ignored).  *in_place: its forwarding differs from the
- * entry in kr_backends (the caller rewrites the entry).  0, or -ENOSPC. */
-int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, uint32_t *id,
-		   bool *in_place);
+ * entry in kr_backends (the caller rewrites the entry).  0, or -ENOSPC.  exact_only: only
+ * rule 1 (-ENOENT otherwise): a caller first gives every server of the configuration its
+ * exact id, so that rule 2 never moves an id another server of the configuration has. */
+int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, bool exact_only,
+		   uint32_t *id, bool *in_place);
 /* Same identity (family, address, port, MAC, ifindex)? */
 bool kr_ops_ids_same(const struct kr_backend *a, const struct kr_backend *b);
 

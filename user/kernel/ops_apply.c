@@ -160,31 +160,45 @@ static int write_backends(struct apply_ctx *c, const struct kr_ops_unit *u, cons
  * the apply with nothing changed. */
 static int assign_ids(struct apply_ctx *c)
 {
-	for (__u32 k = 0; k < c->units.n; k++) {
-		struct kr_ops_unit *u = &c->units.u[k];
+	/* pass 0: exact identities (ids that stay as they are); pass 1: the others, which may
+	 * take over an id whose server's forwarding changed, or a free one */
+	for (int pass = 0; pass < 2; pass++) {
+		for (__u32 k = 0; k < c->units.n; k++) {
+			struct kr_ops_unit *u = &c->units.u[k];
 
-		if (c->stage && strcmp(u->name, c->stage))
-			continue;
-		free(u->gid);
-		u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));	/* the unit owns them */
-		if (!u->gid)
-			return -ENOMEM;
-		for (__u32 i = 0; i < u->n; i++) {
-			const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
-			struct kr_backend want;
-			bool in_place;
-			__u8 *st;
-
-			backend_identity(cb, &want);
-			if (kr_ops_ids_get(&c->ids, &want, &u->gid[i], &in_place)) {
-				pr_warn("keyrouter: ring '%s': no free backend ids left: the "
-					"configuration and the published rings need more than %u "
-					"servers (kr_backends entries); nothing was changed\n",
-					u->name, c->ids.max);
-				return -ENOSPC;
+			if (c->stage && strcmp(u->name, c->stage))
+				continue;
+			if (!pass) {
+				free(u->gid);
+				u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));	/* the unit owns them */
+				if (!u->gid)
+					return -ENOMEM;
 			}
-			st = &c->cfg_state[u->gid[i]];
-			*st = *st ? state_merge(*st - 1, cb->state) + 1 : cb->state + 1;
+			for (__u32 i = 0; i < u->n; i++) {
+				const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
+				struct kr_backend want;
+				bool in_place;
+				int rc;
+				__u8 *st;
+
+				if (pass && u->gid[i] != UINT32_MAX)
+					continue;		/* found in pass 0 */
+				backend_identity(cb, &want);
+				rc = kr_ops_ids_get(&c->ids, &want, !pass, &u->gid[i], &in_place);
+				if (rc == -ENOENT && !pass) {
+					u->gid[i] = UINT32_MAX;		/* for pass 1 */
+					continue;
+				}
+				if (rc) {
+					pr_warn("keyrouter: ring '%s': no free backend ids left: the "
+						"configuration and the published rings need more than "
+						"%u servers (kr_backends entries); nothing was changed\n",
+						u->name, c->ids.max);
+					return -ENOSPC;
+				}
+				st = &c->cfg_state[u->gid[i]];
+				*st = *st ? state_merge(*st - 1, cb->state) + 1 : cb->state + 1;
+			}
 		}
 	}
 	return 0;
