@@ -197,9 +197,17 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 		}
 		printf("]}");
 	} else {
-		printf("backend %-24s id %-6u %-6s packets %llu bytes %llu rings %u (%s)\n", addr,
-		       id, state_name(be->state), (unsigned long long)pk, (unsigned long long)by,
-		       nr, rn);
+		/* the first rings by name; --json lists them all */
+		const char *cut = rn;
+
+		for (int k = 0; k < 6 && cut && *cut; k++) {
+			cut = strchr(cut, ',');
+			cut = cut ? cut + 1 : NULL;
+		}
+		printf("backend %-24s id %-6u %-6s packets %llu bytes %llu rings %u (%.*s%s)\n",
+		       addr, id, state_name(be->state), (unsigned long long)pk,
+		       (unsigned long long)by, nr, cut ? (int)(cut - rn - 1) : (int)strlen(rn), rn,
+		       cut ? ",..." : "");
 	}
 }
 
