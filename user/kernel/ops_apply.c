@@ -43,9 +43,7 @@ int kr_ops_apply_check(const char *config, char *instance, size_t len)
 
 /* ---- backends ------------------------------------------------------------------- */
 
-/* The kr_backends entry a server asks for: identity from the config, state from the
- * current entry.  cfg_state: the config's state of the server, merged over every ring
- * that has it (down > drain > up). */
+/* What identifies a server (backend_ids.h): address, port, MAC, egress ifindex. */
 static void backend_identity(const struct kr_cfg_backend *cb, struct kr_backend *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -57,6 +55,9 @@ static void backend_identity(const struct kr_cfg_backend *cb, struct kr_backend 
 	v->ifindex = kr_ops_backend_ifindex(cb);
 }
 
+/* The kr_backends entry a server asks for: identity from the config, state from the
+ * current entry.  cfg_state: the config's state of the server, merged over every ring
+ * that has it (down > drain > up). */
 static void backend_value(const struct kr_cfg_backend *cb, __u8 cfg_state,
 			  const struct kr_backend *cur, bool is_new, struct kr_backend *v)
 {
