@@ -10,8 +10,9 @@
  *   - `backend set ADDR down` changes exactly one kr_backends entry, and in every ring that
  *     has the server its keys move where a ring built without it sends them (the kernel's
  *     ring stage on the instance's own maps, bpf/kr_ring.h through BPF_PROG_TEST_RUN:
- *     tests/bpf/progs/kr_ring_test.bpf.c with the pinned maps reused), the other keys and
- *     the rings without it stay;
+ *     tests/bpf/progs/kr_ring_test.bpf.c with the pinned maps reused; and, for the 4
+ *     rings with a service, UDP packets through the attached program itself, checked by
+ *     the MAC they leave with), the other keys and the rings without it stay;
  *   - an apply that changes 8 rings publishes those 8 (new image maps) and leaves the
  *     other 56 images, every id and the runtime down state as they were.
  * Prints "# seed scale: rings 64 servers 2048 backend ids N points P kernel MiB M apply S s"
@@ -35,11 +36,14 @@
 #include "ops_kernel.h"
 #include "kr_ring_test_kern_user.h"
 #include "kr_ring_test.skel.h"
+#include "pktbuild.h"
 
 #define NRINGS		64
 #define PM		160
 #define NCHANGE		8
 #define KEYS_PER_SIDE	8
+#define NSVC		4	/* services s0..s3 on rings r00..r03, payload key, l2 */
+#define PKT_KEYS	4	/* packets per side and service */
 
 static char ns[64], dir[128], tool[512];
 
@@ -169,6 +173,37 @@ static int route(uint32_t ring_id, uint32_t hash, uint32_t *id)
 	return out.reason;
 }
 
+/* ---- real packets through the attached program ------------------------------------- */
+
+static int xdp_fd = -1;
+
+/* A UDP packet to service k (10.99.0.1:7000+k) whose payload is the key, through the
+ * program attached to the instance's interface (BPF_PROG_TEST_RUN): its verdict and the
+ * destination MAC it leaves with (l2: the backend's). */
+static int send_key(int k, const char *key, uint8_t mac[6])
+{
+	struct pkt_spec sp = PKT_V4("10.98.0.2", 40000 + k, "10.99.0.1", 7000 + k);
+	uint8_t in[PKT_MAX], out[PKT_MAX];
+	size_t len;
+
+	sp.payload = (const uint8_t *)key;
+	sp.plen = strlen(key);
+	len = pkt_build(&sp, in);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_size_in = (uint32_t)len,
+		    .data_out = out, .data_size_out = PKT_MAX, .repeat = 1);
+	if (bpf_prog_test_run_opts(xdp_fd, &o) || o.retval != XDP_TX)
+		return -1;
+	memcpy(mac, out, 6);
+	return 0;
+}
+
+struct pkeys {
+	char key[2 * PKT_KEYS][32];
+	bool of_s[2 * PKT_KEYS];
+	uint8_t before[2 * PKT_KEYS][6];
+	uint32_t n;
+};
+
 /* ---- userspace rings of the configuration ------------------------------------------ */
 
 static struct kr_ring *build(const struct kr_cfg_ring *cr, const struct kr_sockaddr *without)
@@ -189,6 +224,16 @@ static struct kr_ring *build(const struct kr_cfg_ring *cr, const struct kr_socka
 		fprintf(stderr, "ring %s: %s\n", cr->name, err.msg);
 	free(spec);
 	return r;
+}
+
+/* The config MAC of the server at address a in ring cr. */
+static bool mac_of(const struct kr_cfg_ring *cr, const struct kr_sockaddr *a, const uint8_t *mac)
+{
+	for (uint32_t i = 0; i < cr->nbackends; i++)
+		if (!cmp_sid(&(struct server_id){ .a = cr->backends[i].addr },
+			     &(struct server_id){ .a = *a }))
+			return !memcmp(cr->backends[i].mac, mac, 6);
+	return false;
 }
 
 static uint64_t rnd_state = 0x5ca1e16;
@@ -214,6 +259,7 @@ int main(void)
 	struct kr_config *cfg = NULL, *cfg2 = NULL;
 	struct kr_ring_test_bpf *skel = NULL;
 	struct probe pr[NRINGS] = {};
+	struct pkeys pk[NSVC] = {};
 	int ring_id[NRINGS], rc, s_index = -1;
 	__u32 map_id[NRINGS];
 	struct view v = {}, v2 = {}, v3 = {};
@@ -334,6 +380,19 @@ int main(void)
 		goto out;
 	}
 	prog_fd = bpf_program__fd(skel->progs.kr_ring_test);
+	{	/* the program `load` attached, by the id it recorded */
+		struct kr_ops_meta meta = {};
+		__u32 zero = 0;
+		int mfd;
+
+		snprintf(buf, sizeof(buf), "%s/%s", dir, KR_OPS_MAP_META);
+		mfd = bpf_obj_get(buf);
+		if (mfd >= 0 && !bpf_map_lookup_elem(mfd, &zero, &meta))
+			xdp_fd = bpf_prog_get_fd_by_id(meta.prog_id);
+		if (mfd >= 0)
+			close(mfd);
+		CHECK(xdp_fd >= 0, "the attached program (id %u)", meta.prog_id);
+	}
 
 	/* the server to mark down: in most rings but not all */
 	{
@@ -407,10 +466,35 @@ int main(void)
 					bad++;
 				pr[r].before[k] = id;
 			}
+			/* rings with a service: payload keys of S and of others, as packets */
+			for (uint32_t n = 0, got_s = sl >= 0 ? 0 : PKT_KEYS, got_o = 0;
+			     r < NSVC && n < 2000000 && (got_s < PKT_KEYS || got_o < PKT_KEYS);
+			     n++) {
+				struct pkeys *q = &pk[r];
+				char key[32];
+				uint32_t b;
+
+				snprintf(key, sizeof(key), "key-%d-%u", r, n);
+				b = R->backend[kr_ring_lower_bound(R, kr_key_hash(key, strlen(key)))];
+				if ((b == sl && got_s >= PKT_KEYS) || (b != sl && got_o >= PKT_KEYS))
+					continue;
+				got_s += b == sl;
+				got_o += b != sl;
+				q->of_s[q->n] = b == sl;
+				memcpy(q->key[q->n], key, sizeof(key));
+				if (send_key(r, key, q->before[q->n]) ||
+				    memcmp(q->before[q->n], cr->backends[b].mac, 6))
+					bad++;
+				q->n++;
+				nprobe++;
+			}
 			kr_ring_free(R);
 		}
-		CHECK(!bad, "kernel routes %u keys of 64 rings to the servers' ids (%u wrong); "
-		      "%s (id %u) is in %u rings", nprobe, bad, saddr,
+		uint32_t npk = pk[0].n + pk[1].n + pk[2].n + pk[3].n;
+
+		CHECK(!bad, "kernel routes %u keys of 64 rings to the servers' ids, and %u "
+		      "packets to the 4 services reach the servers' MACs (%u wrong); %s (id %u) "
+		      "is in %u rings", nprobe - npk, npk, bad, saddr,
 		      s_index >= 0 ? v.sid[s_index].id : 0, rings_s);
 	}
 
@@ -433,7 +517,7 @@ int main(void)
 		      changed);
 	}
 	{
-		uint32_t bad = 0, moved = 0, stayed = 0, rings_moved = 0, rings_s = 0;
+		uint32_t bad = 0, moved = 0, stayed = 0, rings_moved = 0, rings_s = 0, pkts = 0;
 
 		for (int r = 0; r < NRINGS; r++) {
 			struct kr_ring *R = pr[r].has_s ? build(&cfg->rings[r], &S) : NULL;
@@ -460,15 +544,43 @@ int main(void)
 				}
 				mv += id != pr[r].before[k];
 			}
+			for (uint32_t k = 0; r < NSVC && k < pk[r].n; k++) {
+				uint8_t mac[6];
+				const char *key = pk[r].key[k];
+
+				if (send_key(r, key, mac)) {
+					bad++;
+					continue;
+				}
+				if (!pk[r].of_s[k]) {
+					bad += !!memcmp(mac, pk[r].before[k], 6);
+					stayed += !memcmp(mac, pk[r].before[k], 6);
+					pkts++;
+					continue;
+				}
+				if (!R || !mac_of(&cfg->rings[r], &R->backends[R->backend[
+					kr_ring_lower_bound(R, kr_key_hash(key, strlen(key)))]].addr, mac)) {
+					bad++;
+					continue;
+				}
+				moved += !!memcmp(mac, pk[r].before[k], 6);
+				pkts++;
+			}
 			moved += mv;
 			rings_moved += mv > 0;
 			if (R)
 				kr_ring_free(R);
 		}
-		CHECK(!bad && rings_moved == rings_s && moved == rings_s * KEYS_PER_SIDE,
-		      "after one write: %u keys of %s moved in all %u rings that have it, to where "
-		      "rings built without it send them; %u other keys stayed (%u wrong)", moved,
-		      saddr, rings_moved, stayed, bad);
+		uint32_t spk = 0;
+
+		for (int r = 0; r < NSVC; r++)
+			spk += pr[r].has_s ? PKT_KEYS : 0;
+		CHECK(!bad && rings_moved == rings_s && pkts == NSVC * PKT_KEYS + spk &&
+		      moved == rings_s * KEYS_PER_SIDE + spk,
+		      "after one write: %u keys of %s moved in all %u rings that have it (%u of "
+		      "them packets through the attached program), to where rings built without "
+		      "it send them; %u other keys stayed (%u wrong)", moved, saddr, rings_moved,
+		      spk, stayed, bad);
 	}
 
 	/* an apply changing 8 rings: only those 8 are published */
@@ -522,6 +634,8 @@ int main(void)
 		free(c.sid);
 	}
 out:
+	if (xdp_fd >= 0)
+		close(xdp_fd);
 	kr_ring_test_bpf__destroy(skel);
 	view_free(&v);
 	view_free(&v2);
