@@ -153,10 +153,11 @@ grouped() {
 
 @test "backend state is a value: down changes keyrouter_backend_state/up, not the series' labels" {
 	instance
-	s='keyrouter_backend_state{instance="'$N'",ring="pool",backend="10.99.0.11:7000",id="0"}'
-	u='keyrouter_backend_up{instance="'$N'",ring="pool",backend="10.99.0.11:7000",id="0"}'
+	s='keyrouter_backend_state{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
+	u='keyrouter_backend_up{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
+	r='keyrouter_backend_rings{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
 	kr status --prometheus --instance "$N" >"$T/a"
-	[ "$(value "$T/a" "$s")" = 0 ] && [ "$(value "$T/a" "$u")" = 1 ]
+	[ "$(value "$T/a" "$s")" = 0 ] && [ "$(value "$T/a" "$u")" = 1 ] && [ "$(value "$T/a" "$r")" = 1 ]
 	kr backend set 10.99.0.11:7000 down --instance "$N"
 	kr status --prometheus --instance "$N" >"$T/b"
 	[ "$(value "$T/b" "$s")" = 1 ] && [ "$(value "$T/b" "$u")" = 0 ]
