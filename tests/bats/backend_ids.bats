@@ -96,6 +96,8 @@ M9=02:00:00:00:00:99
 	[ -n "$id" ]
 	rings=$(bpftool -j map dump pinned "$D/kr_rings" | md5sum)
 	cfg "$T/m.json" "a:10.0.0.1/$M1,10.0.0.2/$M9" "b:10.0.0.2/$M9,10.0.0.3/$M3"
+	run -0 $KR_BIN apply --dry-run --pin-dir "$D" -c "$T/m.json"
+	assert_line "backend id $id (10.0.0.2:53 of ring 'a', drain): would change its forwarding in place"
 	run -0 $KR_BIN apply --pin-dir "$D" -c "$T/m.json"
 	assert_output --partial "rings 0 published, 2 unchanged"
 	assert_output --partial "backends 0 added, 1 changed, 0 released, 2 unchanged"
