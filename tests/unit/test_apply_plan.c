@@ -553,6 +553,14 @@ static void test_in_place(void)
 	CHECK(ring_of(&p, "api")->act == KR_PLAN_PUBLISH && ring_of(&p, "web")->act ==
 	      KR_PLAN_SAME, "two forwardings: only api is published");
 	done(&p, c);
+	/* ring stage api with the new MAC while web (not staged) keeps the old one: a new id,
+	 * web's server is not changed under it */
+	rc = plan(both, lv, "api", &p, &c, &e);
+	b = rc ? NULL : planned(&p, 3);
+	CHECK(rc == 0 && gid(&p, "api", 0) == 3 && p.nbackends == 1 && b && b->added &&
+	      !b->in_place && p.rings[0].act == KR_PLAN_STAGE,
+	      "ring stage of the new MAC: a new id 3 (%u), id 1 kept for web", gid(&p, "api", 0));
+	done(&p, c);
 	kr_live_free(lv);
 	free(lv);
 }

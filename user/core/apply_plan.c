@@ -102,6 +102,17 @@ static int backend_ifindex(const struct planner *pl, const struct kr_cfg_ring *r
 	return -ENODEV;
 }
 
+/* A "dev" the network namespace does not have (backend_ifindex would fail). */
+static bool dev_missing(const struct planner *pl, const struct kr_cfg_backend *cb)
+{
+	const struct kr_live_device *d;
+
+	if (cb->ifindex || !cb->dev[0])
+		return false;
+	d = kr_live_device(pl->lv, cb->dev, 0);
+	return !d || !d->ifindex;
+}
+
 /* ---- ring ids ----------------------------------------------------------------------------- */
 
 static int ring_id_of(const struct kr_live *lv, const char *name)
@@ -207,7 +218,9 @@ static uint8_t state_merge(uint8_t a, uint8_t b)
 /*
  * unit->gid of every planned ring (all units, or the one staged), before anything else is
  * planned, so that running out of ids refuses the apply with nothing changed.  Pass 0 gives
- * every server whose identity is in kr_backends that id, over all rings; pass 1 the others:
+ * every server whose identity is in kr_backends that id, over all rings of the
+ * configuration (also when one ring is staged: a staged server never takes over, in place,
+ * the id a ring not staged keeps); pass 1 those of the planned rings that have none:
  * the id of the same address:port under another forwarding (changed in place), else the
  * lowest free id.  So an in-place change never takes an id another server of the
  * configuration keeps.  cfg_state[id]: the configuration's state of the server merged over
@@ -218,8 +231,9 @@ static int assign_ids(struct planner *pl)
 	struct kr_apply_plan *p = pl->p;
 
 	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t r = 0; r < p->nrings; r++) {
-			struct kr_ops_unit *u = p->rings[r].unit;
+		for (uint32_t r = 0; r < (pass ? p->nrings : p->units.n); r++) {
+			struct kr_ops_unit *u = pass ? p->rings[r].unit : &p->units.u[r];
+			bool planned = !p->stage || !strcmp(u->name, p->stage);
 
 			if (!pass) {
 				free(u->gid);
@@ -236,6 +250,10 @@ static int assign_ids(struct planner *pl)
 
 				if (pass && u->gid[i] != UINT32_MAX)
 					continue;		/* its exact id, in pass 0 */
+				if (!planned && dev_missing(pl, cb)) {
+					u->gid[i] = UINT32_MAX;	/* not staged: no error of its */
+					continue;
+				}
 				rc = backend_identity(pl, u->ring, cb, &want);
 				if (rc)
 					return rc;
