@@ -41,6 +41,9 @@ kr() { nsenter --net="/run/netns/$N" "$KK" "$@"; }
 # by the service's policy.
 instance() {
 	ip netns add "$N"
+	# no IPv6 on the links: their router solicitations and MLD reports would reach the
+	# program at any moment (passed, no_service) and break "no traffic since" comparisons
+	ip netns exec "$N" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1
 	ip -n "$N" link add "$IFACE" type veth peer name v1
 	ip -n "$N" addr add 10.99.0.1/24 dev "$IFACE"
 	ip -n "$N" addr add 10.99.0.2/24 dev v1
