@@ -142,7 +142,8 @@ static void print_plan_entries(const struct kr_apply_plan *p)
 		kr_sockaddr_format(&a, s);
 		printf("backend id %u (%s of ring '%s', %s): would %s\n", b->id, s,
 		       p->units.u[b->unit].name, state_name(b->v.state),
-		       b->added ? "add" : "change");
+		       b->added ? "add" : b->in_place ? "change its forwarding in place" :
+		       "change");
 	}
 	for (uint32_t i = 0; i < p->ndevices; i++) {
 		const uint8_t *m = p->devices[i].v.mac;

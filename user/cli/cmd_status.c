@@ -14,6 +14,7 @@
 #include "log.h"
 #include "ops.h"
 #include "ops_kernel.h"
+#include "ops_backends.h"
 #include "ops_report.h"
 #include "ring_sm.h"
 #include "ops_stats.h"
@@ -166,38 +167,63 @@ static void show_services(struct view *v)
 		printf("]");
 }
 
-static void show_backend(struct view *v, __u32 id, const char *rn, int *n)
+/* One line per server: a backend id is one server however many rings have it, with one
+ * state and one pair of counters (docs/operations.md "Backend identity").  rn: the rings
+ * that reference it, comma-separated; nr: how many. */
+static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, const char *rn,
+			 unsigned nr, int *n)
 {
 	struct kr_ops_named st = {};
-	struct kr_backend be;
 	struct kr_sockaddr sa = {};
 	char addr[KR_SOCKADDR_STRLEN];
 	__u64 pk, by;
 
-	if (bpf_map_lookup_elem(v->m->backends, &id, &be) || !be.family)
-		return;
-	sa.family = be.family;
-	sa.port = ntohs(be.port);
-	memcpy(sa.ip, be.addr, 16);
+	sa.family = be->family;
+	sa.port = ntohs(be->port);
+	memcpy(sa.ip, be->addr, 16);
 	kr_sockaddr_format(&sa, addr);
 	kr_ops_named_read(v->m->backend_stats, id, v->m->ncpus, &st);
 	pk = kr_ops_named_get(&st, "packets");
 	by = kr_ops_named_get(&st, "bytes");
-	if (v->fmt == FMT_JSON)
-		printf("%s{\"id\":%u,\"ring\":\"%s\",\"address\":\"%s\",\"state\":\"%s\","
-		       "\"packets\":%llu,\"bytes\":%llu}", (*n)++ ? "," : "", id, rn, addr,
-		       state_name(be.state), (unsigned long long)pk, (unsigned long long)by);
-	else
-		printf("backend %-24s id %-6u ring %-16s %-6s packets %llu bytes %llu\n", addr, id,
-		       rn, state_name(be.state), (unsigned long long)pk, (unsigned long long)by);}
+	if (v->fmt == FMT_JSON) {
+		printf("%s{\"id\":%u,\"address\":\"%s\",\"state\":\"%s\",\"packets\":%llu,"
+		       "\"bytes\":%llu,\"rings\":[", (*n)++ ? "," : "", id, addr,
+		       state_name(be->state), (unsigned long long)pk, (unsigned long long)by);
+		for (const char *p = rn; *p; ) {
+			size_t l = strcspn(p, ",");
 
-/* Backends of every ring's active slot (the standby's too while migrating). */
+			printf("%s\"%.*s\"", p == rn ? "" : ",", (int)l, p);
+			p += l + (p[l] == ',');
+		}
+		printf("]}");
+	} else {
+		/* the first rings by name; --json lists them all */
+		const char *cut = rn;
+
+		for (int k = 0; k < 6 && cut && *cut; k++) {
+			cut = strchr(cut, ',');
+			cut = cut ? cut + 1 : NULL;
+		}
+		printf("backend %-24s id %-6u %-6s packets %llu bytes %llu rings %u (%.*s%s)\n",
+		       addr, id, state_name(be->state), (unsigned long long)pk,
+		       (unsigned long long)by, nr, cut ? (int)(cut - rn - 1) : (int)strlen(rn), rn,
+		       cut ? ",..." : "");
+	}
+}
+
+/* Backends of every ring's active slot (the standby's too while migrating), each once. */
 static void show_backends(struct view *v)
 {
+	__u32 max = v->m->backends_max;
+	struct kr_backend *all = NULL;
+	char **rn = calloc(max ? max : 1, sizeof(*rn));
+	unsigned *nr = calloc(max ? max : 1, sizeof(*nr));
 	int n = 0;
 
 	if (v->fmt == FMT_JSON)
 		printf(",\"backends\":[");
+	if (!rn || !nr || kr_ops_backends_read(v->m, &all))
+		goto out;
 	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
 		struct kr_ops_ring meta;
 		struct kr_ops_slot s[2] = {};
@@ -212,17 +238,35 @@ static void show_backends(struct view *v)
 			if (!want || kr_ops_slot_read(v->m, id, k, true, &s[k]) || !s[k].present)
 				continue;
 			for (__u32 b = 0; b < s[k].hdr.nbackends; b++) {
+				__u32 g = s[k].bt[b];
 				bool dup = false;
+				char *p;
 
 				for (__u32 j = 0; k == 1 && s[0].present && j < s[0].hdr.nbackends; j++)
-					dup = dup || s[0].bt[j] == s[k].bt[b];
-				if (!dup)
-					show_backend(v, s[k].bt[b], meta.name, &n);
+					dup = dup || s[0].bt[j] == g;
+				if (dup || g >= max)
+					continue;
+				p = malloc((rn[g] ? strlen(rn[g]) + 1 : 0) + strlen(meta.name) + 1);
+				if (!p)
+					continue;
+				sprintf(p, "%s%s%s", rn[g] ? rn[g] : "", rn[g] ? "," : "", meta.name);
+				free(rn[g]);
+				rn[g] = p;
+				nr[g]++;
 			}
 		}
 		kr_ops_slot_free(&s[0]);
 		kr_ops_slot_free(&s[1]);
 	}
+	for (__u32 id = 0; id < max; id++)
+		if (nr[id] && all[id].family)
+			show_backend(v, id, &all[id], rn[id], nr[id], &n);
+out:
+	for (__u32 id = 0; rn && id < max; id++)
+		free(rn[id]);
+	free(rn);
+	free(nr);
+	free(all);
 	if (v->fmt == FMT_JSON)
 		printf("]");
 }
