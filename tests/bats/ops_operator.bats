@@ -99,3 +99,107 @@ routed() { awk '{ for (i = 1; i < NF; i++) if ($i == "route") { print $(i + 2); 
 	run -0 $K lookup -c examples/keyrouter.json --service dns-secure www.Example.COM. example.org --via-kernel
 	assert_line --index 0 --regexp ' route 0 walk '
 }
+
+# ---- 9: usage and wording ----------------------------------------------------------
+
+@test "9: keyrouter ring / ring --help give ring's usage; --version works; usage errors name the full command" {
+	run -0 $K ring --help
+	assert_line --index 0 "Usage: keyrouter ring COMMAND [ARGS]"
+	assert_output --partial "ring migrate"
+	assert_output --partial "ring build"
+	run -2 $K ring
+	assert_output --partial "Usage: keyrouter ring COMMAND [ARGS]"
+	run -2 $K ring frobnicate
+	assert_output --partial "unknown command 'ring frobnicate'"
+	run -0 $K config --help
+	assert_output --partial "config check"
+	run -0 $K --version
+	assert_output --regexp '^keyrouter [0-9]+\.[0-9]+'
+	run -2 $K ring build --bogus
+	assert_line --index 0 "keyrouter: ring build: unrecognized option '--bogus'"
+	run -2 $K ring build --backends
+	assert_line --index 0 "keyrouter: ring build: option '--backends' needs a value"
+	run -2 $K backend set -x
+	assert_line --index 0 "keyrouter: backend set: unrecognized option '-x'"
+	run -2 $K ring migrate web --percent
+	assert_line --index 0 "keyrouter: ring migrate: option '--percent' needs a value"
+}
+
+@test "9: plan says which point_multiple to use; diff says what the minimum is of, in percentage points" {
+	run -0 $K plan --backends tests/data/bench2048.backends.txt --target-cv 2% --no-table
+	assert_line --regexp '^use         point_multiple [0-9]+: '
+	c=$(echo "$output" | sed -n 's/^confirmed   on a built ring: point_multiple \([0-9]*\).*/\1/p')
+	assert_line --regexp "^use         point_multiple $c: "
+	sed '/^10.0.0.17:443 /d' tests/data/bench2048.backends.txt > "$T/minus17.txt"
+	run -0 $K diff --version v2 --point-multiple 160 --old-backends tests/data/bench2048.backends.txt \
+		--new-backends "$T/minus17.txt" --top 1
+	assert_line --regexp '^overhead  [0-9.]+x the minimum of the weight change \([-+][0-9.]+ percentage points of the key space\)'
+}
+
+# ---- 10: nonsense in configurations -----------------------------------------------
+
+@test "10: addresses no host has are refused with file:line:col" {
+	bad() { # backend-address mac vip source4 -> runs config check on it
+		cat > "$T/n.json" <<JSON
+{ "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.0.0.1:80" },
+    { "address": "$1", "mac": "$2" } ] } ],
+  "services": [ { "name": "s", "vip": "$3", "port": 53, "key": { "type": "dns" }, "ring": "r",
+    "forward": { "mode": "ipip", "source4": "$4" } } ] }
+JSON
+		run -1 $K config check -c "$T/n.json"
+	}
+	bad 0.0.0.0:0 02:00:00:00:00:01 192.0.2.1 10.0.0.9
+	assert_line "$T/n.json:2:18: rings[0].backends[1].address: 0.0.0.0 is the unspecified address: a backend must be a unicast address"
+	bad '[::]:80' 02:00:00:00:00:01 192.0.2.1 10.0.0.9
+	assert_output --partial "backends[1].address: :: is the unspecified address"
+	bad 255.255.255.255:80 02:00:00:00:00:01 192.0.2.1 10.0.0.9
+	assert_output --partial "backends[1].address: 255.255.255.255 is the broadcast address"
+	bad 239.1.2.3:80 02:00:00:00:00:01 192.0.2.1 10.0.0.9
+	assert_output --partial "backends[1].address: 239.1.2.3 is a multicast address"
+	bad '[ff05::2]:80' 02:00:00:00:00:01 192.0.2.1 10.0.0.9
+	assert_output --partial "backends[1].address: ff05::2 is a multicast address"
+	bad 10.0.0.2:80 ff:ff:ff:ff:ff:ff 192.0.2.1 10.0.0.9
+	assert_output --regexp "n.json:2:[0-9]+: rings\[0\].backends\[1\].mac: ff:ff:ff:ff:ff:ff is a broadcast MAC address"
+	bad 10.0.0.2:80 01:00:5e:00:00:01 192.0.2.1 10.0.0.9
+	assert_output --partial "01:00:5e:00:00:01 is a multicast MAC address"
+	bad 10.0.0.2:80 02:00:00:00:00:01 ff02::1 10.0.0.9
+	assert_output --regexp "n.json:3:[0-9]+: services\[0\].vip: ff02::1 is a multicast address"
+	bad 10.0.0.2:80 02:00:00:00:00:01 ::ffff:192.0.2.1 10.0.0.9
+	assert_output --partial "services[0].vip: ::ffff:192.0.2.1 is an IPv4-mapped IPv6 address: as a VIP it can never match an IPv4 packet"
+	assert_output --partial "write 192.0.2.1"
+	bad 10.0.0.2:80 02:00:00:00:00:01 192.0.2.1 0.0.0.0
+	assert_output --regexp "n.json:4:[0-9]+: services\[0\].forward.source4: 0.0.0.0 is the unspecified address"
+	# the same host twice, once IPv4-mapped
+	bad '[::ffff:10.0.0.1]:80' 02:00:00:00:00:01 192.0.2.1 10.0.0.9
+	assert_output --partial "backends[1].address: duplicate backend [::ffff:10.0.0.1]:80 in ring 'r' (first at backends[0], the same host"
+	# wildcard VIPs stay valid
+	sed 's/"vip": "[^"]*"/"vip": "0.0.0.0"/; s/"address": "[^"]*", "mac"/"address": "10.0.0.2:80", "mac"/' \
+		"$T/n.json" > "$T/ok.json"
+	sed -i 's/"source4": "[^"]*"/"source4": "10.0.0.9"/' "$T/ok.json"
+	run -0 $K config check -c "$T/ok.json"
+}
+
+@test "10: a weight making a huge ring is valid but warned about, at its position" {
+	printf '{ "rings": [ { "name": "r", "format": "v2",\n  "backends": [ { "address": "10.0.0.1:80", "weight": 1000000 }, { "address": "10.0.0.2:80" } ] } ] }\n' > "$T/big.json"
+	run -0 --separate-stderr $K config check -c "$T/big.json"
+	[[ "$stderr" == "$T/big.json:2:55: rings[0].backends[0].weight: warning: ring 'r' has 160000160 points, ~947 MiB of kernel memory; its largest backend, weight 1000000 x point_multiple 160"* ]]
+	# a normal ring: no warning
+	printf '{ "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.0.0.1:80", "weight": 10 } ] } ] }\n' > "$T/small.json"
+	run -0 --separate-stderr $K config check -c "$T/small.json"
+	[ -z "$stderr" ]
+}
+
+@test "10: ring migrate --percent finer than 2^-32 is refused (it would be 0 % while migrating)" {
+	run -2 $K ring migrate web --percent 0.00000000001
+	assert_output --partial "bad --percent '0.00000000001': closer to 0 or 100 than the fraction's resolution"
+	run -2 $K ring migrate web --percent 99.999999999999
+	assert_output --partial "closer to 0 or 100"
+}
+
+@test "10: lookup -c - --keys-file - is refused (both read standard input)" {
+	run -2 $K lookup -c - --ring dns --keys-file - < examples/keyrouter.json
+	assert_output --partial "-c - and --keys-file - both read standard input"
+	# either alone works
+	run -0 $K lookup -c - --ring dns 00 < examples/keyrouter.json
+	[ "${#lines[@]}" = 1 ]
+}

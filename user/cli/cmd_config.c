@@ -128,22 +128,23 @@ static int config_cmd(int argc, char **argv, bool show)
 {
 	const char *file = NULL;
 	bool json = false, build = false;
-	const struct kr_opt check_opts[] = {
+	const struct kr_opt opts[] = {
 		KR_OPT_STR("config", 'c', &file),
 		KR_OPT_FLAG("build", 0, &build),
-		KR_OPT_END
-	}, show_opts[] = {
-		KR_OPT_STR("config", 'c', &file),
 		KR_OPT_FLAG("json", 0, &json),
 		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .usage = help, .ctx = &show };
 	struct kr_config *cfg;
 	char *errs = NULL, *out;
-	int ret = 0, first = kr_opts_parse(argc, argv, show ? show_opts : check_opts, &cmd);
+	int ret = 0, first = kr_opts_parse(argc, argv, opts, &cmd);
 
 	if (first < 0)
 		return kr_opts_status(first);
+	if (json && !show)
+		return kr_usage_error("config check has no --json (use config show)");
+	if (build && show)
+		return kr_usage_error("config show has no --build (use config check)");
 	if (!file || first != argc)
 		return kr_usage_error("%s", file ? "unexpected argument" : "missing -c FILE");
 	cfg = kr_config_load(file, &errs);
@@ -153,6 +154,8 @@ static int config_cmd(int argc, char **argv, bool show)
 		free(errs);
 		return 1;
 	}
+	if (cfg->warnings)
+		fputs(cfg->warnings, stderr);
 	if (show) {
 		out = kr_config_dump_json(cfg);
 		if (out)

@@ -359,9 +359,14 @@ static void print_text(const struct kr_an_built *b, const struct diff_result *d,
 	printf("minimum   %.6f%% for this membership/weight change (sum of max(0, s - s') over "
 	       "the weight shares)\n", 100 * d->min_weights);
 	printf("          %.6f%% between the two rings' actual shares\n", 100 * d->min_shares);
-	if (d->min_weights > 0)
-		printf("overhead  %.4fx the minimum (%+.6f points of the key space)\n", overhead(d),
-		       100 * (frac(d->moved) - d->min_weights));
+	if (d->min_weights > 0) {
+		printf("overhead  %.4fx the minimum of the weight change (%+.6f percentage points "
+		       "of the key space)", overhead(d), 100 * (frac(d->moved) - d->min_weights));
+		if (overhead(d) < 1)
+			printf(": below 1 because the rings' actual shares moved less than the "
+			       "weights (their minimum: %.6f%%)", 100 * d->min_shares);
+		printf("\n");
+	}
 	else
 		printf("overhead  the weights did not change: every moved key is the ring's own "
 		       "overhead\n");

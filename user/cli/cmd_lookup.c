@@ -407,7 +407,8 @@ static int check_usage(const struct lookup_ctx *c, int first, int argc)
 	if (kr_ring_opts_check(&c->o, &err))
 		return kr_usage_error("%s", err.msg);
 	if (!c->keys && first >= argc)
-		return kr_usage_error("no keys: give --keys-file KEYS and/or keys as arguments");
+		return kr_usage_error("no keys: give --keys-file KEYS and/or keys as hex "
+				      "arguments");
 	if (c->keys && !strcmp(c->keys, "-") && c->o.config && !strcmp(c->o.config, "-"))
 		return kr_usage_error("-c - and --keys-file - both read standard input: give "
 				      "one of them as a file");

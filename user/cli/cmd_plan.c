@@ -604,6 +604,19 @@ static void print_text(const struct plan_opts *o, const struct shape *s,
 		printf("confirmed   not measured: %llu points exceed --point-budget %llu\n",
 		       (unsigned long long)t->points, (unsigned long long)o->budget);
 	}
+	if (plan->confirmed == 1 && plan->m_confirmed != plan->m_theory)
+		printf("use         point_multiple %llu: the confirmed one (the theory's %llu is an "
+		       "estimate; the built ring needed more)\n",
+		       (unsigned long long)plan->m_confirmed, (unsigned long long)plan->m_theory);
+	else if (plan->confirmed == 1)
+		printf("use         point_multiple %llu: theory and the built ring agree\n",
+		       (unsigned long long)plan->m_theory);
+	else if (plan->confirmed == -1)
+		printf("use         no point_multiple up to %llu reached the target on a built ring: "
+		       "choose a looser target\n", (unsigned long long)plan->m_confirmed);
+	else
+		printf("use         point_multiple %llu: the theory's (not confirmed on a built "
+		       "ring)\n", (unsigned long long)plan->m_theory);
 	printf("points      %llu per ring; expected collisions %.1f removed points (P^2/2^33 "
 	       "= %.1f pairs)\n", (unsigned long long)t->points, t->collisions,
 	       t->collision_pairs);

@@ -115,9 +115,9 @@ int kr_opts_parse(int argc, char **argv, const struct kr_opt *opts, const struct
 
 			if (optopt && optopt < VAL_BASE && !(bad[0] == '-' && bad[1] == '-'))
 				return kr_usage_error(ch == ':' ? "option '-%c' needs a value" :
-						      "unknown option '-%c'", optopt), KR_OPTS_USAGE;
+						      "unrecognized option '-%c'", optopt), KR_OPTS_USAGE;
 			return kr_usage_error(ch == ':' ? "option '%s' needs a value" :
-					      "unknown option '%s'", bad), KR_OPTS_USAGE;
+					      "unrecognized option '%s'", bad), KR_OPTS_USAGE;
 		}
 		for (int i = 0; i < n - 1 && !d; i++)
 			if (ch >= VAL_BASE ? ch == VAL_BASE + i : defs[i]->letter == ch)

@@ -69,6 +69,8 @@ struct ctx {
 	int depth;
 	struct cfg_msg *msgs;	/* the errors, sorted by position at the end */
 	unsigned nmsgs, nerr;
+	struct cfg_msg *wmsgs;	/* the warnings */
+	unsigned nwmsgs;
 	struct kr_config *cfg;
 };
 
@@ -327,6 +329,54 @@ static void kerr(struct ctx *c, const char *key, const char *fmt, ...)
 	verr(c, false, fmt, ap);
 	va_end(ap);
 	pop(c);
+}
+
+/* A warning about member KEY (something that can be meant, but rarely is): the position
+ * and path of an error, "warning: " before the message; it does not fail the load. */
+static void kwarn(struct ctx *c, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void kwarn(struct ctx *c, const char *key, const char *fmt, ...)
+{
+	struct cfg_msg *msgs = c->msgs;
+	unsigned nmsgs = c->nmsgs, nerr = c->nerr;
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->msgs = c->wmsgs;
+	c->nmsgs = c->nwmsgs;
+	c->nerr = 0;
+	kerr(c, key, "warning: %s", msg);
+	c->wmsgs = c->msgs;
+	c->nwmsgs = c->nmsgs;
+	c->msgs = msgs;
+	c->nmsgs = nmsgs;
+	c->nerr = nerr;
+}
+
+/* An IP that cannot be a unicast host (kr_ip_not_unicast()): an error naming what it is. */
+static int check_unicast(struct ctx *c, const char *key, const struct kr_sockaddr *a,
+			 const char *what)
+{
+	const char *why = kr_ip_not_unicast(a);
+	struct kr_sockaddr v4;
+	char ip[KR_IP_STRLEN], ip4[KR_IP_STRLEN];
+
+	if (!why)
+		return 0;
+	kr_ip_format(a, ip);
+	if (kr_ip_unmap(a, &v4)) {
+		kr_ip_format(&v4, ip4);
+		kerr(c, key, "%s is %s: %s; write %s", ip, why,
+		     !strcmp(what, "a VIP") ? "as a VIP it can never match an IPv4 packet (the "
+		     "data path matches IPv4 packets by their IPv4 address)" :
+		     "it names an IPv4 host, reached over IPv4", ip4);
+	} else {
+		kerr(c, key, "%s is %s: %s must be a unicast address", ip, why, what);
+	}
+	return -1;
 }
 
 /* ---- typed getters ---------------------------------------------------------------- */
@@ -635,14 +685,20 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 	/* Port 0 is accepted: it is hashed into the points (pingora-ketama accepts it too)
 	 * and the data path keeps the packet's destination port. */
 	if (!need(c, get_str(c, o, "address", &s), "address", "\"<IPv4>:<port>\" or "
-		  "\"[<IPv6>]:<port>\""))
-		parse_sockaddr(c, "address", s, &b->addr);
+		  "\"[<IPv6>]:<port>\"") && !parse_sockaddr(c, "address", s, &b->addr))
+		check_unicast(c, "address", &b->addr, "a backend");
 	if (!get_uint(c, o, "weight", 0, UINT32_MAX, &u))
 		b->weight = (uint32_t)u;
 	if (!get_str(c, o, "mac", &s)) {
 		if (parse_mac(s, b->mac))
 			kerr(c, "mac", "'%s' is not a MAC address: expected six hex bytes "
 			     "separated by ':' (02:00:00:00:00:0a)", s);
+		else if (b->mac[0] & 1)
+			kerr(c, "mac", "%s is a %s MAC address: a backend's MAC must be unicast "
+			     "(first byte even)", s, memcmp(b->mac, "\xff\xff\xff\xff\xff\xff", 6) ?
+			     "multicast" : "broadcast");
+		else if (!memcmp(b->mac, "\0\0\0\0\0\0", 6))
+			kerr(c, "mac", "%s is not a MAC address any host has", s);
 		else
 			b->has_mac = true;
 	}
@@ -662,11 +718,21 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 		b->state = states[e];
 }
 
+/* Backends compare as the hosts they are: an IPv4-mapped IPv6 address as its IPv4. */
+static int host_cmp(const struct kr_sockaddr *a, const struct kr_sockaddr *b)
+{
+	struct kr_sockaddr x, y;
+
+	kr_ip_unmap(a, &x);
+	kr_ip_unmap(b, &y);
+	return kr_sockaddr_cmp(&x, &y);
+}
+
 static int sa_cmp_idx(const void *a, const void *b, void *arg)
 {
 	const struct kr_cfg_backend *be = arg;
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	int r = kr_sockaddr_cmp(&be[i].addr, &be[j].addr);
+	int r = host_cmp(&be[i].addr, &be[j].addr);
 
 	return r ? r : (i > j) - (i < j);
 }
@@ -686,14 +752,16 @@ static void check_dup_backends(struct ctx *c, struct kr_cfg_ring *r)
 			ix[n++] = i;
 	qsort_r(ix, n, sizeof(*ix), sa_cmp_idx, r->backends);
 	for (uint32_t k = 1; k < n; k++) {
-		if (kr_sockaddr_cmp(&r->backends[ix[k - 1]].addr, &r->backends[ix[k]].addr))
+		if (host_cmp(&r->backends[ix[k - 1]].addr, &r->backends[ix[k]].addr))
 			continue;
 		kr_sockaddr_format(&r->backends[ix[k]].addr, a);
 		snprintf(where, sizeof(where), "backends[%u]", ix[k - 1]);
 		push_key(c, "backends");
 		push_idx(c, ix[k]);
-		kerr(c, "address", "duplicate backend %s in ring '%s' (first at %s): a ring "
-		     "lists each address once", a, r->name ? r->name : "?", where);
+		kerr(c, "address", "duplicate backend %s in ring '%s' (first at %s%s): a ring "
+		     "lists each address once", a, r->name ? r->name : "?", where,
+		     kr_sockaddr_cmp(&r->backends[ix[k - 1]].addr, &r->backends[ix[k]].addr) ?
+		     ", the same host: an IPv4-mapped IPv6 address is its IPv4 address" : "");
 		pop(c);
 		pop(c);
 	}
@@ -759,6 +827,33 @@ static void resolve_auto(struct ctx *c, struct kr_cfg_ring *r)
 	r->point_multiple = pm;
 }
 
+#define KR_CFG_WARN_RING_BYTES	(256ull << 20)	/* a ring image this large gets a warning */
+
+/* A ring whose image takes more than KR_CFG_WARN_RING_BYTES of kernel memory: legitimate
+ * for a large pool, a typo (one weight of 1000000) otherwise.  Names the largest backend. */
+static void warn_big_ring(struct ctx *c, struct kr_cfg_ring *r)
+{
+	uint64_t bytes = kr_cfg_ring_image_bytes(r);
+	uint32_t big = 0;
+
+	if (bytes <= KR_CFG_WARN_RING_BYTES)
+		return;
+	for (uint32_t i = 1; i < r->nbackends; i++)
+		if (r->backends[i].weight > r->backends[big].weight)
+			big = i;
+	push_key(c, "backends");
+	push_idx(c, big);
+	kwarn(c, "weight", "ring '%s' has %llu points, ~%llu MiB of kernel memory; its largest "
+	      "backend, weight %u x point_multiple %u, holds %llu%% of them. Is the weight "
+	      "meant? ('keyrouter plan' says how many points an imbalance target needs)",
+	      r->name ? r->name : "?", (unsigned long long)r->npoints,
+	      (unsigned long long)(bytes >> 20), r->backends[big].weight, r->point_multiple,
+	      (unsigned long long)((uint64_t)r->backends[big].weight * r->point_multiple * 100 /
+				   r->npoints));
+	pop(c);
+	pop(c);
+}
+
 /* Points per backend and in total, without overflow. */
 static void count_points(struct ctx *c, struct kr_cfg_ring *r)
 {
@@ -787,6 +882,8 @@ static void count_points(struct ctx *c, struct kr_cfg_ring *r)
 	else if (total == 0 && r->nbackends)
 		cerr(c, "the ring has no points: every backend has weight 0 (a drained "
 		     "backend keeps its weight and uses \"state\": \"drain\")");
+	else
+		warn_big_ring(c, r);
 }
 
 static void parse_ring(struct ctx *c, json_t *o, struct kr_cfg_ring *r)
@@ -963,7 +1060,9 @@ static void parse_vip(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 		/* "0.0.0.0" / "::": the data path has one wildcard (both families) */
 		s->vip_any = true;
 		s->vip.family = 0;
+		return;
 	}
+	check_unicast(c, "vip", &s->vip, "a VIP");
 }
 
 static const char *const fwd_fields_l2[] = { "mode", NULL };
@@ -988,11 +1087,13 @@ static void parse_forward(struct ctx *c, json_t *svc, struct kr_cfg_service *s)
 	s->fwd.mode = m == 0 ? KR_FWD_L2 : KR_FWD_IPIP;
 	check_fields(c, o, m == 0 ? fwd_fields_l2 : fwd_fields_ipip,
 		     m == 0 ? "l2 forwarding" : "ipip forwarding");
-	if (m == 1 && !get_str(c, o, "source4", &v) && !parse_ip(c, "source4", v, 4, &a)) {
+	if (m == 1 && !get_str(c, o, "source4", &v) && !parse_ip(c, "source4", v, 4, &a) &&
+	    !check_unicast(c, "source4", &a, "the outer source of ipip packets")) {
 		memcpy(s->fwd.source4, a.ip, 4);
 		s->fwd.has_source4 = true;
 	}
-	if (m == 1 && !get_str(c, o, "source6", &v) && !parse_ip(c, "source6", v, 6, &a)) {
+	if (m == 1 && !get_str(c, o, "source6", &v) && !parse_ip(c, "source6", v, 6, &a) &&
+	    !check_unicast(c, "source6", &a, "the outer source of ipip packets")) {
 		memcpy(s->fwd.source6, a.ip, 16);
 		s->fwd.has_source6 = true;
 	}
@@ -1338,6 +1439,9 @@ out:
 	json_decref(root);
 	free(t);
 	if (c.nerr) {
+		for (unsigned i = 0; i < c.nwmsgs; i++)
+			free(c.wmsgs[i].text);
+		free(c.wmsgs);
 		kr_config_free(c.cfg);
 		*errs = msgs_join(&c);
 		if (!*errs)
@@ -1345,6 +1449,9 @@ out:
 		return NULL;
 	}
 	free(msgs_join(&c));
+	c.msgs = c.wmsgs;
+	c.nmsgs = c.nwmsgs;
+	c.cfg->warnings = c.nmsgs ? msgs_join(&c) : NULL;
 	return c.cfg;
 }
 
@@ -1416,6 +1523,7 @@ void kr_config_free(struct kr_config *cfg)
 {
 	if (!cfg)
 		return;
+	free(cfg->warnings);
 	for (uint32_t i = 0; i < cfg->nrings; i++) {
 		free(cfg->rings[i].name);
 		free(cfg->rings[i].backends);

@@ -34,6 +34,8 @@ int kr_ops_apply_check(const char *config, char *instance, size_t len)
 		free(errs);
 		return -EINVAL;
 	}
+	if (cfg->warnings)
+		pr_warn("%s", cfg->warnings);
 	if (instance && len)
 		snprintf(instance, len, "%s", cfg->instance ? cfg->instance : "");
 	kr_config_free(cfg);
