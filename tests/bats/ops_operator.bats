@@ -203,3 +203,196 @@ JSON
 	run -0 $K lookup -c - --ring dns 00 < examples/keyrouter.json
 	[ "${#lines[@]}" = 1 ]
 }
+
+# ---- live instances -------------------------------------------------------------------
+
+# load_ns NAME CONFIG [MODE]: namespace NAME, veth v0/v1, keyrouter on v0 as instance NAME
+load_ns() {
+	ip netns add "$1" || return 1
+	ip -n "$1" link add v0 type veth peer name v1 && ip -n "$1" link set v0 up &&
+		ip -n "$1" link set v1 up || return 1
+	nsenter --net="/run/netns/$1" "$KK" -q load v0 -c "$2" --mode "${3:-generic}" --instance "$1"
+}
+kn() { local n=$1; shift; nsenter --net="/run/netns/$n" "$KK" "$@"; }
+prog_of() { ip -n "$1" -d link show v0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p'; }
+
+@test "9: load is quiet about libbpf/libxdp unless -v; a failing load still shows them" {
+	needs_root
+	subset_config
+	N=kr-op-$$-$BATS_TEST_NUMBER
+	ip netns add "$N"
+	ip -n "$N" link add v0 type veth peer name v1
+	ip -n "$N" link set v0 up && ip -n "$N" link set v1 up
+	run -0 --separate-stderr kn "$N" load v0 -c "$T/s.json" --instance "$N"
+	! grep -E 'libbpf|libxdp|ulimit' <<<"$stderr" || fail "noise on a successful load: $stderr"
+	run -0 kn "$N" unload v0 --instance "$N"
+	run -0 --separate-stderr kn "$N" -v load v0 -c "$T/s.json" --instance "$N"
+	grep -q '^libbpf: ' <<<"$stderr"
+	run -0 kn "$N" unload v0 --instance "$N"
+	# a real error: the held-back messages come out with the failure
+	run -1 kn "$N" load v0 -c "$T/s.json" --instance "$N" --object /bin/true
+	assert_output --partial "libbpf/libxdp said"
+	assert_output --partial "libbpf: "
+	[ ! -e "/sys/fs/bpf/keyrouter/$N" ]
+}
+
+@test "5: --watch SECONDS as a separate argument; text watch writes no clear-screen codes into a file" {
+	needs_root
+	subset_config
+	N=kr-op-$$-$BATS_TEST_NUMBER
+	load_ns "$N" "$T/s.json"
+	run -124 timeout 2.5 nsenter --net="/run/netns/$N" "$KK" stats --json --watch 1 --instance "$N"
+	[ "${#lines[@]}" -ge 2 ]
+	for l in "${lines[@]}"; do jq -e .counters >/dev/null <<<"$l"; done
+	run -124 timeout 2.5 nsenter --net="/run/netns/$N" "$KK" status -w 1 --instance "$N"
+	! grep -q $'\033' <<<"$output" || fail "escape codes written into a pipe"
+	[ "$(grep -c '^instance ' <<<"$output")" -ge 2 ]
+	# on a terminal the screen is redrawn
+	command -v script >/dev/null || skip "no script(1)"
+	run -124 script -qec "timeout 1.5 nsenter --net=/run/netns/$N $KK status --watch 1 --instance $N" /dev/null
+	grep -q $'\033\[H\033\[2J' <<<"$output"
+}
+
+@test "7: one instance rule: no --instance means \"default\" (or the config's), errors list what is loaded" {
+	needs_root
+	subset_config
+	N=kr-op-$$-$BATS_TEST_NUMBER
+	N2=kr-op2-$$-$BATS_TEST_NUMBER
+	EXTRA_NS=$N2
+	load_ns "$N" "$T/s.json"
+	[ ! -e /sys/fs/bpf/keyrouter/default ] || skip "an instance named 'default' is loaded on this machine"
+	# one instance loaded: not silently used
+	run -1 kn "$N" status
+	assert_output --partial "instance 'default' is not loaded"
+	assert_output --partial "'$N' (v0)"
+	assert_output --partial "choose one with --instance NAME"
+	run -1 kn "$N" backend set 10.9.0.1:80 down
+	assert_output --partial "'$N' (v0)"
+	# a config without "instance" does not apply itself to it
+	sed 's/10.9.0.6:80/10.9.0.7:80/' "$T/s.json" > "$T/other.json"
+	run -0 kn "$N" ring status web --json --instance "$N"
+	before=$(jq -r '.[0].slots[] | select(.present) | .digest' <<<"$output")
+	run -1 kn "$N" apply -c "$T/other.json"
+	assert_output --partial "instance 'default' is not loaded"
+	run -0 kn "$N" ring status web --json --instance "$N"
+	[ "$(jq -r '.[0].slots[] | select(.present) | .digest' <<<"$output")" = "$before" ]
+	# two loaded: both listed; from another network namespace it says so
+	load_ns "$N2" "$T/s.json"
+	run -1 kn "$N" ring status
+	assert_output --partial "'$N' (v0)"
+	assert_output --partial "'$N2' (v0, another network namespace)"
+	# the config's "instance" chooses for apply (and ring stage)
+	jq --arg i "$N" '. + {instance: $i}' "$T/other.json" > "$T/named.json"
+	run -0 kn "$N" apply -c "$T/named.json"
+	run -0 kn "$N" ring status web --json --instance "$N"
+	[ "$(jq -r '.[0].slots[] | select(.present) | .digest' <<<"$output")" != "$before" ]
+	kn "$N2" unload v0 --instance "$N2"
+}
+
+@test "2: unload from the wrong network namespace refuses, says how to get there, keeps the pins" {
+	needs_root
+	subset_config
+	N=kr-op-$$-$BATS_TEST_NUMBER
+	load_ns "$N" "$T/s.json"
+	PROG=$(prog_of "$N")
+	[ -n "$PROG" ]
+	run -1 "$KK" unload v0 --instance "$N"
+	assert_output --partial "instance '$N' is attached to 'v0' in another network namespace"
+	assert_output --partial "nsenter --net=/run/netns/$N keyrouter unload v0 --instance $N"
+	[ -e "/sys/fs/bpf/keyrouter/$N/kr_ops_meta" ]
+	[ "$(prog_of "$N")" = "$PROG" ]
+	# without --instance, from the host: not here, but there
+	run -1 "$KK" unload v0
+	assert_output --partial "keyrouter is not loaded on 'v0' in this network namespace"
+	assert_output --partial "instance '$N' is loaded on 'v0' in another network namespace: run 'nsenter --net=/run/netns/$N keyrouter unload v0 --instance $N'"
+	# ip netns exec: a /sys of its own, no pins: say why
+	run -1 ip netns exec "$N" "$KK" unload v0
+	assert_output --partial "ip netns exec"
+	assert_output --partial "nsenter --net=/run/netns/NAME"
+	[ "$(prog_of "$N")" = "$PROG" ]
+	[ -e "/sys/fs/bpf/keyrouter/$N/kr_ops_meta" ]
+	# detached behind keyrouter's back while the program lives on (a pin holds it):
+	# nothing to detach, the pins stay
+	bpftool prog pin id "$PROG" "/sys/fs/bpf/kr-op-hold-$$"
+	ip -n "$N" link set v0 xdpgeneric off
+	run -1 kn "$N" unload v0 --instance "$N"
+	assert_output --partial "nothing was detached and program $PROG still exists"
+	[ -e "/sys/fs/bpf/keyrouter/$N/kr_ops_meta" ]
+	rm -f "/sys/fs/bpf/kr-op-hold-$$"
+	# the program gone: the pins are only leftovers, unload removes them
+	for i in $(seq 1 30); do
+		bpftool prog show id "$PROG" >/dev/null 2>&1 || break
+		sleep 0.1
+	done
+	run -0 kn "$N" unload v0 --instance "$N"
+	[ ! -e "/sys/fs/bpf/keyrouter/$N" ]
+}
+
+@test "11: status after the interface is removed does not say attached; bpffs unmounted: what is really there" {
+	needs_root
+	subset_config
+	N=kr-op-$$-$BATS_TEST_NUMBER
+	load_ns "$N" "$T/s.json"
+	PROG=$(prog_of "$N")
+	run -0 kn "$N" status --instance "$N"
+	assert_line --index 0 --regexp "^instance $N: v0 \(attached\), generic mode, program id $PROG"
+	# bpffs unmounted (a private mount namespace): the program is found on v0
+	run -1 unshare -m --propagation private sh -c "umount /sys/fs/bpf &&
+		nsenter --net=/run/netns/$N $KK status --instance $N"
+	assert_output --partial "no bpf filesystem was mounted at /sys/fs/bpf here"
+	assert_output --partial "a keyrouter XDP program (kr_xdp, program id $PROG) is attached to 'v0' in this network namespace"
+	ip -n "$N" link del v0
+	run -0 kn "$N" status --instance "$N"
+	assert_line --index 0 --regexp "^instance $N: v0 \(interface gone"
+	refute_output --partial "(attached)"
+	run -0 kn "$N" status --json --instance "$N"
+	[ "$(jq -r .instance.attached <<<"$output")" = interface-gone ]
+}
+
+@test "11: ring stage writes the staged version's subset members; ring status --json has the subset fields" {
+	needs_root
+	subset_config
+	N=kr-op-$$-$BATS_TEST_NUMBER
+	load_ns "$N" "$T/s.json"
+	run -0 kn "$N" ring status web --json --instance "$N"
+	jq -e '.[0].shared_subsets | length == 1 and .[0].members == 5 and .[0].services == 1' <<<"$output"
+	jq -e '.[0].dedicated_subset_ring == false' <<<"$output"
+	run -0 kn "$N" ring status --json --instance "$N"
+	jq -e 'map(select(.name == "web[gpu]"))[0].dedicated_subset_ring' <<<"$output"
+	# a new version with one more ssd backend, staged
+	jq '.rings[0].backends += [{ "address": "10.9.0.7:80", "tags": ["ssd"] }]' "$T/s.json" > "$T/new.json"
+	run -0 kn "$N" ring stage web -c "$T/new.json" --instance "$N"
+	run -0 kn "$N" status --json --instance "$N"
+	id=$(jq -r '.backends[] | select(.address == "10.9.0.7:80") | .id' <<<"$output")
+	[ -n "$id" ]
+	run -0 bpftool -j map dump pinned "/sys/fs/bpf/keyrouter/$N/kr_subset_members"
+	jq -e --argjson id "$id" 'map(select(.formatted.key.backend_id == $id)) | length == 1' <<<"$output"
+	run -0 kn "$N" ring status web --json --instance "$N"
+	jq -e '.[0].shared_subsets[0].members == 6' <<<"$output"
+}
+
+@test "11: health state: backend set owns it; apply sets it only for new backends and when the config says down or drain" {
+	needs_root
+	subset_config
+	N=kr-op-$$-$BATS_TEST_NUMBER
+	load_ns "$N" "$T/s.json"
+	state() { kn "$N" status --json --instance "$N" | jq -r --arg a "$1" '[.backends[] | select(.address == $a) | .state] | unique | join(",")'; }
+	[ "$(state 10.9.0.1:80)" = up ]
+	[ "$(state 10.9.0.5:80)" = down ]	# the config says down
+	run -0 kn "$N" backend set 10.9.0.1:80 down --instance "$N"
+	run -0 kn "$N" apply -c "$T/s.json" --instance "$N"	# config: up -> runtime state kept
+	[ "$(state 10.9.0.1:80)" = down ]
+	run -0 kn "$N" backend set 10.9.0.5:80 up --instance "$N"
+	run -0 kn "$N" apply -c "$T/s.json" --instance "$N"	# config: down -> config wins
+	[ "$(state 10.9.0.5:80)" = down ]
+	# lookup --live follows the live states; the config-based lookup does not
+	run -0 kn "$N" lookup -c "$T/s.json" --service all --keys-file "$T/keys" --live --instance "$N" --addr
+	live=$output
+	! routed <<<"$live" | grep -qx 10.9.0.1:80
+	sed 's/"address": "10.9.0.1:80", "weight": 2, "tags": \["eu", "ssd"\] }/&/; s/\("address": "10.9.0.1:80", "weight": 2, "tags": \["eu", "ssd"\]\)/\1, "state": "down"/' "$T/s.json" > "$T/down1.json"
+	grep -q '"10.9.0.1:80", "weight": 2, "tags": \["eu", "ssd"\], "state": "down"' "$T/down1.json"
+	run -0 $K lookup -c "$T/down1.json" --service all --keys-file "$T/keys" --addr
+	[ "$(routed <<<"$output")" = "$(routed <<<"$live")" ]
+	run -0 $K lookup -c "$T/s.json" --service all --keys-file "$T/keys" --addr
+	routed <<<"$output" | grep -qx 10.9.0.1:80
+}

@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
+#include "ops_find.h"
 #include "ops_kernel.h"
 #include "ops_report.h"
 #include "opts.h"
@@ -38,6 +39,13 @@ static const char *state_name(__u8 s)
 	}
 }
 
+/* The attachment state in one word (JSON). */
+static const char *attach_word(enum kr_ops_attach_state s)
+{
+	return s == KR_ATTACHED ? "yes" : s == KR_NOT_ATTACHED ? "no" :
+	       s == KR_IFACE_GONE ? "interface-gone" : "other-netns";
+}
+
 static void show_instance(struct view *v)
 {
 	struct kr_ops_meta meta = {};
@@ -51,15 +59,16 @@ static void show_instance(struct view *v)
 		       v->in->dir, meta.magic == KR_OPS_META_MAGIC ? "true" : "false");
 		if (meta.magic == KR_OPS_META_MAGIC)
 			printf(",\"interface\":\"%s\",\"ifindex\":%u,\"mode\":\"%s\",\"prog_id\":%u,"
-			       "\"loaded_ns\":%llu", meta.ifname, meta.ifindex,
+			       "\"loaded_ns\":%llu,\"attached\":\"%s\"", meta.ifname, meta.ifindex,
 			       kr_ops_mode_name(meta.mode), meta.prog_id,
-			       (unsigned long long)meta.loaded_ns);
+			       (unsigned long long)meta.loaded_ns, attach_word(kr_ops_attach_state(&meta)));
 		printf("},");
 	} else if (v->fmt == FMT_TEXT) {
 		if (meta.magic == KR_OPS_META_MAGIC)
-			printf("instance %s: %s, %s mode, program id %u, loaded %s, pins %s\n",
-			       v->in->name, meta.ifname, kr_ops_mode_name(meta.mode), meta.prog_id,
-			       t, v->in->dir);
+			printf("instance %s: %s (%s), %s mode, program id %u, loaded %s, pins %s\n",
+			       v->in->name, meta.ifname,
+			       kr_ops_attach_state_name(kr_ops_attach_state(&meta)),
+			       kr_ops_mode_name(meta.mode), meta.prog_id, t, v->in->dir);
 		else
 			printf("instance %s: maps in %s (attached outside keyrouter load)\n",
 			       v->in->name, v->in->dir);

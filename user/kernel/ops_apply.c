@@ -561,6 +561,10 @@ static int apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 		} else {
 			err = apply_unit(&c, &c.units.u[i]);
 		}
+		/* the staged version's ids join the shared subsets of its ring now: a
+		 * migration must find them members (issue 12 item 11) */
+		if (!err)
+			err = write_members(&c);
 		goto out;
 	}
 	for (__u32 i = 0; i < c.units.n && !err; i++)
