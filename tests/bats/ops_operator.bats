@@ -396,3 +396,21 @@ prog_of() { ip -n "$1" -d link show v0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\
 	run -0 $K lookup -c "$T/s.json" --service all --keys-file "$T/keys" --addr
 	routed <<<"$output" | grep -qx 10.9.0.1:80
 }
+
+@test "9: status names services' key type, subset, forward mode and policies (JSON too) and explains down/drain" {
+	needs_root
+	subset_config
+	N=kr-op-$$-$BATS_TEST_NUMBER
+	load_ns "$N" "$T/s.json"
+	run -0 kn "$N" status --instance "$N"
+	assert_line "service 10.1.0.1:80/udp: key payload, ring web, forward ipip, policy no_key pass, key_too_long pass, all_down pass"
+	assert_line --regexp '^service 10\.1\.0\.2:80/udp: key payload, ring web subset [0-9a-f]{8} \(5 members\), forward ipip, '
+	assert_line --regexp '^service 10\.1\.0\.3:80/udp: key payload, ring web\[gpu\], forward ipip, '
+	refute_output --partial "key type"
+	assert_output --partial "(down, drain: the failover walk skips the backend"
+	run -0 kn "$N" status --json --instance "$N"
+	jq -e '.services | map(select(.vip == "10.1.0.2:80"))[0] | .key_type == "payload" and .forward == "ipip"
+		and .subset_members == 5 and .policy.all_down == "pass"' <<<"$output"
+	run -0 kn "$N" backend set 10.9.0.1:80 drain --instance "$N"
+	assert_output --partial "(drain: the failover walk skips it"
+}
