@@ -169,9 +169,17 @@ JSON
 	assert_output --partial "write 192.0.2.1"
 	bad 10.0.0.2:80 02:00:00:00:00:01 192.0.2.1 0.0.0.0
 	assert_output --regexp "n.json:4:[0-9]+: services\[0\].forward.source4: 0.0.0.0 is the unspecified address"
-	# the same host twice, once IPv4-mapped
+	# the same host twice, once IPv4-mapped: ipip cannot reach it (an error), and the
+	# ring hashes it as written (pingora-ketama does too): warnings say what it is
 	bad '[::ffff:10.0.0.1]:80' 02:00:00:00:00:01 192.0.2.1 10.0.0.9
-	assert_output --partial "backends[1].address: duplicate backend [::ffff:10.0.0.1]:80 in ring 'r' (first at backends[0], the same host"
+	assert_output --partial "services[0].forward: mode \"ipip\" cannot reach rings[0].backends[1] ([::ffff:10.0.0.1]:80, an IPv4-mapped IPv6 address)"
+	assert_output --partial "rings[0].backends[1].address: warning: ::ffff:10.0.0.1 is an IPv4-mapped IPv6 address: the IPv4 host 10.0.0.1:80"
+	assert_output --partial "rings[0].backends[1].address: warning: [::ffff:10.0.0.1]:80 is the same host as backends[0] in ring 'r'"
+	# an l2 service (the address only names the host) keeps the configuration valid
+	sed 's/"mode": "ipip", "source4": "[^"]*"/"mode": "l2"/; s/{ "address": "10.0.0.1:80" }/{ "address": "10.0.0.1:80", "mac": "02:00:00:00:00:02" }/' \
+		"$T/n.json" > "$T/l2.json"
+	run -0 --separate-stderr $K config check -c "$T/l2.json"
+	[[ "$stderr" == *"is the same host as backends[0]"* ]]
 	# wildcard VIPs stay valid
 	sed 's/"vip": "[^"]*"/"vip": "0.0.0.0"/; s/"address": "[^"]*", "mac"/"address": "10.0.0.2:80", "mac"/' \
 		"$T/n.json" > "$T/ok.json"

@@ -3,7 +3,6 @@
 #include <string.h>
 #include "backends_file.h"
 #include "config.h"
-#include "log.h"
 #include "ring_opts.h"
 
 const struct kr_opt kr_ring_optdefs[] = {
@@ -118,8 +117,6 @@ static int build_from_config(struct kr_ring_opts *o, struct kr_ring **r, struct 
 		free(errs);
 		return -1;
 	}
-	if (cfg->warnings)
-		pr_warn("%s", cfg->warnings);
 	if (o->service) {
 		si = kr_config_service(cfg, o->service);
 		if (si < 0) {

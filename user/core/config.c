@@ -253,6 +253,25 @@ static int check_unicast(struct ctx *c, const char *key, const struct kr_sockadd
 	return -1;
 }
 
+/* A backend's address: no unicast host is an error; an IPv4-mapped IPv6 address only a
+ * warning -- the ring hashes it as written, as pingora-ketama does, so a ring that must
+ * match one listing it may need it (an ipip service cannot reach it: check_service_ring). */
+static void check_backend_addr(struct ctx *c, const struct kr_sockaddr *a)
+{
+	struct kr_sockaddr v4;
+	char ip[KR_IP_STRLEN], ip4[KR_SOCKADDR_STRLEN];
+
+	if (!kr_ip_unmap(a, &v4)) {
+		check_unicast(c, "address", a, "a backend");
+		return;
+	}
+	kr_ip_format(a, ip);
+	kr_sockaddr_format(&v4, ip4);
+	cfg_kwarn(c, "address", "%s is an IPv4-mapped IPv6 address: the IPv4 host %s, hashed "
+		  "into the ring as written; write %s unless the ring must match one that lists "
+		  "it so", ip, ip4, ip4);
+}
+
 static int parse_mac(const char *s, uint8_t mac[6])
 {
 	unsigned v[6];
@@ -352,7 +371,7 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 	 * and the data path keeps the packet's destination port. */
 	if (!need(c, get_str(c, o, "address", &s), "address", "\"<IPv4>:<port>\" or "
 		  "\"[<IPv6>]:<port>\"") && !parse_sockaddr(c, "address", s, &b->addr))
-		check_unicast(c, "address", &b->addr, "a backend");
+		check_backend_addr(c, &b->addr);
 	if (!get_uint(c, o, "weight", 0, UINT32_MAX, &u))
 		b->weight = (uint32_t)u;
 	if (!get_str(c, o, "mac", &s)) {
@@ -424,10 +443,13 @@ static void check_dup_backends(struct ctx *c, struct kr_cfg_ring *r)
 		snprintf(where, sizeof(where), "backends[%u]", ix[k - 1]);
 		cfg_push_key(c, "backends");
 		cfg_push_idx(c, ix[k]);
-		cfg_kerr(c, "address", "duplicate backend %s in ring '%s' (first at %s%s): a ring "
-		     "lists each address once", a, r->name ? r->name : "?", where,
-		     kr_sockaddr_cmp(&r->backends[ix[k - 1]].addr, &r->backends[ix[k]].addr) ?
-		     ", the same host: an IPv4-mapped IPv6 address is its IPv4 address" : "");
+		if (kr_sockaddr_cmp(&r->backends[ix[k - 1]].addr, &r->backends[ix[k]].addr))
+			cfg_kwarn(c, "address", "%s is the same host as %s in ring '%s' (an "
+				  "IPv4-mapped IPv6 address is its IPv4 address): two sets of points "
+				  "for one host", a, where, r->name ? r->name : "?");
+		else
+			cfg_kerr(c, "address", "duplicate backend %s in ring '%s' (first at %s): a "
+				 "ring lists each address once", a, r->name ? r->name : "?", where);
 		cfg_pop(c);
 		cfg_pop(c);
 	}
@@ -838,6 +860,14 @@ static void check_service_ring(struct ctx *c, struct kr_cfg_service *s, uint32_t
 		any = any || b->weight > 0;
 		v4 = v4 || b->addr.family == 4;
 		v6 = v6 || b->addr.family == 6;
+		if (s->fwd.mode == KR_FWD_IPIP && b->addr.family == 6 &&
+		    kr_ip_not_unicast(&b->addr)) {
+			kr_sockaddr_format(&b->addr, a);
+			cfg_kerr(c, "forward", "mode \"ipip\" cannot reach rings[%u].backends[%u] "
+				 "(%s, an IPv4-mapped IPv6 address): give it as an IPv4 address",
+				 ri, i, a);
+			return;
+		}
 		if (s->fwd.mode == KR_FWD_L2 && !b->has_mac) {
 			kr_sockaddr_format(&b->addr, a);
 			cfg_kerr(c, "forward", "mode \"l2\" needs the MAC of every backend: "
@@ -1042,6 +1072,9 @@ out:
 	json_decref(root);
 	free(t);
 	if (c.nerr) {
+		/* the warnings go with the errors, in file order */
+		for (unsigned i = 0; i < c.nwmsgs; i++)
+			cfg_add_msg(&c, c.wmsgs[i].line, c.wmsgs[i].col, c.wmsgs[i].text);
 		for (unsigned i = 0; i < c.nwmsgs; i++)
 			free(c.wmsgs[i].text);
 		free(c.wmsgs);
