@@ -73,14 +73,13 @@ static int analyze_parse(int argc, char **argv, struct analyze_opts *o)
 		KR_OPT_FLAG("all", 0, &o->all),
 		KR_OPT_END
 	};
-	const struct kr_opts_cmd cmd = { .help = analyze_help, .cb = analyze_cb, .ctx = o };
+	const struct kr_opts_cmd cmd = { .help = analyze_help, .cb = analyze_cb, .ctx = o,
+					 .no_args = true };
 	struct kr_err err;
 	int first = kr_opts_parse(argc, argv, opts, &cmd);
 
 	if (first < 0)
 		return kr_opts_status(first);
-	if (first < argc)
-		return kr_usage_error("unexpected argument '%s'", argv[first]);
 	if (kr_an_src_check(&o->src, NULL, &err))
 		return kr_usage_error("%s", err.msg);
 	return -1;

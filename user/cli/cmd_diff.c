@@ -157,7 +157,8 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 		KR_OPT_CB("top", 0, KR_ARG_REQUIRED, OPT_TOP),
 		KR_OPT_END
 	};
-	const struct kr_opts_cmd cmd = { .help = diff_help, .cb = diff_cb, .ctx = o };
+	const struct kr_opts_cmd cmd = { .help = diff_help, .cb = diff_cb, .ctx = o,
+					 .no_args = true };
 	struct kr_err err;
 	int first;
 
@@ -165,8 +166,6 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 	first = kr_opts_parse(argc, argv, opts, &cmd);
 	if (first < 0)
 		return kr_opts_status(first);
-	if (first < argc)
-		return kr_usage_error("unexpected argument '%s'", argv[first]);
 	diff_merge(&o->side[0], &o->both);
 	diff_merge(&o->side[1], &o->both);
 	if (kr_an_src_check(&o->side[0], "old", &err) || kr_an_src_check(&o->side[1], "new", &err))

@@ -51,10 +51,10 @@ static void unload_usage(FILE *f)
 		"                       network namespace)\n");
 }
 
-/* Instance loaded on IFINDEX (name into out), or -ENOENT. */
+/* Instance loaded on IFINDEX in this network namespace (name into out), or -ENOENT. */
 static int find_instance_by_ifindex(__u32 ifindex, char *out, size_t outlen)
 {
-	char root[256], path[1024];
+	char root[256];
 	struct kr_ops_meta meta;
 	struct dirent *e;
 	int found = -ENOENT;
@@ -64,24 +64,13 @@ static int find_instance_by_ifindex(__u32 ifindex, char *out, size_t outlen)
 	d = opendir(root);
 	if (!d)
 		return -ENOENT;
-	while (found && (e = readdir(d))) {
-		__u32 key = 0;
-		int fd;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/%s", root, e->d_name, KR_OPS_MAP_META);
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		if (!bpf_map_lookup_elem(fd, &key, &meta) && meta.magic == KR_OPS_META_MAGIC &&
+	while (found && (e = readdir(d)))
+		if (e->d_name[0] != '.' && !kr_ops_meta_read(e->d_name, &meta) &&
 		    meta.ifindex == ifindex && meta.netns_ino == kr_ops_netns_ino() &&
 		    strlen(e->d_name) < outlen) {
 			memcpy(out, e->d_name, strlen(e->d_name) + 1);
 			found = 0;
 		}
-		close(fd);
-	}
 	closedir(d);
 	return found;
 }
@@ -250,7 +239,8 @@ KR_COMMAND(load, "load", "attach to an interface, pin the maps, apply a config",
 /* No instance here on IFNAME: say where instances with that interface name are. */
 static void unload_not_here(const char *ifname)
 {
-	char root[256], path[1024], hint[320];
+	char root[256], hint[320];
+	struct kr_ops_meta meta;
 	struct dirent *e;
 	int n = 0;
 	DIR *d;
@@ -258,26 +248,14 @@ static void unload_not_here(const char *ifname)
 	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
 	d = opendir(root);
 	while (d && (e = readdir(d))) {
-		struct kr_ops_meta meta = {};
-		__u32 key = 0;
-		int fd;
-
-		if (e->d_name[0] == '.')
+		if (e->d_name[0] == '.' || kr_ops_meta_read(e->d_name, &meta) ||
+		    strcmp(meta.ifname, ifname) || meta.netns_ino == kr_ops_netns_ino())
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/%s", root, e->d_name, KR_OPS_MAP_META);
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		if (!bpf_map_lookup_elem(fd, &key, &meta) && meta.magic == KR_OPS_META_MAGIC &&
-		    !strcmp(meta.ifname, ifname) && meta.netns_ino != kr_ops_netns_ino()) {
-			kr_ops_netns_hint(meta.netns_ino, hint, sizeof(hint));
-			pr_warn("keyrouter: instance '%s' is loaded on '%s' in another network "
-				"namespace: run '%s keyrouter unload %s --instance %s'\n", e->d_name,
-				ifname, hint[0] ? hint : "nsenter --net=<its namespace>", ifname,
-				e->d_name);
-			n++;
-		}
-		close(fd);
+		kr_ops_netns_hint(meta.netns_ino, hint, sizeof(hint));
+		pr_warn("keyrouter: instance '%s' is loaded on '%s' in another network namespace: "
+			"run '%s keyrouter unload %s --instance %s'\n", e->d_name, ifname,
+			hint[0] ? hint : "nsenter --net=<its namespace>", ifname, e->d_name);
+		n++;
 	}
 	if (d)
 		closedir(d);

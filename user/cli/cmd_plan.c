@@ -188,7 +188,8 @@ static int plan_parse(int argc, char **argv, struct plan_opts *o)
 		KR_OPT_CB("json", 0, KR_ARG_NONE, OPT_JSON),
 		KR_OPT_END
 	};
-	const struct kr_opts_cmd cmd = { .help = plan_help, .cb = plan_cb, .ctx = o };
+	const struct kr_opts_cmd cmd = { .help = plan_help, .cb = plan_cb, .ctx = o,
+					 .no_args = true };
 	struct kr_err err;
 	int first;
 
@@ -198,8 +199,6 @@ static int plan_parse(int argc, char **argv, struct plan_opts *o)
 	first = kr_opts_parse(argc, argv, opts, &cmd);
 	if (first < 0)
 		return kr_opts_status(first);
-	if (first < argc)
-		return kr_usage_error("unexpected argument '%s'", argv[first]);
 	if (!o->servers && !o->backends)
 		return kr_usage_error("missing --servers N (or --backends FILE)");
 	if (o->weights && o->backends)

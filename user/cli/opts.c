@@ -133,5 +133,7 @@ int kr_opts_parse(int argc, char **argv, const struct kr_opt *opts, const struct
 		if (r)
 			return r;
 	}
+	if (c->no_args && optind < argc)
+		return kr_usage_error("unexpected argument '%s'", argv[optind]), KR_OPTS_USAGE;
 	return optind;
 }

@@ -56,6 +56,7 @@ struct kr_opts_cmd {
 	int (*cb)(void *ctx, int id, const char *arg, struct kr_err *err);
 	void *ctx;
 	const struct kr_opt *more;	/* a second table (e.g. the ring options), or NULL */
+	bool no_args;			/* positional arguments are a usage error */
 };
 
 #define KR_OPTS_HELP	(-1)	/* --help printed: exit 0 */

@@ -141,9 +141,28 @@ void kr_ops_netns_hint(__u32 ino, char *buf, size_t len)
 		closedir(d);
 }
 
+int kr_ops_meta_read(const char *name, struct kr_ops_meta *meta)
+{
+	char path[1024];
+	__u32 key = 0;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s/%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT, name,
+		 KR_OPS_MAP_META);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(fd, &key, meta))
+		err = -errno;
+	else if (meta->magic != KR_OPS_META_MAGIC)
+		err = -ENOENT;
+	close(fd);
+	return err;
+}
+
 int kr_ops_instances_describe(char *buf, size_t len)
 {
-	char root[256], path[1024];
+	char root[256];
 	size_t used = 0;
 	struct dirent *e;
 	int n = 0;
@@ -156,18 +175,11 @@ int kr_ops_instances_describe(char *buf, size_t len)
 		return 0;
 	while ((e = readdir(d))) {
 		struct kr_ops_meta meta = {};
-		__u32 key = 0;
-		int fd, w;
+		int w;
 
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/%s", root, e->d_name, KR_OPS_MAP_META);
-		fd = bpf_obj_get(path);
-		if (fd >= 0) {
-			if (bpf_map_lookup_elem(fd, &key, &meta))
-				meta.magic = 0;
-			close(fd);
-		}
+		kr_ops_meta_read(e->d_name, &meta);
 		if (meta.magic != KR_OPS_META_MAGIC)
 			w = snprintf(buf + used, len - used, "%s'%s' (maps only)", n ? ", " : "",
 				     e->d_name);

@@ -38,6 +38,10 @@ void kr_ops_netns_hint(__u32 ino, char *buf, size_t len);
  * which gives the command a /sys of its own, or bpffs unmounted)? */
 bool kr_ops_bpffs_mounted_here(void);
 
+/* kr_ops_meta of the instance directory NAME under the bpffs root: 0 (recorded by
+ * `keyrouter load`), or -errno (-ENOENT: no such instance, or not loaded by `load`). */
+int kr_ops_meta_read(const char *name, struct kr_ops_meta *meta);
+
 /* "'a' (r0), 'b' (r1, another network namespace)" of every instance under the bpffs
  * root, or "" when there is none.  Returns how many. */
 int kr_ops_instances_describe(char *buf, size_t len);
