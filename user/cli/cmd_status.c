@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* keyrouter status / stats: text, --json, --prometheus, --watch. */
+/* keyrouter status / stats: text, --json, --watch (--prometheus: cmd_exporter.c). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "addr.h"
+#include "cli_prom.h"
 #include "keyform.h"
 #include "cmd.h"
 #include "log.h"
@@ -19,7 +20,7 @@
 #include "ring_sm.h"
 #include "ops_stats.h"
 
-enum fmt { FMT_TEXT, FMT_JSON, FMT_PROM };
+enum fmt { FMT_TEXT, FMT_JSON };
 
 struct view {
 	struct kr_inst *in;
@@ -63,7 +64,7 @@ static void show_instance(struct view *v)
 			       kr_ops_mode_name(meta.mode), meta.prog_id,
 			       (unsigned long long)meta.loaded_ns, attach_word(kr_ops_attach_state(&meta)));
 		printf("},");
-	} else if (v->fmt == FMT_TEXT) {
+	} else {
 		if (meta.magic == KR_OPS_META_MAGIC)
 			printf("instance %s: %s (%s), %s mode, program id %u, loaded %s, pins %s\n",
 			       v->in->name, meta.ifname,
@@ -72,10 +73,6 @@ static void show_instance(struct view *v)
 		else
 			printf("instance %s: maps in %s (attached outside keyrouter load)\n",
 			       v->in->name, v->in->dir);
-	} else {
-		printf("# HELP keyrouter_info Instance attachment.\n# TYPE keyrouter_info gauge\n"
-		       "keyrouter_info{instance=\"%s\",interface=\"%s\",mode=\"%s\"} 1\n",
-		       v->in->name, meta.ifname, kr_ops_mode_name(meta.mode));
 	}
 }
 
@@ -90,44 +87,12 @@ static void show_counters(struct view *v)
 		for (int i = 0; i < n.n; i++)
 			printf("%s\"%s\":%llu", i ? "," : "", n.name[i], (unsigned long long)n.v[i]);
 		printf("}");
-	} else if (v->fmt == FMT_TEXT) {
+	} else {
 		printf("counters:");
 		for (int i = 0; i < n.n; i++)
 			printf("%s %s %llu", i % 6 ? "," : "\n ", n.name[i],
 			       (unsigned long long)n.v[i]);
 		printf("\n");
-	} else {
-		printf("# HELP keyrouter_packets_total Packets by outcome and reason "
-		       "(kr_counters).\n# TYPE keyrouter_packets_total counter\n");
-		for (int i = 0; i < n.n; i++)
-			printf("keyrouter_packets_total{instance=\"%s\",reason=\"%s\"} %llu\n",
-			       v->in->name, n.name[i], (unsigned long long)n.v[i]);
-	}
-}
-
-static void prom_ring(struct view *v, const struct kr_ops_ring_report *r)
-{
-	const char *inst = v->in->name, *name = r->meta.name;
-
-	printf("keyrouter_ring_fraction{instance=\"%s\",ring=\"%s\"} %.9f\n", inst, name,
-	       kr_ops_frac_percent(kr_ctl_frac(r->ctl)) / 100.0);
-	printf("keyrouter_ring_state{instance=\"%s\",ring=\"%s\",state=\"%s\"} 1\n", inst, name,
-	       kr_ops_state_name(kr_ctl_state(r->ctl)));
-	printf("keyrouter_ring_active_slot{instance=\"%s\",ring=\"%s\"} %u\n", inst, name,
-	       kr_ctl_active(r->ctl));
-	for (__u32 s = 0; s < 2; s++) {
-		const struct kr_ops_slot *sl = &r->slot[s];
-
-		printf("keyrouter_ring_slot_packets_total{instance=\"%s\",ring=\"%s\",slot=\"%u\"} "
-		       "%llu\n", inst, name, s, (unsigned long long)r->packets[s]);
-		if (!sl->present)
-			continue;
-		printf("keyrouter_ring_slot_points{instance=\"%s\",ring=\"%s\",slot=\"%u\"} %u\n",
-		       inst, name, s, sl->hdr.npoints - sl->hdr.ndups);
-		printf("keyrouter_ring_slot_memory_bytes{instance=\"%s\",ring=\"%s\",slot=\"%u\"} "
-		       "%llu\n", inst, name, s, (unsigned long long)sl->memlock);
-		printf("keyrouter_ring_slot_generation{instance=\"%s\",ring=\"%s\",slot=\"%u\"} "
-		       "%llu\n", inst, name, s, (unsigned long long)sl->hdr.generation);
 	}
 }
 
@@ -137,14 +102,6 @@ static void show_rings(struct view *v)
 
 	if (v->fmt == FMT_JSON)
 		printf(",\"rings\":[");
-	if (v->fmt == FMT_PROM)
-		printf("# HELP keyrouter_ring_slot_packets_total Packets routed by each ring slot.\n"
-		       "# TYPE keyrouter_ring_slot_packets_total counter\n"
-		       "# TYPE keyrouter_ring_fraction gauge\n# TYPE keyrouter_ring_state gauge\n"
-		       "# TYPE keyrouter_ring_active_slot gauge\n"
-		       "# TYPE keyrouter_ring_slot_points gauge\n"
-		       "# TYPE keyrouter_ring_slot_memory_bytes gauge\n"
-		       "# TYPE keyrouter_ring_slot_generation gauge\n");
 	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
 		struct kr_ops_ring_report r;
 		struct kr_ops_ring meta;
@@ -155,10 +112,8 @@ static void show_rings(struct view *v)
 		if (v->fmt == FMT_JSON) {
 			printf("%s", n ? "," : "");
 			kr_ops_ring_report_json(stdout, &r);
-		} else if (v->fmt == FMT_TEXT) {
-			kr_ops_ring_report_text(stdout, &r);
 		} else {
-			prom_ring(v, &r);
+			kr_ops_ring_report_text(stdout, &r);
 		}
 		n++;
 		kr_ops_ring_report_free(&r);
@@ -240,8 +195,6 @@ static void show_services(struct view *v)
 	struct kr_service s;
 	int n = 0;
 
-	if (v->fmt == FMT_PROM)
-		return;
 	if (v->fmt == FMT_JSON)
 		printf(",\"services\":[");
 	while (!bpf_map_get_next_key(v->m->services, pk, &k)) {
@@ -276,17 +229,9 @@ static void show_backend(struct view *v, __u32 id, const char *rn, int *n)
 		printf("%s{\"id\":%u,\"ring\":\"%s\",\"address\":\"%s\",\"state\":\"%s\","
 		       "\"packets\":%llu,\"bytes\":%llu}", (*n)++ ? "," : "", id, rn, addr,
 		       state_name(be.state), (unsigned long long)pk, (unsigned long long)by);
-	else if (v->fmt == FMT_TEXT)
+	else
 		printf("backend %-24s id %-6u ring %-16s %-6s packets %llu bytes %llu\n", addr, id,
 		       rn, state_name(be.state), (unsigned long long)pk, (unsigned long long)by);
-	else
-		printf("keyrouter_backend_up{instance=\"%s\",ring=\"%s\",backend=\"%s\",id=\"%u\","
-		       "state=\"%s\"} %d\nkeyrouter_backend_packets_total{instance=\"%s\","
-		       "ring=\"%s\",backend=\"%s\",id=\"%u\"} %llu\n"
-		       "keyrouter_backend_bytes_total{instance=\"%s\",ring=\"%s\",backend=\"%s\","
-		       "id=\"%u\"} %llu\n", v->in->name, rn, addr, id, state_name(be.state),
-		       be.state == KR_BACKEND_UP, v->in->name, rn, addr, id,
-		       (unsigned long long)pk, v->in->name, rn, addr, id, (unsigned long long)by);
 }
 
 /* Backends of every ring's active slot (the standby's too while migrating). */
@@ -296,10 +241,6 @@ static void show_backends(struct view *v)
 
 	if (v->fmt == FMT_JSON)
 		printf(",\"backends\":[");
-	if (v->fmt == FMT_PROM)
-		printf("# TYPE keyrouter_backend_up gauge\n"
-		       "# TYPE keyrouter_backend_packets_total counter\n"
-		       "# TYPE keyrouter_backend_bytes_total counter\n");
 	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
 		struct kr_ops_ring meta;
 		struct kr_ops_slot s[2] = {};
@@ -353,10 +294,16 @@ static void show(struct view *v)
 static void usage(FILE *f, bool full)
 {
 	fprintf(f,
-		"Usage: keyrouter %s [--json | --prometheus] [--watch [SECONDS]]\n"
+		"Usage: keyrouter %s [--json | --prometheus [--output FILE]] [--watch [SECONDS]]\n"
 		"                 [--instance NAME | --pin-dir DIR]\n\n%s\n\n"
 		"  -j, --json           one JSON object\n"
-		"  -P, --prometheus     Prometheus text exposition format (counters, gauges)\n"
+		"  -P, --prometheus     Prometheus text exposition format (version 0.0.4), the\n"
+		"                       same as `keyrouter exporter` serves: every instance\n"
+		"                       unless --instance/--pin-dir; nothing loaded is\n"
+		"                       `keyrouter_up 0` (exit 0), not an error\n"
+		"  -o, --output FILE    with --prometheus: write FILE atomically (temporary file\n"
+		"                       + rename) instead of standard output, e.g. for\n"
+		"                       node_exporter's textfile collector (*.prom)\n"
 		"  -w, --watch [SECONDS] print again every SECONDS (default 1) until interrupted\n"
 		"                       (`--watch 5` or `--watch=5`; text on a terminal redraws\n"
 		"                       the screen, into a file or pipe each round is appended)\n"
@@ -373,7 +320,7 @@ enum { OPT_WATCH = 1 };
 struct status_args {
 	bool json, prom, full;
 	double watch;
-	const char *instance, *pin_dir;
+	const char *instance, *pin_dir, *output;
 };
 
 static void status_usage(FILE *f, const void *ctx)
@@ -399,6 +346,7 @@ static int run(int argc, char **argv, bool full)
 	const struct kr_opt opts[] = {
 		KR_OPT_FLAG("json", 'j', &a.json),
 		KR_OPT_FLAG("prometheus", 'P', &a.prom),
+		KR_OPT_STR("output", 'o', &a.output),
 		KR_OPT_CB("watch", 'w', KR_ARG_OPTIONAL_NUM, OPT_WATCH),
 		KR_OPT_STR("instance", 'i', &a.instance),
 		KR_OPT_STR("pin-dir", 'p', &a.pin_dir),
@@ -419,7 +367,11 @@ static int run(int argc, char **argv, bool full)
 		return kr_usage_error("give --instance NAME or --pin-dir DIR, not both");
 	if (a.json && a.prom)
 		return kr_usage_error("give --json or --prometheus, not both");
-	v.fmt = a.json ? FMT_JSON : a.prom ? FMT_PROM : FMT_TEXT;
+	if (a.output && !a.prom)
+		return kr_usage_error("--output goes with --prometheus");
+	if (a.prom)
+		return kr_cli_prom_status(a.instance, a.pin_dir, a.output, a.watch);
+	v.fmt = a.json ? FMT_JSON : FMT_TEXT;
 	if (kr_ops_inst_open(&in, a.instance, a.pin_dir))
 		return 1;
 	if (kr_ops_maps_open(&in, &m)) {
