@@ -4,7 +4,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
-#include "ops_apply.h"
+#include "apply_out.h"
 #include "opts.h"
 
 static void usage(FILE *f)
@@ -46,7 +46,7 @@ static int cmd_apply(int argc, char **argv)
 		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .usage = help };
-	char cfg_inst[KR_OPS_NAME_MAX];
+	struct kr_config *cfg;
 	struct kr_inst in;
 	int err, first = kr_opts_parse(argc, argv, opts, &cmd);
 
@@ -55,15 +55,19 @@ static int cmd_apply(int argc, char **argv)
 	if (!config || first != argc || (instance && pin_dir))
 		return kr_usage_error("expected -c CONFIG (and at most one of --instance, "
 				      "--pin-dir)");
-	if (kr_ops_apply_check(config, cfg_inst, sizeof(cfg_inst)))
+	cfg = kr_cli_config_load(config);
+	if (!cfg)
 		return 1;
-	if (!instance && !pin_dir && cfg_inst[0])
-		instance = cfg_inst;
-	if (kr_ops_inst_open(&in, instance, pin_dir))
+	if (!instance && !pin_dir && cfg->instance)
+		instance = cfg->instance;
+	if (kr_ops_inst_open(&in, instance, pin_dir)) {
+		kr_config_free(cfg);
 		return 1;
-	err = kr_ops_apply(&in, config, &o);
+	}
+	err = kr_cli_apply(&in, config, cfg, &o);
 	kr_ops_inst_close(&in);
-	return err ? 1 : 0;
+	kr_config_free(cfg);
+	return err;
 }
 KR_COMMAND(apply, "apply", "make the data plane route as a config says (idempotent)",
 	   cmd_apply);

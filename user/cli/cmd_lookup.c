@@ -268,6 +268,24 @@ static int line_service(struct lookup_ctx *c, long len)
 	return 0;
 }
 
+/* What the program did with a packet it did not route, and why. */
+static const char *kernel_status_name(uint32_t st)
+{
+	switch (st) {
+	case KR_KEY_TOO_LONG:
+		return "key longer than 255 bytes: outside the kernel's range";
+	case KR_KEY_NOT_FOUND:
+		return "no key in the packet";
+	default:
+		return "bad service";
+	}
+}
+
+static const char *kernel_verdict_name(uint32_t v)
+{
+	return v == 1 ? "drop" : v == 2 ? "pass" : v == 3 ? "tx" : v == 4 ? "redirect" : "aborted";
+}
+
 /* --via-kernel: the columns from the program's trace record. */
 static int line_kernel(struct lookup_ctx *c, long len)
 {
@@ -283,7 +301,7 @@ static int line_kernel(struct lookup_ctx *c, long len)
 	put_key(c, len);
 	if (r.status != KR_KEY_OK) {
 		printf(" %08x policy %s (%s)\n", kr_key_hash(c->key, (size_t)len),
-		       kr_klookup_verdict_name(r.verdict), kr_klookup_status_name(r.status));
+		       kernel_verdict_name(r.verdict), kernel_status_name(r.status));
 		return 0;
 	}
 	if (r.reason != KR_ROUTE_OK && !c->service) {

@@ -6,7 +6,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
-#include "ops_apply.h"
+#include "apply_out.h"
 #include "ops_kernel.h"
 #include "ops_report.h"
 #include "opts.h"
@@ -153,7 +153,7 @@ out:
 
 static int cmd_stage(int argc, char **argv)
 {
-	char cfg_inst[KR_OPS_NAME_MAX];
+	struct kr_config *cfg;
 	struct ring_args a;
 	struct kr_inst in;
 	int rc = parse(argc, argv, usages[KR_OPS_STAGE], true, &a);
@@ -162,14 +162,17 @@ static int cmd_stage(int argc, char **argv)
 		return rc;
 	if (!a.config)
 		return kr_usage_error("expected -c CONFIG (the new version)");
-	if (kr_ops_apply_check(a.config, cfg_inst, sizeof(cfg_inst)))
+	cfg = kr_cli_config_load(a.config);
+	if (!cfg)
 		return 1;
-	if (!a.instance && !a.pin_dir && cfg_inst[0])
-		a.instance = cfg_inst;	/* the rule of apply: the config's "instance" */
-	if (kr_ops_inst_open(&in, a.instance, a.pin_dir))
-		return 1;
-	rc = kr_ops_stage(&in, a.config, a.ring) ? 1 : 0;
-	kr_ops_inst_close(&in);
+	if (!a.instance && !a.pin_dir && cfg->instance)
+		a.instance = cfg->instance;	/* the rule of apply: the config's "instance" */
+	rc = 1;
+	if (!kr_ops_inst_open(&in, a.instance, a.pin_dir)) {
+		rc = kr_cli_stage(&in, cfg, a.ring);
+		kr_ops_inst_close(&in);
+	}
+	kr_config_free(cfg);
 	return rc;
 }
 

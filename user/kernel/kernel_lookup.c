@@ -9,7 +9,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "kernel_lookup.h"
 #include "publish.h"
 #include "keyrouter.skel.h"
@@ -172,23 +172,6 @@ int kr_klookup_key(struct kr_klookup *kl, const uint8_t *key, size_t len,
 	res->walk = t->route.walk;
 	res->backend_id = t->route.backend_id;
 	return 0;
-}
-
-const char *kr_klookup_status_name(uint32_t st)
-{
-	switch (st) {
-	case KR_KEY_TOO_LONG:
-		return "key longer than 255 bytes: outside the kernel's range";
-	case KR_KEY_NOT_FOUND:
-		return "no key in the packet";
-	default:
-		return "bad service";
-	}
-}
-
-const char *kr_klookup_verdict_name(uint32_t v)
-{
-	return v == 1 ? "drop" : v == 2 ? "pass" : v == 3 ? "tx" : v == 4 ? "redirect" : "aborted";
 }
 
 void kr_klookup_close(struct kr_klookup *kl)

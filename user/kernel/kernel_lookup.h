@@ -43,9 +43,6 @@ int kr_klookup_open(struct kr_klookup **out, const struct kr_image *img,
 /* One key through the program. 0, or -1 with err set (the run itself failed). */
 int kr_klookup_key(struct kr_klookup *kl, const uint8_t *key, size_t len,
 		   struct kr_kresult *res, struct kr_err *err);
-/* What the program did with a packet it did not route: "pass" / "drop" / ... and why. */
-const char *kr_klookup_verdict_name(uint32_t verdict);
-const char *kr_klookup_status_name(uint32_t status);
 void kr_klookup_close(struct kr_klookup *kl);
 
 #endif
