@@ -75,8 +75,10 @@ static void diff_merge(struct kr_an_src *s, const struct kr_an_src *both)
 		s->ring = both->ring;
 }
 
-static int diff_opt(struct diff_opts *o, int c, const char *arg, struct kr_err *err)
+/* One option of the table (opts.h callback): 0, or -1 with err for a bad value. */
+static int diff_opt(void *ctx, int c, const char *arg, struct kr_err *err)
 {
+	struct diff_opts *o = ctx;
 	struct kr_an_src *s = &o->both;
 	static const char *const vname[] = { "--version", "--old-version", "--new-version" };
 	static const char *const pname[] = { "--point-multiple", "--old-point-multiple",
@@ -124,12 +126,7 @@ static int diff_opt(struct diff_opts *o, int c, const char *arg, struct kr_err *
 	case OPT_TOP:
 		return kr_an_parse_u32("--top", arg, 0, &o->top, err);
 	}
-	return 1;
-}
-
-static int diff_cb(void *ctx, int id, const char *arg, struct kr_err *err)
-{
-	return diff_opt(ctx, id, arg, err) < 0 ? -1 : 0;
+	return 0;
 }
 
 static int diff_parse(int argc, char **argv, struct diff_opts *o)
@@ -157,7 +154,7 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 		KR_OPT_CB("top", 0, KR_ARG_REQUIRED, OPT_TOP),
 		KR_OPT_END
 	};
-	const struct kr_opts_cmd cmd = { .help = diff_help, .cb = diff_cb, .ctx = o,
+	const struct kr_opts_cmd cmd = { .help = diff_help, .cb = diff_opt, .ctx = o,
 					 .no_args = true };
 	struct kr_err err;
 	int first;

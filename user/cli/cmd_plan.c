@@ -124,8 +124,10 @@ bad:
 		       "'1', '1,2,4' or '1..8'", list);
 }
 
-static int plan_opt(struct plan_opts *o, int c, const char *arg, struct kr_err *err)
+/* One option of the table (opts.h callback): 0, or -1 with err for a bad value. */
+static int plan_opt(void *ctx, int c, const char *arg, struct kr_err *err)
 {
+	struct plan_opts *o = ctx;
 	char *end;
 	uint32_t u;
 
@@ -164,12 +166,7 @@ static int plan_opt(struct plan_opts *o, int c, const char *arg, struct kr_err *
 				       "above 1, e.g. 1.05", arg);
 		return 0;
 	}
-	return 1;
-}
-
-static int plan_cb(void *ctx, int id, const char *arg, struct kr_err *err)
-{
-	return plan_opt(ctx, id, arg, err) < 0 ? -1 : 0;
+	return 0;
 }
 
 static int plan_parse(int argc, char **argv, struct plan_opts *o)
@@ -189,7 +186,7 @@ static int plan_parse(int argc, char **argv, struct plan_opts *o)
 		KR_OPT_CB("json", 0, KR_ARG_NONE, OPT_JSON),
 		KR_OPT_END
 	};
-	const struct kr_opts_cmd cmd = { .help = plan_help, .cb = plan_cb, .ctx = o,
+	const struct kr_opts_cmd cmd = { .help = plan_help, .cb = plan_opt, .ctx = o,
 					 .no_args = true };
 	struct kr_err err;
 	int first;
