@@ -18,6 +18,8 @@ struct kr_config *kr_cli_config_load(const char *path)
 	cfg = kr_config_load(path, &errs);
 	if (!cfg)
 		fputs(errs ? errs : "keyrouter: invalid configuration\n", stderr);
+	else if (cfg->warnings)
+		fputs(cfg->warnings, stderr);	/* e.g. a ring of gigabytes: valid, but meant? */
 	free(errs);
 	return cfg;
 }

@@ -2,7 +2,6 @@
 /* keyrouter backend set ADDR up|down|drain: one map write per server, no rebuild. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "ops.h"
 #include "ops_kernel.h"
 #include "ops_backends.h"
+#include "opts.h"
 
 static void usage(FILE *f)
 {
@@ -127,46 +127,40 @@ static int set_ids(const struct kr_ops_maps *m, int ring_id, const struct target
 	return err;
 }
 
+static void help(FILE *f, const void *ctx)
+{
+	(void)ctx;
+	usage(f);
+}
+
 static int cmd_backend_set(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "ring", required_argument, NULL, 'r' },
-		{ "instance", required_argument, NULL, 'i' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	const char *ring = NULL, *instance = NULL, *pin_dir = NULL;
+	const struct kr_opt opts[] = {
+		KR_OPT_STR("ring", 'r', &ring),
+		KR_OPT_STR("instance", 'i', &instance),
+		KR_OPT_STR("pin-dir", 'p', &pin_dir),
+		KR_OPT_END
+	};
+	const struct kr_opts_cmd cmd = { .usage = help };
 	struct kr_ops_maps m;
 	struct target t;
 	struct kr_inst in;
-	int c, rc = 1, matched = 0, ring_id = -1;
+	int rc = 1, matched = 0, ring_id = -1, optind;
 	__u8 state;
 
-	while ((c = getopt_long(argc, argv, "r:i:p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r': ring = optarg; break;
-		case 'i': instance = optarg; break;
-		case 'p': pin_dir = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind + 2 != argc || (instance && pin_dir)) {
-		pr_warn("keyrouter: backend set: expected ADDR and up|down|drain\n");
-		usage(stderr);
-		return 2;
-	}
-	if (parse_target(argv[optind], &t)) {
-		pr_warn("keyrouter: backend set: bad address '%s': expected ip:port, [v6]:port "
-			"or an IP\n", argv[optind]);
-		return 2;
-	}
-	if (parse_state(argv[optind + 1], &state)) {
-		pr_warn("keyrouter: backend set: bad state '%s': expected up, down or drain\n",
-			argv[optind + 1]);
-		return 2;
-	}
+	optind = kr_opts_parse(argc, argv, opts, &cmd);
+	if (optind < 0)
+		return kr_opts_status(optind);
+	if (optind + 2 != argc || (instance && pin_dir))
+		return kr_usage_error("expected ADDR and up|down|drain (and at most one of "
+				      "--instance, --pin-dir)");
+	if (parse_target(argv[optind], &t))
+		return kr_usage_error("bad address '%s': expected ip:port, [v6]:port or an IP",
+				      argv[optind]);
+	if (parse_state(argv[optind + 1], &state))
+		return kr_usage_error("bad state '%s': expected up, down or drain",
+				      argv[optind + 1]);
 	if (kr_ops_inst_open(&in, instance, pin_dir))
 		return 1;
 	if (kr_ops_maps_open(&in, &m))
@@ -186,6 +180,10 @@ static int cmd_backend_set(int argc, char **argv)
 			argv[optind], ring ? " in ring " : "", ring ? ring : "", in.name);
 		goto out;
 	}
+	if (state != KR_BACKEND_UP)
+		printf("(%s: the failover walk skips it; its keys go to the backend of the next "
+		       "ring point until it is up again)\n", state == KR_BACKEND_DOWN ? "down" :
+		       "drain");
 	rc = 0;
 out:
 	kr_ops_maps_close(&m);

@@ -613,7 +613,9 @@ static const struct kr_ops_subset *member_wanted(const struct kr_ops_units *us,
 
 /* Members of every shared subset (written before the services that name the subsets);
  * members nothing wants any more (removed after the services stopped naming them). */
-static int plan_members(struct planner *pl)
+/* Members of the shared subsets of every unit that has its ids (ring stage: the staged
+ * one only) that kr_subset_members lacks. */
+static int plan_members_add(struct planner *pl)
 {
 	const struct kr_ops_units *us = &pl->p->units;
 	struct kr_apply_plan *p = pl->p;
@@ -633,6 +635,17 @@ static int plan_members(struct planner *pl)
 			p->members_add[p->nmembers_add++] = (struct kr_plan_member){ k, sub->name };
 		}
 	}
+	return 0;
+}
+
+static int plan_members(struct planner *pl)
+{
+	const struct kr_ops_units *us = &pl->p->units;
+	struct kr_apply_plan *p = pl->p;
+	int err = plan_members_add(pl);
+
+	if (err)
+		return err;
 	for (uint32_t i = 0; i < pl->lv->nmembers; i++) {
 		if (member_wanted(us, &pl->lv->members[i]))
 			continue;
@@ -778,7 +791,10 @@ static int plan_stage(struct planner *pl)
 	if (err)
 		return err;
 	mark_after(pl);
-	return plan_backends(pl);
+	err = plan_backends(pl);
+	/* the staged version's ids join the shared subsets now (not at the next apply):
+	 * a migration must find them members */
+	return err ? err : plan_members_add(pl);
 }
 
 static int plan_apply(struct planner *pl)

@@ -345,15 +345,13 @@ static int exec_rings(const struct kr_inst *in, const struct kr_ops_maps *m,
 	return 0;
 }
 
-static int exec_members_services(const struct kr_ops_maps *m, const struct kr_apply_plan *p,
-				 struct kr_err *err)
+/* Members of shared subsets: before the services that use them (apply), with the version
+ * that needs them (ring stage: a migration must find the staged ids members). */
+static int exec_members_add(const struct kr_ops_maps *m, const struct kr_apply_plan *p,
+			    struct kr_err *err)
 {
 	__u32 one = 1;
 
-	for (__u32 i = 0; i < p->ndevices; i++)		/* 4. devices, members */
-		if (bpf_map_update_elem(m->devices, &p->devices[i].ifindex, &p->devices[i].v,
-					BPF_ANY))
-			return fail(err, -errno, "write kr_devices");
 	for (__u32 i = 0; i < p->nmembers_add; i++) {
 		if (bpf_map_update_elem(m->members, &p->members_add[i].k, &one, BPF_ANY)) {
 			int rc = -errno;
@@ -364,6 +362,21 @@ static int exec_members_services(const struct kr_ops_maps *m, const struct kr_ap
 			return rc;
 		}
 	}
+	return 0;
+}
+
+static int exec_members_services(const struct kr_ops_maps *m, const struct kr_apply_plan *p,
+				 struct kr_err *err)
+{
+	int rc;
+
+	for (__u32 i = 0; i < p->ndevices; i++)		/* 4. devices, members */
+		if (bpf_map_update_elem(m->devices, &p->devices[i].ifindex, &p->devices[i].v,
+					BPF_ANY))
+			return fail(err, -errno, "write kr_devices");
+	rc = exec_members_add(m, p, err);
+	if (rc)
+		return rc;
 	for (__u32 i = 0; i < p->nservices; i++) {	/* 5. services */
 		if (bpf_map_update_elem(m->services, &p->services[i].k, &p->services[i].v,
 					BPF_ANY)) {
@@ -409,6 +422,8 @@ int kr_ops_apply_exec(const struct kr_inst *in, const struct kr_ops_maps *m,
 
 	if (!rc)
 		rc = exec_rings(in, m, p, err);
+	if (!rc && p->stage)
+		rc = exec_members_add(m, p, err);
 	if (!rc && !p->stage)
 		rc = exec_members_services(m, p, err);
 	if (!rc && !p->stage)
