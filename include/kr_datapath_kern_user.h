@@ -16,7 +16,10 @@
 #define KR_MAX_RINGS		256	/* ring ids 0..KR_MAX_RINGS-1; two slots each */
 #define KR_MAX_BACKEND_IDS	(1u << 20)	/* global backend ids (all rings) */
 #define KR_MAX_WALK		64	/* failover walk bound, in ring points */
-#define KR_MAX_SUBSET_MEMBERS	(1u << 16)	/* entries of kr_subset_members (no prealloc;
+#define KR_ANY_UP_SCAN		256	/* the walk decides "all down" (rather than "walk
+					 * limit") by scanning at most this many backend table
+					 * entries */
+#define KR_MAX_SUBSET_MEMBERS	(1u << 18)	/* entries of kr_subset_members (no prealloc;
 						 * its bucket array costs 16 bytes each) */
 /* A subset whose expected walk (ring points / subset points) exceeds this gets a dedicated
  * ring instead of sharing its ring's points (docs/operations.md "Subsets"). */
