@@ -225,6 +225,14 @@ static void configure(const char *path)
 		if (bpf_map_update_elem(bpf_map__fd(kr->maps.kr_backends), &id, &b, BPF_ANY))
 			die("kr_backends: %s", strerror(errno));
 	}
+	{	/* as `keyrouter apply` marks it: no port has an exact-VIP service */
+		static struct kr_service_ports sp;
+		uint32_t zero = 0;
+
+		memset(sp.no_exact, 0xff, sizeof(sp.no_exact));
+		if (bpf_map_update_elem(bpf_map__fd(kr->maps.kr_service_ports), &zero, &sp, BPF_ANY))
+			die("kr_service_ports: %s", strerror(errno));
+	}
 	for (uint32_t r = 0; r < 2; r++) {
 		struct kr_service_key k = { .proto = 17, .port = htons(9000 + r) };
 		struct kr_service s = { .ring_id = r, .key_type = KR_KEY_PAYLOAD,
