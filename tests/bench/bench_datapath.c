@@ -9,6 +9,11 @@
  *   (c) limit  (a) + one read of a random element of the ring's image map (as large as the
  *              ring): no lookup can do with less
  *   (b) plain  a plain lower-bound binary search over the image points
+ * and the bare forwarder of build/bench/xdp_forward (tests/bpf/progs/kr_bare_fwd.bpf.c:
+ * parse Ethernet/IPv4/UDP, rewrite the MACs, XDP_TX; same per-run key write), the least a
+ * router can do with the packet.  Printed per size: the lookup's own cost against one
+ * random read, (full - (a)) / ((c) - (a)) (issue 14: <= 1.3 at 1M and 16M), and (a) / bare
+ * (issue 14: <= 1.5).
  * Keys: one Ethernet/IPv4/UDP packet to a `payload` service (the whole 16-byte payload is
  * the key), repeated REPEAT times per test run; every build starts with the same step that
  * writes a per-run counter into the payload's first 4 bytes, so all 2^18 packets of a run
@@ -273,10 +278,9 @@ int main(void)
 		       bad ? " (WARNING: full and plain disagree)" : " (full == plain on 2000 keys)");
 		for (int v = 0; v < NV; v++)
 			printf("  %-26s %7.1f ns/packet\n", vname[v], best[v]);
-		printf("  full / (c) limit   = %.2f   (target <= 2 at 1M and 16M)\n",
+		printf("  full / (c) limit   = %.2f   (totals: both include (a))\n",
 		       best[V_FULL] / best[V_LIMIT]);
-		printf("  (b) plain / full   = %.2f   (target >= 3 at 16M)\n",
-		       best[V_PLAIN] / best[V_FULL]);
+		printf("  (b) plain / full   = %.2f\n", best[V_PLAIN] / best[V_FULL]);
 		printf("  lookup cost over (a): full +%.1f ns, limit +%.1f ns, plain +%.1f ns\n",
 		       best[V_FULL] - best[V_NONE], best[V_LIMIT] - best[V_NONE],
 		       best[V_PLAIN] - best[V_NONE]);
