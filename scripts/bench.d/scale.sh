@@ -69,3 +69,4 @@ echo "ids: one per server; per-ring ids (one per ring and server, before) would 
 	"(kr_backends holds 65536)"
 echo "fixed_MiB: kr_backends (65536 x 40 B) + kr_backend_stats (65536 x (16 B x CPUs + 8 B))" \
 	"+ kr_subset_members (262144 buckets x 16 B, plus its members when subsets share a ring)"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

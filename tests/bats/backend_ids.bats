@@ -75,8 +75,10 @@ M9=02:00:00:00:00:99
 	jq -e '.backends[] | select(.address == "10.0.0.1:53") | .rings == ["a"]' <<< "$output"
 	entries > "$T/before"
 	run -0 $KR_BIN backend set 10.0.0.2:53 down --pin-dir "$D"
-	[ "${#lines[@]}" -eq 1 ]
-	assert_output --regexp '^backend 10\.0\.0\.2:53 \(id [0-9]+, 2 rings\): down$'
+	# one server line, then what down means
+	[ "${#lines[@]}" -eq 2 ]
+	assert_line --index 0 --regexp '^backend 10\.0\.0\.2:53 \(id [0-9]+, 2 rings\): down$'
+	assert_line --index 1 --partial "(down: the failover walk skips it"
 	entries > "$T/after"
 	# exactly one entry differs: that server's state
 	[ "$(diff "$T/before" "$T/after" | grep -c '^>')" -eq 1 ]
@@ -117,7 +119,7 @@ M9=02:00:00:00:00:99
 	[ "$(printf '%s\n' "${lines[@]}" | grep -c ' 10.0.0.1:53 ')" -eq 2 ]
 	assert_line --regexp '^[0-9]+ 10\.0\.0\.3:53 02:00:00:00:00:03 state 1$'
 	run -0 $KR_BIN backend set 10.0.0.1:53 down --pin-dir "$D"
-	[ "${#lines[@]}" -eq 2 ]
+	[ "${#lines[@]}" -eq 3 ]	# two servers, then what down means
 	# a server that leaves every ring is released
 	cfg "$T/d.json" "a:10.0.0.1/$M1,10.0.0.2/$M2" "b:10.0.0.1/$M1"
 	run -0 $KR_BIN apply --pin-dir "$D" -c "$T/d.json"

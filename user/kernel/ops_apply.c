@@ -14,6 +14,7 @@
 #include "log.h"
 #include "ops_apply.h"
 #include "ops_backends.h"
+#include "ops_ports.h"
 #include "ops_publish.h"
 #include "ops_quic_lb.h"
 #include "util.h"
@@ -378,7 +379,12 @@ static int exec_members_services(const struct kr_ops_maps *m, const struct kr_ap
 	rc = exec_members_add(m, p, err);
 	if (rc)
 		return rc;
-	for (__u32 i = 0; i < p->nservices; i++) {	/* 5. services */
+	/* 5. services, between the two writes of kr_service_ports (ops_ports.h) */
+	rc = kr_ops_service_ports_clear(m->service_ports, p->services ? &p->services[0].k : NULL,
+					p->nservices, sizeof(p->services[0]));
+	if (rc)
+		return fail(err, rc, "write " KR_MAP_SERVICE_PORTS);
+	for (__u32 i = 0; i < p->nservices; i++) {
 		if (bpf_map_update_elem(m->services, &p->services[i].k, &p->services[i].v,
 					BPF_ANY)) {
 			int rc = -errno;
@@ -391,6 +397,9 @@ static int exec_members_services(const struct kr_ops_maps *m, const struct kr_ap
 	for (__u32 i = 0; i < p->nservices_del; i++)
 		if (bpf_map_delete_elem(m->services, &p->services_del[i]) && errno != ENOENT)
 			return fail(err, -errno, "remove a service");
+	rc = kr_ops_service_ports_sync(m->service_ports, m->services);
+	if (rc)
+		return fail(err, rc, "write " KR_MAP_SERVICE_PORTS);
 	return 0;
 }
 
