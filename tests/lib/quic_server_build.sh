@@ -106,7 +106,7 @@ ensure_deb_src() {
 		if [ -s "$l.new" ]; then mv "$l.new" "$l"; else rm -f "$l.new"; fi
 	fi
 	[ -e "$f" ] || [ -e "$l" ] || die "no Debian archive among apt's sources to add deb-src for"
-	echo "quic_server_build: added deb-src entries ($f $l), apt-get update" >&2
+	echo "quic_server_build: added deb-src entries ($(ls "$f" "$l" 2>/dev/null | tr '\n' ' ')), apt-get update" >&2
 	apt_update || die "apt-get update failed (see $log)"
 	apt-cache showsrc ngtcp2 2>/dev/null | grep -q '^Package: ngtcp2$' ||
 		die "apt knows no source package ngtcp2 after adding deb-src entries"
