@@ -140,3 +140,6 @@ clean:
 	rm -rf $(OUT)
 
 -include $(wildcard $(OUT)/user/*.d $(OUT)/tests/*.d $(OUT)/bench/*.d $(OUT)/bpf/*.d $(OUT)/fuzz/*.d)
+
+# The QUIC-LB codec test checks AES-128 against nettle (an independent implementation).
+$(OUT)/tests/test_quic_lb: LDLIBS += -lnettle

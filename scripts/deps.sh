@@ -3,7 +3,7 @@
 # Idempotent and quiet when everything is there.  Set KR_NO_APT=1 to only report.
 set -eu
 pkgs=(
-	make gcc clang llvm pkg-config
+	make gcc clang llvm pkg-config nettle-dev
 	libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev libjansson-dev
 	bats bats-assert bats-support
 	iproute2 jq
