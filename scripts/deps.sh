@@ -12,7 +12,7 @@ pkgs=(
 	# the QUIC-LB server of the end-to-end tests: ngtcp2's example server from Debian's
 	# source package, built against Debian's libraries (tests/lib/quic_server_build.sh)
 	g++ dpkg-dev patch libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev libev-dev
-	libgnutls28-dev
+	libgnutls28-dev python3-cryptography
 	ethtool openssl python3
 	# sanitizers, fuzzing, leak checks
 	libclang-rt-14-dev valgrind
