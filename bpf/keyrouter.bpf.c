@@ -3,6 +3,7 @@
  * keyrouter data path: an XDP program and a TC (clsact ingress) program sharing one core.
  *
  *   parse (Ethernet, VLANs, IPv4/IPv6, UDP) -> service lookup -> key extraction -> crc32
+ *   -> [quic + QUIC-LB: server ID in the DCID -> its backend, kr_quic_lb_stage.h]
  *   -> ring stage (slot, bucket lookup, failover walk: kr_ring.h) -> forward -> counters
  *
  * Each stage is a small function returning a verdict or KR_ACT_CONTINUE.  The parser and
@@ -14,6 +15,7 @@
  * service that cannot be routed follows the service's policy (pass or drop); every
  * packet is counted in kr_counters (seen, and one of passed / routed / dropped).
  */
+#define KR_QLB_BPF_GLOBAL_AES 1	/* AES-128 as one global function (kr_quic_lb.h) */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "keyrouter_kern_user.h"
@@ -35,6 +37,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * verifier removes the tracing code. */
 const volatile __u32 kr_cfg_trace = 0;
 struct kr_trace kr_trace_last = {};
+
+#include "kr_quic_lb_stage.h"	/* after kr_cfg_trace: the QUIC-LB stage traces too */
 
 #define TC_ACT_OK	0
 #define TC_ACT_SHOT	2
@@ -279,6 +283,22 @@ static __always_inline int kr_stage_ring(struct kr_state *st)
 	return kr_policy(st, st->svc.policy_no_route, &st->cnt->dropped_no_route);
 }
 
+/* QUIC-LB (kr_quic_lb_stage.h): true when the DCID's server ID chose the backend (no
+ * ring lookup); false: the ring decides, on the DCID hashed by kr_stage_key. */
+static __always_inline bool kr_stage_quic_lb(struct kr_state *st)
+{
+	__u32 wlen;
+
+	if (st->svc.key_type != KR_KEY_QUIC || !(st->svc.flags & KR_SVC_F_QUIC_LB))
+		return false;
+	wlen = kr_key_window(&st->svc, &st->pkt);
+	if (kr_quic_lb(st->s, wlen, st->svc.qlb_id | (__u32)st->svc.qlb_tag << 16,
+		       &st->route) != KR_QLB_ROUTED)
+		return false;
+	kr_trace(st, KR_ROUTE_OK);
+	return true;
+}
+
 static __always_inline int kr_stage_forward(void *ctx, const bool xdp, struct kr_state *st)
 {
 	__u32 id = st->route.backend_id;
@@ -344,9 +364,11 @@ static __always_inline int kr_core(void *ctx, const bool xdp)
 	act = kr_stage_key(ctx, xdp, &st);
 	if (act != KR_ACT_CONTINUE)
 		return act;
-	act = kr_stage_ring(&st);
-	if (act != KR_ACT_CONTINUE)
-		return act;
+	if (!kr_stage_quic_lb(&st)) {
+		act = kr_stage_ring(&st);
+		if (act != KR_ACT_CONTINUE)
+			return act;
+	}
 	return kr_stage_forward(ctx, xdp, &st);
 }
 

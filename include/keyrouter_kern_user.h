@@ -137,6 +137,8 @@ enum kr_policy {
 #define KR_SVC_F_KEYED_HASH	(1u << 1)	/* key hash = SipHash-1-3 with the secret of
 						 * map kr_hash_key (kr_siphash.h), not crc32:
 						 * NOT pingora/nginx-compatible placement */
+#define KR_SVC_F_QUIC_LB	(1u << 2)	/* quic: route CIDs carrying a server ID by it
+						 * (QUIC-LB, kr_quic_lb_kern_user.h) before the ring */
 
 /* Services map key.  A wildcard entry for a port has family 0 and an all-zero address;
  * it matches any destination address (v4 and v6) the exact entries do not. */
@@ -158,8 +160,14 @@ struct kr_service {
 	__u8 quic_cid_len;	/* quic: DCID length of short-header packets (1..20) */
 	__u8 payload_delim;	/* payload: delimiter byte (with KR_SVC_F_PAYLOAD_DELIM) */
 	__u8 flags;		/* KR_SVC_F_* */
-	__u16 payload_off;	/* payload: first key byte (0..KR_MAX_PAYLOAD_OFFSET) */
-	__u16 payload_len;	/* payload: key length; 0 = up to the delimiter / the end */
+	union {
+		__u16 payload_off;	/* payload: first key byte (0..KR_MAX_PAYLOAD_OFFSET) */
+		__u16 qlb_id;		/* quic + KR_SVC_F_QUIC_LB: QUIC-LB id (kr_quic_lb_kern_user.h) */
+	};
+	union {
+		__u16 payload_len;	/* payload: key length; 0 = up to the delimiter / the end */
+		__u16 qlb_tag;		/* quic + KR_SVC_F_QUIC_LB: tag of its QUIC-LB entries */
+	};
 	__u8 tun_src4[4];	/* ipip: outer IPv4 source */
 	__u8 tun_src6[16];	/* ipip: outer IPv6 source */
 	__u32 subset_id;	/* 0: the whole ring; else only the backends of kr_subset_members */
@@ -224,5 +232,8 @@ enum kr_key_status {
 	KR_KEY_TOO_LONG = 2,
 	KR_KEY_BAD_SERVICE = 3,
 };
+
+/* QUIC-LB maps, counters and trace (part of the data path's maps and .bss). */
+#include "kr_quic_lb_kern_user.h"
 
 #endif /* KEYROUTER_KERN_USER_H */

@@ -77,7 +77,8 @@ struct kr_qlb_conf {
 	__u8 nonce_len;		/* 4..18 */
 	__u8 su_len;		/* server-use octets after the nonce (0..) */
 	__u8 mode;		/* enum kr_qlb_mode (derived: kr_qlb_conf_init) */
-	__u8 pad[3];
+	__u8 pad;
+	__u16 tag;		/* keyrouter: the owning service's tag (kr_quic_lb_kern_user.h) */
 	struct kr_aes128 aes;	/* round keys (mode != PLAINTEXT) */
 };
 _Static_assert(sizeof(struct kr_qlb_conf) == 360, "kr_qlb_conf layout");
@@ -230,6 +231,28 @@ KR_QLB_UNROLL
 	kr_aes_put32(out + 12, t3 ^ rk[43]);
 }
 
+/* The four-pass rounds call the block cipher through KR_QLB_ENC.  A BPF program that
+ * defines KR_QLB_BPF_GLOBAL_AES before including this header gets it as one global
+ * function (verified once, its code once instead of four inlined copies). */
+#if defined(__bpf__) && defined(KR_QLB_BPF_GLOBAL_AES)
+struct kr_aes_block {
+	__u8 b[16];
+};
+
+__noinline int kr_aes128_encrypt_block(const struct kr_aes128 *k, const struct kr_aes_block *in,
+				       struct kr_aes_block *out)
+{
+	if (!k || !in || !out)
+		return -1;
+	kr_aes128_encrypt(k, in->b, out->b);
+	return 0;
+}
+#define KR_QLB_ENC(k, in, out)                                                              \
+	kr_aes128_encrypt_block((k), (const struct kr_aes_block *)(in), (struct kr_aes_block *)(out))
+#else
+#define KR_QLB_ENC(k, in, out) kr_aes128_encrypt((k), (in), (out))
+#endif
+
 /* ---- configuration -------------------------------------------------------------- */
 
 /* Fill a config; key NULL = plaintext.  0, or -1 when the lengths are out of range
@@ -308,7 +331,7 @@ static __always_inline void kr_qlb_round(const struct kr_qlb_conf *c, struct kr_
 
 	if (index & 1) {
 		w->l[15] = index;
-		kr_aes128_encrypt(&c->aes, w->l, w->blk);
+		KR_QLB_ENC(&c->aes, w->l, w->blk);
 KR_QLB_UNROLL
 		for (i = 0; i < 16; i++)
 			if (i < half)
@@ -317,7 +340,7 @@ KR_QLB_UNROLL
 			w->r[0] &= 0x0f;
 	} else {
 		w->r[15] = index;
-		kr_aes128_encrypt(&c->aes, w->r, w->blk);
+		KR_QLB_ENC(&c->aes, w->r, w->blk);
 KR_QLB_UNROLL
 		for (i = 0; i < 16; i++)
 			if (i < half)

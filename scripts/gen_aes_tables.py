@@ -41,7 +41,7 @@ td0 = [(gmul(s, 14) << 24) | (gmul(s, 9) << 16) | (gmul(s, 13) << 8) | gmul(s, 1
 
 
 def table(ctype, name, vals, fmt, per):
-    out = [f"static const {ctype} {name}[256] = {{"]
+    out = [f"static const {ctype} {name}[256] __attribute__((unused)) = {{"]
     for i in range(0, 256, per):
         out.append("\t" + ", ".join(fmt % v for v in vals[i:i + per]) + ",")
     out.append("};")

@@ -611,8 +611,86 @@ static void parse_tags(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 	pop(c);
 }
 
+/* "quic_lb_server_ids": {"<rotation 0..6>": "hex" or ["hex", ...]}: the backend's
+ * QUIC-LB server IDs; checked against the services' configurations in
+ * check_service_quic_lb(). */
+static int qlb_sid_add(struct ctx *c, struct kr_cfg_backend *b, unsigned cr, json_t *v)
+{
+	struct kr_cfg_qlb_sid *n, *e;
+	const char *h;
+	size_t len;
+
+	if (!json_is_string(v)) {
+		cerr(c, "expected a server ID in hex (1..15 octets), got %s", jtype(v));
+		return -1;
+	}
+	h = json_string_value(v);
+	len = strlen(h);
+	n = realloc(b->qlb_sids, (b->nqlb_sids + 1) * sizeof(*n));
+	if (!n) {
+		cerr(c, "out of memory");
+		return -1;
+	}
+	b->qlb_sids = n;
+	e = &n[b->nqlb_sids];
+	memset(e, 0, sizeof(*e));
+	if (len == 0 || len % 2 || len / 2 > KR_QLB_MAX_SID_LEN) {
+		cerr(c, "'%s': a server ID is 1..15 octets in hex (2..30 hex digits)", h);
+		return -1;
+	}
+	for (size_t i = 0; i < len; i += 2) {
+		int hi = kr_hexval(h[i]), lo = kr_hexval(h[i + 1]);
+
+		if (hi < 0 || lo < 0) {
+			cerr(c, "'%s': not hex (a server ID is 1..15 octets in hex, e.g. \"0a01\")", h);
+			return -1;
+		}
+		e->id[i / 2] = (uint8_t)(hi << 4 | lo);
+	}
+	e->cr = (uint8_t)cr;
+	e->len = (uint8_t)(len / 2);
+	for (uint32_t i = 0; i < b->nqlb_sids; i++)
+		if (b->qlb_sids[i].cr == cr && b->qlb_sids[i].len == e->len &&
+		    !memcmp(b->qlb_sids[i].id, e->id, e->len)) {
+			cerr(c, "'%s': listed twice for config rotation %u", h, cr);
+			return -1;
+		}
+	b->nqlb_sids++;
+	return 0;
+}
+
+static void parse_qlb_sids(struct ctx *c, json_t *o, struct kr_cfg_backend *b)
+{
+	const char *k;
+	json_t *m, *v, *x;
+	size_t i;
+
+	if (get_obj(c, o, "quic_lb_server_ids", &m))
+		return;
+	push_key(c, "quic_lb_server_ids");
+	json_object_foreach(m, k, v) {
+		push_key(c, k);
+		if (!(k[0] >= '0' && k[0] <= '6' && k[1] == 0)) {
+			nerr(c, "'%s' is not a config rotation: expected \"0\"..\"6\" (the "
+			     "\"config_rotation\" of a quic_lb configuration of the service)", k);
+		} else if (json_is_array(v)) {
+			if (json_array_size(v) == 0)
+				cerr(c, "expected at least one server ID");
+			json_array_foreach(v, i, x) {
+				push_idx(c, i);
+				qlb_sid_add(c, b, (unsigned)(k[0] - '0'), x);
+				pop(c);
+			}
+		} else {
+			qlb_sid_add(c, b, (unsigned)(k[0] - '0'), v);
+		}
+		pop(c);
+	}
+	pop(c);
+}
+
 static const char *const backend_fields[] = {
-	"address", "weight", "mac", "dev", "ifindex", "tags", "state", NULL,
+	"address", "weight", "mac", "dev", "ifindex", "tags", "state", "quic_lb_server_ids", NULL,
 };
 static const char *const state_names[] = { "up", "down", "drain", NULL };
 
@@ -660,6 +738,7 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 	parse_tags(c, o, r, b);
 	if (!get_enum(c, o, "state", state_names, &e))
 		b->state = states[e];
+	parse_qlb_sids(c, o, b);
 }
 
 static int sa_cmp_idx(const void *a, const void *b, void *arg)
@@ -875,7 +954,8 @@ static void parse_rings(struct ctx *c, json_t *root)
 /* ---- services --------------------------------------------------------------------- */
 
 static const char *const service_fields[] = {
-	"name", "vip", "port", "protocol", "key", "ring", "subset", "forward", "policy", NULL,
+	"name", "vip", "port", "protocol", "key", "ring", "subset", "forward", "policy",
+	"quic_lb", NULL,
 };
 static const char *const key_type_names[] = {	/* index + 1 = enum kr_key_type */
 	"tuple", "payload", "dns", "memcache", "quic", NULL,
@@ -1093,6 +1173,185 @@ static void check_service_ring(struct ctx *c, struct kr_cfg_service *s, uint32_t
 		     "'%s' has IPv6 backends", r->name);
 }
 
+/* ---- QUIC-LB (docs/quic.md) -------------------------------------------------------- */
+
+static int load_key_file(struct ctx *c, const char *field, const char *given, uint8_t out[16],
+			 char **resolved);
+
+static const char *const qlb_fields[] = {
+	"config_rotation", "server_id_length", "nonce_length", "server_use_length", "key_file",
+	NULL,
+};
+
+/* "quic_lb": [{"config_rotation": 0..6, "server_id_length": 1..15, "nonce_length": 4..18,
+ * "server_use_length": 0.., "key_file": "..."}, ...]: at most 7, one per rotation. */
+static void parse_quic_lb(struct ctx *c, json_t *svc, struct kr_cfg_service *s)
+{
+	json_t *arr, *o;
+	size_t i, n;
+
+	if (get_array(c, svc, "quic_lb", &arr))
+		return;
+	if (s->key.type && s->key.type != KR_KEY_QUIC) {
+		kerr(c, "quic_lb", "QUIC-LB needs \"key\": {\"type\": \"quic\", ...}: this "
+		     "service's key is %s", kr_key_type_name(s->key.type));
+		return;
+	}
+	n = json_array_size(arr);
+	if (n == 0 || n > KR_QLB_MAX_CONFIGS) {
+		kerr(c, "quic_lb", "%zu configurations: expected 1..%d (config rotations 0..6)", n,
+		     KR_QLB_MAX_CONFIGS);
+		return;
+	}
+	s->qlb = calloc(n, sizeof(*s->qlb));
+	if (!s->qlb) {
+		cerr(c, "out of memory");
+		return;
+	}
+	push_key(c, "quic_lb");
+	json_array_foreach(arr, i, o) {
+		struct kr_cfg_qlb *q = &s->qlb[s->nqlb];
+		uint64_t cr = 0, sl = 0, nl = 0, su = 0;
+		const char *kf;
+		int bad = 0;
+
+		push_idx(c, i);
+		if (!json_is_object(o)) {
+			cerr(c, "expected a QUIC-LB configuration {\"config_rotation\": 0..6, "
+			     "\"server_id_length\": 1..15, \"nonce_length\": 4..18, ...}, got %s",
+			     jtype(o));
+			pop(c);
+			continue;
+		}
+		check_fields(c, o, qlb_fields, "a QUIC-LB configuration");
+		bad |= need(c, get_uint(c, o, "config_rotation", 0, KR_QLB_MAX_CONFIGS - 1, &cr),
+			    "config_rotation", "0..6 (the top 3 bits of the CID's first octet; 7 "
+			    "marks unroutable CIDs)") != 0;
+		bad |= need(c, get_uint(c, o, "server_id_length", KR_QLB_MIN_SID_LEN,
+					KR_QLB_MAX_SID_LEN, &sl), "server_id_length",
+			    "the server ID length in octets, 1..15") != 0;
+		bad |= need(c, get_uint(c, o, "nonce_length", KR_QLB_MIN_NONCE_LEN,
+					KR_QLB_MAX_NONCE_LEN, &nl), "nonce_length",
+			    "the nonce length in octets, 4..18") != 0;
+		bad |= get_uint(c, o, "server_use_length", 0, KR_QLB_MAX_PLAIN_LEN -
+				KR_QLB_MIN_SID_LEN - KR_QLB_MIN_NONCE_LEN, &su) < 0;
+		if (!bad && sl + nl + su > KR_QLB_MAX_PLAIN_LEN) {
+			char sus[40] = "";
+
+			if (su)
+				snprintf(sus, sizeof(sus), " + server_use_length %u", (unsigned)su);
+			cerr(c, "server_id_length %u + nonce_length %u%s = %u octets after the "
+			     "first: the connection ID would be %u octets, QUIC allows 20 (at most "
+			     "19 after the first octet)", (unsigned)sl, (unsigned)nl, sus,
+			     (unsigned)(sl + nl + su), (unsigned)(1 + sl + nl + su));
+			bad = 1;
+		}
+		for (uint32_t j = 0; !bad && j < s->nqlb; j++)
+			if (s->qlb[j].cr == cr) {
+				kerr(c, "config_rotation", "config rotation %u is configured twice "
+				     "in this service", (unsigned)cr);
+				bad = 1;
+			}
+		if (!get_str(c, o, "key_file", &kf)) {
+			if (load_key_file(c, "key_file", kf, q->key, &q->key_file) == 0)
+				q->has_key = true;
+			else
+				bad = 1;
+		}
+		if (!bad) {
+			q->cr = (uint8_t)cr;
+			q->sid_len = (uint8_t)sl;
+			q->nonce_len = (uint8_t)nl;
+			q->su_len = (uint8_t)su;
+			s->nqlb++;
+		} else {
+			free(q->key_file);
+			memset(q, 0, sizeof(*q));
+		}
+		pop(c);
+	}
+	pop(c);
+}
+
+/* An error at rings[ri].backends[bi].quic_lb_server_ids.<cr>, from anywhere. */
+static void qlb_sid_err(struct ctx *c, uint32_t ri, uint32_t bi, unsigned cr, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void qlb_sid_err(struct ctx *c, uint32_t ri, uint32_t bi, unsigned cr, const char *fmt, ...)
+{
+	struct seg saved[CFG_MAX_DEPTH];
+	int depth = c->depth;
+	char k[2] = { (char)('0' + cr), 0 };
+	va_list ap;
+
+	memcpy(saved, c->path, sizeof(saved));
+	c->depth = 0;
+	push_key(c, "rings");
+	push_idx(c, ri);
+	push_key(c, "backends");
+	push_idx(c, bi);
+	push_key(c, "quic_lb_server_ids");
+	push_key(c, k);
+	va_start(ap, fmt);
+	verr(c, false, fmt, ap);
+	va_end(ap);
+	memcpy(c->path, saved, sizeof(saved));
+	c->depth = depth;
+}
+
+static void qlb_hex(const uint8_t *p, unsigned n, char *out)
+{
+	for (unsigned i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", p[i]);
+	out[2 * n] = 0;
+}
+
+/* The server IDs of the service's backends fit its configurations and are unique. */
+static void check_service_quic_lb(struct ctx *c, struct kr_cfg_service *s, uint32_t ri)
+{
+	const struct kr_cfg_ring *r = &c->cfg->rings[ri];
+	char h[32];
+
+	if (!s->nqlb)
+		return;
+	for (uint32_t i = 0; i < r->nbackends; i++) {
+		const struct kr_cfg_backend *b = &r->backends[i];
+
+		if (!kr_cfg_in_subset(s, b))
+			continue;
+		for (uint32_t k = 0; k < b->nqlb_sids; k++) {
+			const struct kr_cfg_qlb_sid *e = &b->qlb_sids[k];
+			const struct kr_cfg_qlb *q = kr_cfg_qlb_find(s, e->cr);
+
+			qlb_hex(e->id, e->len, h);
+			if (!q) {
+				qlb_sid_err(c, ri, i, e->cr, "server ID '%s' for config rotation %u: "
+					    "service '%s' (on this ring) has no quic_lb configuration "
+					    "with \"config_rotation\": %u", h, e->cr, s->name, e->cr);
+				continue;
+			}
+			if (e->len != q->sid_len) {
+				qlb_sid_err(c, ri, i, e->cr, "server ID '%s' is %u octets: config "
+					    "rotation %u of service '%s' has \"server_id_length\": %u",
+					    h, e->len, e->cr, s->name, q->sid_len);
+				continue;
+			}
+			for (uint32_t j = 0; j < i; j++) {
+				const struct kr_cfg_backend *o = &r->backends[j];
+
+				if (!kr_cfg_in_subset(s, o))
+					continue;
+				for (uint32_t m = 0; m < o->nqlb_sids; m++)
+					if (o->qlb_sids[m].cr == e->cr && o->qlb_sids[m].len == e->len &&
+					    !memcmp(o->qlb_sids[m].id, e->id, e->len))
+						qlb_sid_err(c, ri, i, e->cr, "duplicate server ID '%s' "
+							    "for config rotation %u (also rings[%u]."
+							    "backends[%u]): a server ID names one backend",
+							    h, e->cr, ri, j);
+			}
+		}
+	}
+}
+
 static void parse_service(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 {
 	const char *v;
@@ -1124,8 +1383,11 @@ static void parse_service(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 	parse_subset(c, o, s, ri >= 0 ? &c->cfg->rings[ri] : NULL);
 	parse_forward(c, o, s);
 	parse_policy(c, o, s);
+	parse_quic_lb(c, o, s);
 	if (ri >= 0 && (int)c->nerr == errs)
 		check_service_ring(c, s, (uint32_t)ri);
+	if (ri >= 0 && (int)c->nerr == errs)
+		check_service_quic_lb(c, s, (uint32_t)ri);
 }
 
 /* Two services on the same (address, port, protocol); "*" overlaps both wildcards. */
@@ -1186,10 +1448,13 @@ static void parse_services(struct ctx *c, json_t *root)
 static const char *const top_fields[] = { "instance", "hash", "rings", "services", NULL };
 static const char *const hash_fields[] = { "function", "secret_file", NULL };
 
-/* The keyed-hash secret: a regular file, not readable or writable by group/others, owned
- * by root or by us, holding 32 hex digits (blanks around them allowed).  Messages never
- * quote the content. */
-static void load_secret(struct ctx *c, const char *given)
+/* A 128-bit key file (the keyed-hash secret, QUIC-LB keys): a regular file, not readable
+ * or writable by group/others, owned by root or by us, holding 32 hex digits (blanks around
+ * them allowed); relative paths are relative to the configuration's directory.  Messages
+ * (about member `field`) never quote the content.  0, or -1 (reported).  *resolved: the
+ * path (malloc'd), for config show. */
+static int load_key_file(struct ctx *c, const char *field, const char *given, uint8_t out[16],
+			 char **resolved)
 {
 	char path[4096], buf[128];
 	const char *slash = strrchr(c->file, '/');
@@ -1201,30 +1466,34 @@ static void load_secret(struct ctx *c, const char *given)
 		snprintf(path, sizeof(path), "%s", given);
 	else
 		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - c->file), c->file, given);
-	c->cfg->hash.secret_file = strdup(path);	/* config show: the resolved path */
+	int ret = -1;
+
+	free(*resolved);
+	*resolved = strdup(path);	/* config show: the resolved path */
+	memset(out, 0, 16);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		kerr(c, "secret_file", "couldn't open '%s': %s", path, strerror(errno));
-		return;
+		kerr(c, field, "couldn't open '%s': %s", path, strerror(errno));
+		return -1;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		kerr(c, "secret_file", "'%s' is not a regular file", path);
+		kerr(c, field, "'%s' is not a regular file", path);
 		goto out;
 	}
 	if (st.st_mode & 077) {
-		kerr(c, "secret_file", "'%s' has mode %04o: a secret must not be readable or "
+		kerr(c, field, "'%s' has mode %04o: a secret must not be readable or "
 		     "writable by group or others (chmod 600 '%s')", path,
 		     (unsigned)(st.st_mode & 07777), path);
 		goto out;
 	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		kerr(c, "secret_file", "'%s' is owned by uid %u: expected root or uid %u", path,
+		kerr(c, field, "'%s' is owned by uid %u: expected root or uid %u", path,
 		     (unsigned)st.st_uid, (unsigned)geteuid());
 		goto out;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	if (n < 0) {
-		kerr(c, "secret_file", "couldn't read '%s': %s", path, strerror(errno));
+		kerr(c, field, "couldn't read '%s': %s", path, strerror(errno));
 		goto out;
 	}
 	for (ssize_t i = 0; i < n; i++) {
@@ -1238,15 +1507,25 @@ static void load_secret(struct ctx *c, const char *given)
 			k = -1;
 			break;
 		}
-		c->cfg->hash.secret[k / 2] = (uint8_t)(c->cfg->hash.secret[k / 2] << 4 | v);
+		out[k / 2] = (uint8_t)(out[k / 2] << 4 | v);
 		k++;
 	}
-	if (k != 32)
-		kerr(c, "secret_file", "'%s': expected exactly 32 hex digits (a 128-bit secret, "
+	if (k != 32) {
+		kerr(c, field, "'%s': expected exactly 32 hex digits (a 128-bit secret, "
 		     "e.g. from: head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n')", path);
+		memset(out, 0, 16);
+	} else {
+		ret = 0;
+	}
 	memset(buf, 0, sizeof(buf));
 out:
 	close(fd);
+	return ret;
+}
+
+static void load_secret(struct ctx *c, const char *given)
+{
+	load_key_file(c, "secret_file", given, c->cfg->hash.secret, &c->cfg->hash.secret_file);
 }
 
 static void parse_hash(struct ctx *c, json_t *root)
@@ -1418,6 +1697,8 @@ void kr_config_free(struct kr_config *cfg)
 		return;
 	for (uint32_t i = 0; i < cfg->nrings; i++) {
 		free(cfg->rings[i].name);
+		for (uint32_t b = 0; b < cfg->rings[i].nbackends; b++)
+			free(cfg->rings[i].backends[b].qlb_sids);
 		free(cfg->rings[i].backends);
 		for (uint32_t t = 0; t < cfg->rings[i].ntags; t++)
 			free(cfg->rings[i].tags[t]);
@@ -1427,6 +1708,11 @@ void kr_config_free(struct kr_config *cfg)
 		for (uint32_t t = 0; t < cfg->services[i].nsubset; t++)
 			free(cfg->services[i].subset[t]);
 		free(cfg->services[i].subset);
+		for (uint32_t q = 0; q < cfg->services[i].nqlb; q++) {
+			free(cfg->services[i].qlb[q].key_file);
+			memset(cfg->services[i].qlb[q].key, 0, 16);
+		}
+		free(cfg->services[i].qlb);
 	}
 	free(cfg->rings);
 	free(cfg->services);
@@ -1497,6 +1783,26 @@ static json_t *backend_json(const struct kr_cfg_ring *r, const struct kr_cfg_bac
 		if (b->tags & (1ull << t))
 			json_array_append_new(tags, json_string(r->tags[t]));
 	json_object_set_new(o, "tags", tags);
+	if (b->nqlb_sids) {
+		json_t *m = json_object();
+		char h[32], k[2] = { 0, 0 };
+
+		for (unsigned cr = 0; cr < KR_QLB_MAX_CONFIGS; cr++) {
+			json_t *a = json_array();
+
+			for (uint32_t i = 0; i < b->nqlb_sids; i++)
+				if (b->qlb_sids[i].cr == cr) {
+					qlb_hex(b->qlb_sids[i].id, b->qlb_sids[i].len, h);
+					json_array_append_new(a, json_string(h));
+				}
+			k[0] = (char)('0' + cr);
+			if (json_array_size(a))
+				json_object_set_new(m, k, a);
+			else
+				json_decref(a);
+		}
+		json_object_set_new(o, "quic_lb_server_ids", m);
+	}
 	return o;
 }
 
@@ -1568,6 +1874,22 @@ static json_t *service_json(const struct kr_config *cfg, const struct kr_cfg_ser
 	json_object_set_new(p, "key_too_long", json_string(pol[s->policy.key_too_long & 1]));
 	json_object_set_new(p, "all_down", json_string(pol[s->policy.all_down & 1]));
 	json_object_set_new(o, "policy", p);
+	if (s->nqlb) {
+		json_t *a = json_array();
+
+		for (uint32_t i = 0; i < s->nqlb; i++) {
+			json_t *q = json_object();
+
+			json_object_set_new(q, "config_rotation", json_integer(s->qlb[i].cr));
+			json_object_set_new(q, "server_id_length", json_integer(s->qlb[i].sid_len));
+			json_object_set_new(q, "nonce_length", json_integer(s->qlb[i].nonce_len));
+			json_object_set_new(q, "server_use_length", json_integer(s->qlb[i].su_len));
+			if (s->qlb[i].has_key)	/* the key stays in its file */
+				json_object_set_new(q, "key_file", json_string(s->qlb[i].key_file));
+			json_array_append_new(a, q);
+		}
+		json_object_set_new(o, "quic_lb", a);
+	}
 	return o;
 }
 

@@ -36,6 +36,24 @@
 /* enum kr_fwd_mode (KR_FWD_L2, KR_FWD_IPIP) and enum kr_policy (KR_POLICY_PASS, _DROP)
  * are the data path's, in keyrouter_kern_user.h. */
 
+/* A server ID of a backend for one QUIC-LB config rotation ("quic_lb_server_ids"). */
+struct kr_cfg_qlb_sid {
+	uint8_t cr;			/* config rotation 0..6 */
+	uint8_t len;			/* 1..15 */
+	uint8_t id[15];
+};
+
+/* One QUIC-LB configuration of a quic service ("quic_lb", docs/quic.md). */
+struct kr_cfg_qlb {
+	uint8_t cr;			/* config rotation 0..6 */
+	uint8_t sid_len;		/* 1..15 */
+	uint8_t nonce_len;		/* 4..18 */
+	uint8_t su_len;			/* server-use octets (0..) */
+	bool has_key;			/* keyed (single/four pass), else plaintext */
+	uint8_t key[16];		/* never printed */
+	char *key_file;			/* resolved path (config show) */
+};
+
 struct kr_cfg_backend {
 	struct kr_sockaddr addr;	/* ip + port (engine's parser, user/core/addr.h) */
 	uint32_t weight;		/* 0 = drained: no points */
@@ -45,6 +63,8 @@ struct kr_cfg_backend {
 	char dev[KR_CFG_IFNAMSIZ];	/* l2 egress device name ("" = not given) */
 	uint32_t ifindex;		/* l2 egress ifindex (0 = not given / resolve dev) */
 	uint64_t tags;			/* bit i set = carries ring->tags[i] */
+	struct kr_cfg_qlb_sid *qlb_sids;	/* QUIC-LB server IDs (any rotation) */
+	uint32_t nqlb_sids;
 };
 
 struct kr_cfg_ring {
@@ -86,6 +106,8 @@ struct kr_cfg_service {
 		uint8_t all_down;	/* no route: every backend the walk reaches is down
 					 * (kr_service.policy_no_route) */
 	} policy;
+	struct kr_cfg_qlb *qlb;		/* quic: QUIC-LB configurations ("quic_lb"), any order */
+	uint32_t nqlb;
 };
 
 /* "hash": how keys are hashed onto the rings (SECURITY.md "Hash flooding"). */
@@ -125,6 +147,16 @@ static inline bool kr_cfg_in_subset(const struct kr_cfg_service *s,
 				    const struct kr_cfg_backend *b)
 {
 	return (b->tags & s->subset_mask) == s->subset_mask;
+}
+
+/* The service's QUIC-LB configuration for config rotation cr, or NULL. */
+static inline const struct kr_cfg_qlb *kr_cfg_qlb_find(const struct kr_cfg_service *s,
+						       unsigned cr)
+{
+	for (uint32_t i = 0; i < s->nqlb; i++)
+		if (s->qlb[i].cr == cr)
+			return &s->qlb[i];
+	return NULL;
 }
 
 /* Builds ring ri of the configuration (its backends in file order, format, point_multiple)

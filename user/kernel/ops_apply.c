@@ -16,6 +16,7 @@
 #include "log.h"
 #include "ops_apply.h"
 #include "backend_ids.h"
+#include "ops_quic_lb.h"
 #include "ops_kernel.h"
 #include "ops_publish.h"
 #include "publish.h"
@@ -570,8 +571,12 @@ static int apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
 	if (!err)
 		err = write_members(&c);
 	if (!err)
+		err = kr_ops_apply_quic_lb(in, cfg, &c.units, c.o);
+	if (!err)
 		err = kr_ops_apply_services(c.m.services, cfg, c.units.svc_ring,
 					    c.units.svc_subset, c.o, c.res);
+	if (!err)
+		err = kr_ops_apply_quic_lb_gc(in, cfg, &c.units, c.o);
 	if (!err)
 		err = gc_members(&c);
 	if (!err)

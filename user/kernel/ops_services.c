@@ -13,6 +13,7 @@
 #include "config.h"
 #include "log.h"
 #include "ops_services.h"
+#include "ops_quic_lb.h"
 #include "kr_siphash.h"
 
 __u32 kr_ops_backend_ifindex(const struct kr_cfg_backend *cb)
@@ -101,6 +102,7 @@ int kr_ops_apply_services(int map_fd, const struct kr_config *cfg, const __u32 *
 		v.subset_id = svc_subset[i];
 		if (cfg->hash.keyed)	/* the secret is in kr_hash_key (kr_ops_apply_hash_key) */
 			v.flags |= KR_SVC_F_KEYED_HASH;
+		kr_qlb_service_entry(cfg, i, &v);	/* QUIC-LB id and tag (ops_quic_lb.h) */
 		if (!bpf_map_lookup_elem(map_fd, &keys[i], &cur)) {
 			if (!memcmp(&cur, &v, sizeof(v))) {
 				res->services_same++;

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* QUIC-LB decode in userspace: the load balancer's verdict on one CID (see quic_lb.h). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include "quic_lb.h"
+
+void kr_qlb_user_decode(const struct kr_qlb_conf *conf, const uint8_t *cid, size_t len,
+			struct kr_qlb_verdict *v)
+{
+	struct kr_qlb_work w;
+
+	memset(v, 0, sizeof(*v));
+	if (len == 0) {
+		v->outcome = KR_QLB_FB_TOO_SHORT;
+		return;
+	}
+	v->cr = (uint8_t)kr_qlb_config_rotation(cid[0]);
+	if (v->cr == KR_QLB_CR_UNROUTABLE) {
+		v->outcome = KR_QLB_FB_UNROUTABLE;
+		return;
+	}
+	if (len > KR_QLB_MAX_CID_LEN) {
+		v->outcome = KR_QLB_FB_TOO_LONG;
+		return;
+	}
+	memset(&w, 0, sizeof(w));
+	memcpy(w.cid, cid, len);
+	if (kr_qlb_decode(conf, &w, (__u32)len) != KR_QLB_OK) {
+		v->outcome = KR_QLB_FB_TOO_SHORT;
+		return;
+	}
+	v->routable = true;
+	v->outcome = KR_QLB_FB_UNKNOWN_SID;	/* decoded; no server table here */
+	v->sid_len = conf->sid_len;
+	memcpy(v->sid, w.pt, conf->sid_len);
+	memset(&w, 0, sizeof(w));
+}
+
+const char *kr_qlb_reason(const struct kr_qlb_verdict *v, const struct kr_qlb_conf *conf,
+			  size_t len, char *buf, size_t n)
+{
+	switch (v->outcome) {
+	case KR_QLB_FB_UNROUTABLE:
+		snprintf(buf, n, "config rotation 7 (reserved for unroutable CIDs)");
+		break;
+	case KR_QLB_FB_TOO_LONG:
+		snprintf(buf, n, "%zu octets: longer than 20", len);
+		break;
+	case KR_QLB_FB_TOO_SHORT:
+		snprintf(buf, n, "%zu octets: too short for 1 + %u + %u", len, conf->sid_len,
+			 conf->nonce_len);
+		break;
+	case KR_QLB_FB_UNKNOWN_CONFIG:
+		snprintf(buf, n, "config rotation %u not configured", v->cr);
+		break;
+	default:
+		snprintf(buf, n, "%s", kr_qlb_outcome_name(v->outcome));
+		break;
+	}
+	return buf;
+}
+
+const char *kr_qlb_outcome_name(unsigned outcome)
+{
+	static const char *const names[] = {
+		[KR_QLB_ROUTED] = "routed",
+		[KR_QLB_FB_UNROUTABLE] = "unroutable",
+		[KR_QLB_FB_UNKNOWN_CONFIG] = "unknown_config",
+		[KR_QLB_FB_UNKNOWN_SID] = "unknown_server_id",
+		[KR_QLB_FB_TOO_SHORT] = "too_short",
+		[KR_QLB_FB_BACKEND_DOWN] = "backend_down",
+		[KR_QLB_FB_TOO_LONG] = "too_long",
+	};
+
+	return outcome < KR_QLB_NOUTCOMES ? names[outcome] : "?";
+}
+

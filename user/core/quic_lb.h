@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * QUIC-LB for the tool (docs/quic.md): what a load balancer does with one CID, decoded in
+ * userspace (include/kr_quic_lb.h).  user/kernel/kernel_quic_lb.h gives the same verdicts
+ * from the kernel's program, so `quic-lb decode` and `--via-kernel` print the same lines.
+ */
+#ifndef KR_QUIC_LB_H_USER
+#define KR_QUIC_LB_H_USER
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "err.h"
+#include "keyrouter_kern_user.h"
+
+/* The verdict on one CID for a set of configurations with the same lengths and key. */
+struct kr_qlb_verdict {
+	bool routable;
+	uint8_t cr;			/* config rotation of the first octet */
+	uint8_t sid_len;
+	uint8_t sid[KR_QLB_MAX_SID_LEN];
+	uint32_t outcome;		/* enum kr_qlb_outcome (KR_QLB_FB_UNKNOWN_SID = decoded) */
+};
+
+/* Decode cid (len octets) with conf for any rotation 0..6 (userspace codec). */
+void kr_qlb_user_decode(const struct kr_qlb_conf *conf, const uint8_t *cid, size_t len,
+			struct kr_qlb_verdict *v);
+/* "config rotation 7 (unroutable)", "too short: ...": why a CID is not routable. */
+const char *kr_qlb_reason(const struct kr_qlb_verdict *v, const struct kr_qlb_conf *conf,
+			  size_t len, char *buf, size_t n);
+/* Name of a kr_qlb_counters slot ("routed", "unroutable", ...). */
+const char *kr_qlb_outcome_name(unsigned outcome);
+
+#endif
