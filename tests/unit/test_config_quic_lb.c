@@ -8,7 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include "tap.h"
-#include "../../user/config.h"
+#include "config.h"
 
 static char dir[64], cfgpath[128];
 

@@ -12,6 +12,7 @@
 #include "keyform.h"
 #include "log.h"
 #include "ring_opts.h"
+#include "quic_lb.h"
 
 static const char lookup_help[] =
 	"Usage: keyrouter lookup --backends FILE --version v1|v2 [--point-multiple N]\n"
@@ -37,7 +38,11 @@ static const char lookup_help[] =
 	"            applied to this payload)\n"
 	"  dns       www.Example.COM.     wire format, ASCII-lowercased, final zero label\n"
 	"  memcache  user:42, or a command line 'get user:42'\n"
-	"  quic      0a0b0c0d...          connection ID in hex, 1..20 bytes\n"
+	"  quic      0a0b0c0d...          connection ID in hex, 1..20 bytes; for a --service\n"
+	"            with QUIC-LB (docs/quic.md) a CID carrying a server ID of a backend that\n"
+	"            is not down prints '<cid> quic-lb config-rotation R server-id HEX\n"
+	"            backend <index> <address>' (no ring lookup); any other CID prints the\n"
+	"            ring line followed by 'quic-lb ring fallback: <why>'\n"
 	"\n" KR_RING_OPTS_HELP
 	"Other:\n"
 	"  --keys-file KEYS       keys, one per line ('-' for KEYS = standard input)\n"
@@ -69,6 +74,8 @@ struct lookup_ctx {
 	const struct kr_hash_secret *secret;	/* keyed hash (config "hash"), else crc32 */
 	int via_kernel;
 	struct kr_klookup *kl;			/* --via-kernel */
+	struct kr_config *qcfg;			/* --service with QUIC-LB: its configuration */
+	const struct kr_cfg_service *qsvc;
 };
 
 /* A human key form (keyform.h) -> ctx->key; returns the length, or -1 with err. */
@@ -146,13 +153,40 @@ static int locate(const struct lookup_ctx *c, uint32_t h, uint32_t *ri, uint32_t
 	return 0;
 }
 
+/* A CID of a QUIC-LB service: routed by its server ID, or the ring line with why. */
+static int print_quic_lb(struct lookup_ctx *c, long len, uint32_t *fallback)
+{
+	const struct kr_cfg_ring *r = &c->qcfg->rings[c->qsvc->ring];
+	struct kr_qlb_verdict v;
+	char a[KR_SOCKADDR_STRLEN], why[128];
+	uint32_t be;
+
+	kr_qlb_cfg_route(c->qcfg, c->qsvc, c->key, (size_t)len, &v, &be);
+	if (v.outcome != KR_QLB_ROUTED) {
+		*fallback = v.outcome;
+		return 0;
+	}
+	for (long i = 0; i < len; i++)
+		printf("%02x", c->key[i]);
+	printf(" quic-lb config-rotation %u server-id ", v.cr);
+	for (unsigned i = 0; i < v.sid_len; i++)
+		printf("%02x", v.sid[i]);
+	kr_sockaddr_format(&r->backends[be].addr, a);
+	printf(" backend %u %s\n", be, a);
+	(void)why;
+	return 1;
+}
+
 static int print_key(struct lookup_ctx *c, long len)
 {
 	uint32_t h = c->secret ? kr_siphash13_32(c->key, (uint32_t)len, c->secret) :
 				 kr_key_hash(c->key, (size_t)len), ri, be, w[3];
 	char a[KR_SOCKADDR_STRLEN];
 	struct kr_err err;
+	uint32_t fallback = KR_QLB_NOUTCOMES;
 
+	if (c->qsvc && print_quic_lb(c, len, &fallback))
+		return 0;
 	if (c->kl) {
 		if (!kr_klookup_print(c->kl, &c->img, c->key, (size_t)len, &err))
 			return 0;
@@ -170,6 +204,17 @@ static int print_key(struct lookup_ctx *c, long len)
 	if (c->show_addr) {
 		kr_sockaddr_format(&c->ring->backends[be].addr, a);
 		printf(" %s", a);
+	}
+	if (fallback < KR_QLB_NOUTCOMES) {
+		char why[128];
+		struct kr_qlb_verdict v = { .outcome = fallback, .cr = c->key[0] >> 5 };
+		const struct kr_cfg_qlb *q = kr_cfg_qlb_find(c->qsvc, v.cr);
+		struct kr_qlb_conf qc = { .sid_len = q ? q->sid_len : 0,
+					  .nonce_len = q ? q->nonce_len : 0 };
+
+		printf(" quic-lb ring fallback: %s", kr_qlb_outcome_name(fallback));
+		if (fallback != KR_QLB_FB_UNKNOWN_SID && fallback != KR_QLB_FB_BACKEND_DOWN)
+			printf(" (%s)", kr_qlb_reason(&v, &qc, (size_t)len, why, sizeof(why)));
 	}
 	putchar('\n');
 	return 0;
@@ -309,6 +354,21 @@ static int cmd_lookup(int argc, char **argv)
 				goto cleanup;
 			}
 	}
+	if (o.has_key && o.key.type == KR_KEY_QUIC) {
+		char *errs = NULL;
+		int si;
+
+		c.qcfg = kr_config_load(o.config, &errs);	/* built above: it is valid */
+		free(errs);
+		si = c.qcfg ? kr_config_service(c.qcfg, o.service) : -1;
+		if (si >= 0 && c.qcfg->services[si].nqlb)
+			c.qsvc = &c.qcfg->services[si];
+		if (c.qsvc && c.via_kernel) {
+			ret = usage_error("--via-kernel: not for a service with QUIC-LB (use "
+					  "'keyrouter quic-lb decode --via-kernel')");
+			goto cleanup;
+		}
+	}
 	if (o.keyed) {
 		if (c.via_kernel) {
 			ret = usage_error("--via-kernel: not supported with a keyed hash (the "
@@ -334,6 +394,7 @@ static int cmd_lookup(int argc, char **argv)
 	}
 	ret = fflush(stdout) ? 1 : 0;
 cleanup:
+	kr_config_free(c.qcfg);
 	kr_klookup_close(c.kl);
 	kr_image_free(&c.img);
 	kr_ring_free(c.ring);

@@ -16,6 +16,7 @@
 #include "ops_report.h"
 #include "ring_sm.h"
 #include "ops_stats.h"
+#include "quic_lb.h"
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_PROM };
 
@@ -285,6 +286,71 @@ static void show_backends(struct view *v)
 		printf("]");
 }
 
+/* QUIC-LB outcomes per QUIC-LB id (kr_qlb_stats), named by the VIPs of its services. */
+static void show_quic_lb(struct view *v)
+{
+	int fd = kr_ops_map_open(v->in, "kr_qlb_stats", true), n = 0;
+	struct kr_service_key key, next;
+	bool seen[KR_QLB_MAX_SERVICES] = { false };
+	void *pk = NULL;
+
+	if (fd < 0)
+		return;
+	if (v->fmt == FMT_JSON)
+		printf(",\"quic_lb\":[");
+	if (v->fmt == FMT_PROM)
+		printf("# HELP keyrouter_quic_lb_packets_total QUIC packets of QUIC-LB services by "
+		       "outcome (routed by CID, or the ring fallback's reason).\n"
+		       "# TYPE keyrouter_quic_lb_packets_total counter\n");
+	while (!bpf_map_get_next_key(v->m->services, pk, &next)) {
+		struct kr_service sv;
+		struct kr_qlb_counters c;
+		struct kr_sockaddr sa = { .family = next.family };
+		char addr[KR_SOCKADDR_STRLEN];
+		__u32 id;
+
+		key = next;
+		pk = &key;
+		if (bpf_map_lookup_elem(v->m->services, &key, &sv) || !(sv.flags & KR_SVC_F_QUIC_LB) ||
+		    sv.qlb_id >= KR_QLB_MAX_SERVICES || seen[sv.qlb_id])
+			continue;
+		seen[sv.qlb_id] = true;
+		id = sv.qlb_id;
+		if (kr_ops_percpu_sum(v->m, fd, id, &c, sizeof(c)))
+			continue;
+		sa.port = ntohs(key.port);
+		memcpy(sa.ip, key.addr, 16);
+		if (sa.family)
+			kr_sockaddr_format(&sa, addr);
+		else
+			snprintf(addr, sizeof(addr), "*:%u", sa.port);
+		if (v->fmt == FMT_JSON)
+			printf("%s{\"id\":%u,\"vip\":\"%s\"", n ? "," : "", id, addr);
+		else if (v->fmt == FMT_TEXT)
+			printf("quic-lb %s (id %u):", addr, id);
+		for (unsigned o = 0; o < KR_QLB_NOUTCOMES; o++) {
+			const char *name = kr_qlb_outcome_name(o);
+			unsigned long long x = (unsigned long long)c.n[o];
+
+			if (v->fmt == FMT_JSON)
+				printf(",\"%s\":%llu", name, x);
+			else if (v->fmt == FMT_PROM)
+				printf("keyrouter_quic_lb_packets_total{instance=\"%s\",vip=\"%s\","
+				       "outcome=\"%s\"} %llu\n", v->in->name, addr, name, x);
+			else
+				printf("%s %s %llu", o ? "," : "", o ? name : "routed by CID", x);
+		}
+		if (v->fmt == FMT_JSON)
+			printf("}");
+		else if (v->fmt == FMT_TEXT)
+			printf("\n");
+		n++;
+	}
+	if (v->fmt == FMT_JSON)
+		printf("]");
+	close(fd);
+}
+
 static void show(struct view *v)
 {
 	if (v->fmt == FMT_JSON)
@@ -292,6 +358,7 @@ static void show(struct view *v)
 	show_instance(v);
 	show_counters(v);
 	show_rings(v);
+	show_quic_lb(v);
 	if (v->full)
 		show_services(v);
 	show_backends(v);
@@ -311,9 +378,11 @@ static void usage(FILE *f, bool full)
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n"
 		"  -p, --pin-dir DIR    maps pinned in DIR instead\n", full ? "status" : "stats",
 		full ? "Everything the instance runs: attachment, global counters, rings and both\n"
-		       "slots, services, backends with state and packet/byte counters."
+		       "slots, QUIC-LB outcomes, services, backends with state and packet/byte\n"
+		       "counters."
 		     : "The counters: global (by outcome and reason, as the program names them),\n"
-		       "packets per ring slot, packets and bytes per backend.");
+		       "packets per ring slot, QUIC-LB outcomes per service (routed by CID, or the\n"
+		       "ring fallback's reason), packets and bytes per backend.");
 }
 
 static int run(int argc, char **argv, bool full)

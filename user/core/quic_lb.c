@@ -76,3 +76,54 @@ const char *kr_qlb_outcome_name(unsigned outcome)
 	return outcome < KR_QLB_NOUTCOMES ? names[outcome] : "?";
 }
 
+
+void kr_qlb_cfg_route(const struct kr_config *cfg, const struct kr_cfg_service *s,
+		      const uint8_t *cid, size_t len, struct kr_qlb_verdict *v, uint32_t *backend)
+{
+	const struct kr_cfg_ring *r = &cfg->rings[s->ring];
+	const struct kr_cfg_qlb *q;
+	struct kr_qlb_conf conf;
+
+	memset(v, 0, sizeof(*v));
+	*backend = 0;
+	if (len == 0) {
+		v->outcome = KR_QLB_FB_TOO_SHORT;
+		return;
+	}
+	v->cr = (uint8_t)kr_qlb_config_rotation(cid[0]);
+	if (v->cr == KR_QLB_CR_UNROUTABLE) {
+		v->outcome = KR_QLB_FB_UNROUTABLE;
+		return;
+	}
+	q = kr_cfg_qlb_find(s, v->cr);
+	if (!q) {
+		v->outcome = KR_QLB_FB_UNKNOWN_CONFIG;
+		return;
+	}
+	kr_qlb_conf_init(&conf, q->sid_len, q->nonce_len, q->su_len, q->has_key ? q->key : NULL);
+	kr_qlb_user_decode(&conf, cid, len, v);
+	memset(&conf, 0, sizeof(conf));
+	if (!v->routable)
+		return;
+	v->routable = false;
+	v->outcome = KR_QLB_FB_UNKNOWN_SID;
+	for (uint32_t i = 0; i < r->nbackends; i++) {
+		const struct kr_cfg_backend *b = &r->backends[i];
+
+		if (!kr_cfg_in_subset(s, b))
+			continue;
+		for (uint32_t k = 0; k < b->nqlb_sids; k++)
+			if (b->qlb_sids[k].cr == v->cr && b->qlb_sids[k].len == v->sid_len &&
+			    !memcmp(b->qlb_sids[k].id, v->sid, v->sid_len)) {
+				*backend = i;
+				/* drain keeps its connections (as the data path) */
+				if (b->state == KR_BACKEND_DOWN) {
+					v->outcome = KR_QLB_FB_BACKEND_DOWN;
+				} else {
+					v->outcome = KR_QLB_ROUTED;
+					v->routable = true;
+				}
+				return;
+			}
+	}
+}

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "err.h"
+#include "config.h"
 #include "keyrouter_kern_user.h"
 
 /* The verdict on one CID for a set of configurations with the same lengths and key. */
@@ -30,5 +31,12 @@ const char *kr_qlb_reason(const struct kr_qlb_verdict *v, const struct kr_qlb_co
 			  size_t len, char *buf, size_t n);
 /* Name of a kr_qlb_counters slot ("routed", "unroutable", ...). */
 const char *kr_qlb_outcome_name(unsigned outcome);
+
+/* What the data path does with a CID for service s of cfg (its QUIC-LB configurations,
+ * the server IDs and states of its ring's backends, its subset): v->outcome is
+ * KR_QLB_ROUTED with the ring-local backend index in *backend, or the fallback's reason
+ * (the ring decides).  s must have QUIC-LB configurations. */
+void kr_qlb_cfg_route(const struct kr_config *cfg, const struct kr_cfg_service *s,
+		      const uint8_t *cid, size_t len, struct kr_qlb_verdict *v, uint32_t *backend);
 
 #endif

@@ -14,7 +14,7 @@
 #include "config.h"
 #include "ops.h"
 #include "ops_apply.h"
-#include "ops_units.h"
+#include "units.h"
 
 #define KR_MAP_QLB_CONFIGS	"kr_qlb_configs"
 #define KR_MAP_QLB_SERVERS	"kr_qlb_servers"
