@@ -65,13 +65,23 @@ qlb_start_servers() {
 	done
 }
 
-# qlb_config OUT MODE "I J K" quic|tuple: e2e_config's service "quic" (rings quic4/quic6,
-# services quic4/quic6) with, in quic mode, the QUIC-LB configuration of each service and
-# the server IDs of each backend.
+# qlb_config OUT MODE "I J K" quic|tuple ["L ..."]: e2e_config's service "quic" (rings
+# quic4/quic6, services quic4/quic6) with, in quic mode, the QUIC-LB configuration of each
+# service and the server IDs of each backend.  Backends L... get weight 0: registered (their
+# server IDs are published) but without points, so the ring places keys exactly as without
+# them.
 qlb_config() {
-	local out=$1 mode=$2 list=$3 ktype=$4 i sids4="{}" sids6="{}" spec=quic:tuple:$TOPO_QUIC_PORT
+	local out=$1 mode=$2 list=$3 ktype=$4 zero=${5:-} i sids4="{}" sids6="{}" spec=quic:tuple:$TOPO_QUIC_PORT
+	local z4="[]" z6="[]"
 	[ "$ktype" = tuple ] || spec=quic:quic:$TOPO_QUIC_PORT:$QLB_CIDLEN4
 	e2e_config "$out.base" "$mode" "$list" "$spec"
+	for i in $zero; do
+		z4=$(jq -c --arg a "${TOPO_B4[i]}:$TOPO_QUIC_PORT" '. + [$a]' <<<"$z4")
+		z6=$(jq -c --arg a "[${TOPO_B6[i]}]:$TOPO_QUIC_PORT" '. + [$a]' <<<"$z6")
+	done
+	jq --argjson z "$(jq -c -n --argjson a "$z4" --argjson b "$z6" '$a + $b')" \
+		'.rings |= map(.backends |= map(if (.address as $x | $z | index($x)) != null then .weight = 0 else . end))' \
+		"$out.base" >"$out.w" && mv "$out.w" "$out.base" || return 1
 	if [ "$ktype" = tuple ]; then
 		mv "$out.base" "$out"
 		return
@@ -90,10 +100,10 @@ qlb_config() {
 		.services |= map(
 			if .name == "quic4" then
 				.key.cid_length = $l4 |
-				.quic_lb = [{ config_rotation: $cr4, server_id_len: $sl, nonce_len: $n4, key_file: $key }]
+				.quic_lb = [{ config_rotation: $cr4, server_id_length: $sl, nonce_length: $n4, key_file: $key }]
 			else
 				.key.cid_length = $l6 |
-				.quic_lb = [{ config_rotation: $cr6, server_id_len: $sl, nonce_len: $n6, key_file: $key }]
+				.quic_lb = [{ config_rotation: $cr6, server_id_length: $sl, nonce_length: $n6, key_file: $key }]
 			end)' "$out.base" >"$out" || return 1
 	rm -f "$out.base"
 }
@@ -104,13 +114,16 @@ qlb_apply() {
 		cat "$TOPO_DIR/apply.log" >&2; return 1; }
 }
 
-# qlb_counters SERVICE: "ROUTED FALLBACK" -- the service's QUIC-LB counters: packets routed
-# by the server ID of their DCID, and packets that went to the ring (every fallback reason).
+# qlb_counters FAMILY: "ROUTED FALLBACK" -- the QUIC-LB counters of the service on the
+# FAMILY's VIP (`stats --json`): packets routed by the server ID of their DCID, and packets
+# that went to the ring (every fallback reason).
 qlb_counters() {
-	topo_kr stats --json --instance "$TOPO_INSTANCE" | jq -r --arg s "$1" '
-		.services[] | select(.name == $s) | .quic_lb |
-		"\(.routed) \([.fallback_unroutable, .fallback_unknown_config, .fallback_unknown_server_id,
-			      .fallback_too_short, .fallback_backend_down, .fallback_too_long] | add)"'
+	local vip=$TOPO_VIP4:$TOPO_QUIC_PORT
+	[ "$1" = 6 ] && vip="[$TOPO_VIP6]:$TOPO_QUIC_PORT"
+	topo_kr stats --json --instance "$TOPO_INSTANCE" | jq -r --arg v "$vip" '
+		.quic_lb[] | select(.vip == $v) |
+		"\(.routed) \([.unroutable, .unknown_config, .unknown_server_id, .too_short,
+			      .backend_down, .too_long] | add)"'
 }
 
 # qlb_start TAG VIP N PATH... [-- gtlsclient args]: N gtlsclient connections at once from the
@@ -217,10 +230,19 @@ qlb_results() {
 }
 
 # qlb_predict CONFIG SERVICE RESULTS: "K I" per connection, I = the backend `keyrouter
-# lookup` gives for its initial DCID under CONFIG.
+# lookup` gives for its initial DCID under CONFIG (for a QUIC-LB service lookup adds how it
+# decided: "quic-lb ring fallback: <reason>", or the server ID that routed the CID).
 qlb_predict() {
+	local i map=""
 	awk '{ print $6 }' "$3" >"$3.dcids"
-	e2e_predict "$1" "$2" "$3.dcids" | awk 'NR == FNR { k[NR] = $1; next } { print k[FNR], $2 }' "$3" -
+	for ((i = 1; i <= TOPO_N; i++)); do map+="${TOPO_B4[i]} $i ${TOPO_B6[i]} $i "; done
+	"$TOPO_KEYROUTER" lookup -c "$1" --service "$2" --addr --keys-file "$3.dcids" >"$3.lookup" || return 1
+	awk -v map="$map" 'BEGIN { n = split(map, m, " "); for (j = 1; j < n; j += 2) idx[m[j]] = m[j + 1] }
+		NR == FNR { k[NR] = $1; next }
+		{ b = "?"
+		  for (i = 2; i <= NF; i++) if ($i ~ /^(\[[0-9a-f:]+\]|[0-9.]+):[0-9]+$/) {
+			a = $i; sub(/:[0-9]+$/, "", a); gsub(/[][]/, "", a); if (a in idx) b = idx[a]; break }
+		  print k[FNR], b }' "$3" "$3.lookup"
 }
 
 # qlb_check_cids FAMILY RESULTS: every server CID a client sent to decodes (the independent
