@@ -111,6 +111,7 @@ ring_change() {
 	local k=$1 old=$TOPO_DIR/${1}3-l2.json new=$TOPO_DIR/${1}4-l2.json r fam kr=(--instance "$TOPO_INSTANCE")
 	qlb_apply "$old" || return 1
 	ip netns exec "$TOPO_R" tc qdisc replace dev "$TOPO_R_IN" root tbf rate $QLB_RATE burst 64k latency 100ms || return 1
+	if [ "$k" = cid ]; then { qlb_counters 4; qlb_counters 6; } >"$TOPO_DIR/rc$k.before"; fi
 	rm -f "$TOPO_DIR/gate"
 	QLB_GATE=$TOPO_DIR/gate qlb_start "rc${k}4" "$TOPO_VIP4" $((QLB_CONC / 2)) /id /long
 	QLB_GATE=$TOPO_DIR/gate qlb_start "rc${k}6" "$TOPO_VIP6" $((QLB_CONC / 2)) /id /long
@@ -127,6 +128,23 @@ ring_change() {
 	qlb_wait "rc${k}6"
 	ip netns exec "$TOPO_R" tc qdisc del dev "$TOPO_R_IN" root
 	for fam in 4 6; do qlb_results "rc$k$fam" >"$TOPO_DIR/rc$k$fam.res"; done
+	sleep 0.2	# the last datagrams through the router's NAPI poll
+	if [ "$k" = cid ]; then { qlb_counters 4; qlb_counters 6; } >"$TOPO_DIR/rc$k.after"; fi
+}
+
+# counters_agree BEFORE AFTER RESULTS4 RESULTS6: the QUIC-LB counters of quic4 and quic6
+# (lines "ROUTED FALLBACK") rose by exactly the client datagrams that carried a server CID
+# and those that carried the initial DCID.
+counters_agree() {
+	awk 'FILENAME == ARGV[1] { b[FNR] = $0; next }
+	     FILENAME == ARGV[2] { a[FNR] = $0; next }
+	     FILENAME == ARGV[3] { ni[1] += $7; nc[1] += $8; next }
+	     { ni[2] += $7; nc[2] += $8 }
+	     END { for (f = 1; f <= 2; f++) {
+			split(b[f], x, " "); split(a[f], y, " ")
+			printf "IPv%d: client datagrams with a server CID %d, routed by CID %d; with the initial DCID %d, ring fallback %d\n", f == 1 ? 4 : 6, nc[f], y[1] - x[1], ni[f], y[2] - x[2]
+			if (!(nc[f] > 0 && y[1] - x[1] == nc[f] && y[2] - x[2] == ni[f])) bad++ }
+		   exit bad > 0 }' "$@"
 }
 
 # moved_tuples FAMILY RESULTS OLDCFG NEWCFG: "K MOVED" per connection, MOVED = 1 when
@@ -154,10 +172,13 @@ moved_tuples() {
 	awk -v a="$f4" -v b="$f6" 'BEGIN { exit !(a >= 0.2 && b >= 0.2) }'
 
 	run ring_change cid
-	echo "$output"
+	[ -z "$output" ] || echo "$output"
 	[ "$status" -eq 0 ]
 	echo "quic-lb: running at the commit: $(cat "$TOPO_DIR/rccid.running") of $QLB_CONC"
 	[ "$(cat "$TOPO_DIR/rccid.running")" = $QLB_CONC ]
+	run counters_agree "$TOPO_DIR/rccid.before" "$TOPO_DIR/rccid.after" "$TOPO_DIR/rccid4.res" "$TOPO_DIR/rccid6.res"
+	echo "$output"
+	[ "$status" -eq 0 ]
 	for fam in 4 6; do
 		res=$TOPO_DIR/rccid$fam.res
 		qlb_predict "$TOPO_DIR/cid3-l2.json" quic$fam "$res" >"$res.pred"
@@ -182,7 +203,7 @@ moved_tuples() {
 	local m=$(cat "$TOPO_DIR"/rccid[46].res | wc -l) mc=$(cat "$TOPO_DIR"/rccid[46].res | grep -c ' OK ')
 
 	run ring_change tuple
-	echo "$output"
+	[ -z "$output" ] || echo "$output"
 	[ "$status" -eq 0 ]
 	echo "tuple: running at the commit: $(cat "$TOPO_DIR/rctuple.running") of $QLB_CONC"
 	[ "$(cat "$TOPO_DIR/rctuple.running")" = $QLB_CONC ]
@@ -230,7 +251,7 @@ rebinding() {
 @test "quic-lb: NAT rebinding in the middle of 12 long transfers (ipip): 0 broken (tuple mode: exactly those rebound to another backend break)" {
 	local fam res k kc u=0 up=0
 	run rebinding cid
-	echo "$output"
+	[ -z "$output" ] || echo "$output"
 	[ "$status" -eq 0 ]
 	for fam in 4 6; do
 		res=$TOPO_DIR/rbcid$fam.res
@@ -239,7 +260,8 @@ rebinding() {
 		echo "IPv$fam rebinding: $output"
 		[ "$status" -eq 0 ]
 		# every client changed its port during the transfer
-		run awk '{ if ($4 == $5) { bad++; print "  connection " $1 ": port " $4 " never changed" } } END { exit bad > 0 }' "$res"
+		run awk '{ n++; if ($4 == $5) { bad++; print "  connection " $1 ": port " $4 " never changed" } }
+			 END { printf "%d of %d clients sent from a new port after the rebinding\n", n - bad, n; exit bad > 0 }' "$res"
 		echo "$output"
 		[ "$status" -eq 0 ]
 		run qlb_check_cids "$fam" "$res"
@@ -250,7 +272,7 @@ rebinding() {
 	kc=$(cat "$TOPO_DIR"/rbcid[46].res | grep -c ' OK ')
 
 	run rebinding tuple
-	echo "$output"
+	[ -z "$output" ] || echo "$output"
 	[ "$status" -eq 0 ]
 	for fam in 4 6; do
 		res=$TOPO_DIR/rbtuple$fam.res
