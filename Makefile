@@ -5,6 +5,8 @@
 #   make bench      run the benchmarks (figures and ratios, no assertions)
 #   make demo       a small topology in network namespaces with real traffic
 #   make install    PREFIX=/usr/local DESTDIR=   (the tool and the production BPF object)
+#   make man        $(OUT)/man/keyrouter.8 and keyrouter.json.5 (scripts/man.sh, go-md2man)
+#   make deb        the Debian package in build/deb/ (scripts/deb.sh, dpkg-buildpackage)
 #   make V=1        show the full commands
 #   make OUT=build/asan SAN=1 san-tests   unit tests under ASan+UBSan (tests/bats/sanitizers.bats)
 #   make OUT=build/fuzz FUZZ=1 fuzz-bins  libFuzzer harnesses tests/fuzz/*.c (clang)
@@ -65,6 +67,8 @@ INC_KERNEL := $(INC_CORE) -Iuser/kernel -I$(OUT)/skel
 INC_CLI    := $(INC_KERNEL) -Iuser/cli
 LIBS_CORE  := -ljansson -lm
 LIBS_KERNEL := -lbpf -lxdp -lelf -lz
+# The CLI's own: the exporter's HTTP server.
+LIBS_CLI   := -lmicrohttpd
 
 BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra \
 	     -Wno-unused-parameter -ffile-prefix-map=$(CURDIR)=. -Iinclude -Ivmlinux
@@ -101,7 +105,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all deps test bench demo install clean vmlinux fuzz san-tests fuzz-bins
+.PHONY: all deps test bench demo install clean vmlinux fuzz san-tests fuzz-bins man deb
 
 all: $(TOOL) $(BPF_OBJ) $(PROG_OBJS) $(UNIT_BINS) $(BPFT_BINS) $(BENCH_BINS)
 
@@ -170,7 +174,7 @@ $(CLI_LIB): $(CLI_LIB_OBJS)
 $(TOOL): $(OUT)/user/cli/main.o $(CLI_LIB) $(KERNEL_LIB) $(CORE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -Wl,--whole-archive $(CLI_LIB) -Wl,--no-whole-archive \
-		$(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
+		$(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_CLI) $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
 
 # ---- tests, benchmarks, fuzzers --------------------------------------------------------
 $(OUT)/tests/%: tests/unit/%.c $(CORE_LIB) $(MAKEFILES_DEP)
@@ -196,7 +200,7 @@ $(OUT)/fuzz/%: tests/fuzz/%.c $(CLI_LIB) $(KERNEL_LIB) $(CORE_LIB) $(MAKEFILES_D
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(INC_CLI) -Itests/unit $(LDFLAGS) $< \
-		-Wl,--whole-archive $(CLI_LIB) -Wl,--no-whole-archive $(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
+		-Wl,--whole-archive $(CLI_LIB) -Wl,--no-whole-archive $(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_CLI) $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
 
 $(foreach s,$(BPFT_SRCS) $(BENCH_SRCS) $(FUZZ_SRCS),$(eval $(OUT)/$(if $(filter \
 	tests/bench/%,$(s)),bench,$(if $(filter tests/fuzz/%,$(s)),fuzz,tests))/$(basename \
@@ -223,6 +227,16 @@ install: $(TOOL) $(BPF_OBJ)
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib/keyrouter
 	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/sbin/keyrouter
 	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(PREFIX)/lib/keyrouter/
+
+# Man pages from the tool's own --help and docs/config.md: they cannot drift.
+man: $(OUT)/man/keyrouter.8
+
+$(OUT)/man/keyrouter.8: $(TOOL) man/keyrouter.8.md man/keyrouter.json.5.md docs/config.md scripts/man.sh
+	$(call msg,MAN,$(OUT)/man)
+	$(Q)scripts/man.sh $(TOOL) $(OUT)/man
+
+deb:
+	$(Q)scripts/deb.sh
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h

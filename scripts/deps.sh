@@ -4,7 +4,7 @@
 set -eu
 pkgs=(
 	make gcc clang llvm pkg-config nettle-dev
-	libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev libjansson-dev
+	libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev libjansson-dev libmicrohttpd-dev
 	bats bats-assert bats-support
 	iproute2 jq
 	# end-to-end peers
@@ -14,6 +14,8 @@ pkgs=(
 	g++ dpkg-dev patch libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev libev-dev
 	libgnutls28-dev python3-cryptography
 	ethtool openssl python3
+	# packaging (make deb, tests/bats/deb.bats), man pages, units, metrics tests
+	debhelper dpkg-dev lintian go-md2man man-db systemd bash-completion strace psmisc curl
 	# sanitizers, fuzzing, leak checks
 	libclang-rt-14-dev valgrind
 )

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* keyrouter status / stats: text, --json, --prometheus, --watch. */
+/* keyrouter status / stats: text, --json, --watch (--prometheus: cmd_exporter.c). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "addr.h"
+#include "cli_prom.h"
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
@@ -54,7 +55,7 @@ static void show_instance(struct view *v)
 			       kr_ops_mode_name(meta.mode), meta.prog_id,
 			       (unsigned long long)meta.loaded_ns);
 		printf("},");
-	} else if (v->fmt == FMT_TEXT) {
+	} else {
 		if (meta.magic == KR_OPS_META_MAGIC)
 			printf("instance %s: %s, %s mode, program id %u, loaded %s, pins %s\n",
 			       v->in->name, meta.ifname, kr_ops_mode_name(meta.mode), meta.prog_id,
@@ -62,10 +63,6 @@ static void show_instance(struct view *v)
 		else
 			printf("instance %s: maps in %s (attached outside keyrouter load)\n",
 			       v->in->name, v->in->dir);
-	} else {
-		printf("# HELP keyrouter_info Instance attachment.\n# TYPE keyrouter_info gauge\n"
-		       "keyrouter_info{instance=\"%s\",interface=\"%s\",mode=\"%s\"} 1\n",
-		       v->in->name, meta.ifname, kr_ops_mode_name(meta.mode));
 	}
 }
 
@@ -80,44 +77,12 @@ static void show_counters(struct view *v)
 		for (int i = 0; i < n.n; i++)
 			printf("%s\"%s\":%llu", i ? "," : "", n.name[i], (unsigned long long)n.v[i]);
 		printf("}");
-	} else if (v->fmt == FMT_TEXT) {
+	} else {
 		printf("counters:");
 		for (int i = 0; i < n.n; i++)
 			printf("%s %s %llu", i % 6 ? "," : "\n ", n.name[i],
 			       (unsigned long long)n.v[i]);
 		printf("\n");
-	} else {
-		printf("# HELP keyrouter_packets_total Packets by outcome and reason "
-		       "(kr_counters).\n# TYPE keyrouter_packets_total counter\n");
-		for (int i = 0; i < n.n; i++)
-			printf("keyrouter_packets_total{instance=\"%s\",reason=\"%s\"} %llu\n",
-			       v->in->name, n.name[i], (unsigned long long)n.v[i]);
-	}
-}
-
-static void prom_ring(struct view *v, const struct kr_ops_ring_report *r)
-{
-	const char *inst = v->in->name, *name = r->meta.name;
-
-	printf("keyrouter_ring_fraction{instance=\"%s\",ring=\"%s\"} %.9f\n", inst, name,
-	       kr_ops_frac_percent(kr_ctl_frac(r->ctl)) / 100.0);
-	printf("keyrouter_ring_state{instance=\"%s\",ring=\"%s\",state=\"%s\"} 1\n", inst, name,
-	       kr_ops_state_name(kr_ctl_state(r->ctl)));
-	printf("keyrouter_ring_active_slot{instance=\"%s\",ring=\"%s\"} %u\n", inst, name,
-	       kr_ctl_active(r->ctl));
-	for (__u32 s = 0; s < 2; s++) {
-		const struct kr_ops_slot *sl = &r->slot[s];
-
-		printf("keyrouter_ring_slot_packets_total{instance=\"%s\",ring=\"%s\",slot=\"%u\"} "
-		       "%llu\n", inst, name, s, (unsigned long long)r->packets[s]);
-		if (!sl->present)
-			continue;
-		printf("keyrouter_ring_slot_points{instance=\"%s\",ring=\"%s\",slot=\"%u\"} %u\n",
-		       inst, name, s, sl->hdr.npoints - sl->hdr.ndups);
-		printf("keyrouter_ring_slot_memory_bytes{instance=\"%s\",ring=\"%s\",slot=\"%u\"} "
-		       "%llu\n", inst, name, s, (unsigned long long)sl->memlock);
-		printf("keyrouter_ring_slot_generation{instance=\"%s\",ring=\"%s\",slot=\"%u\"} "
-		       "%llu\n", inst, name, s, (unsigned long long)sl->hdr.generation);
 	}
 }
 
@@ -127,14 +92,6 @@ static void show_rings(struct view *v)
 
 	if (v->fmt == FMT_JSON)
 		printf(",\"rings\":[");
-	if (v->fmt == FMT_PROM)
-		printf("# HELP keyrouter_ring_slot_packets_total Packets routed by each ring slot.\n"
-		       "# TYPE keyrouter_ring_slot_packets_total counter\n"
-		       "# TYPE keyrouter_ring_fraction gauge\n# TYPE keyrouter_ring_state gauge\n"
-		       "# TYPE keyrouter_ring_active_slot gauge\n"
-		       "# TYPE keyrouter_ring_slot_points gauge\n"
-		       "# TYPE keyrouter_ring_slot_memory_bytes gauge\n"
-		       "# TYPE keyrouter_ring_slot_generation gauge\n");
 	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
 		struct kr_ops_ring_report r;
 		struct kr_ops_ring meta;
@@ -145,10 +102,8 @@ static void show_rings(struct view *v)
 		if (v->fmt == FMT_JSON) {
 			printf("%s", n ? "," : "");
 			kr_ops_ring_report_json(stdout, &r);
-		} else if (v->fmt == FMT_TEXT) {
-			kr_ops_ring_report_text(stdout, &r);
 		} else {
-			prom_ring(v, &r);
+			kr_ops_ring_report_text(stdout, &r);
 		}
 		n++;
 		kr_ops_ring_report_free(&r);
@@ -175,7 +130,7 @@ static void show_services(struct view *v)
 	void *pk = NULL;
 	int n = 0;
 
-	if (v->fmt == FMT_PROM || bpf_obj_get_info_by_fd(v->m->services, &info, &len) ||
+	if (bpf_obj_get_info_by_fd(v->m->services, &info, &len) ||
 	    info.key_size > sizeof(key) || info.value_size > sizeof(val) || info.key_size < 20)
 		return;
 	if (v->fmt == FMT_JSON)
@@ -233,18 +188,9 @@ static void show_backend(struct view *v, __u32 id, const char *rn, int *n)
 		printf("%s{\"id\":%u,\"ring\":\"%s\",\"address\":\"%s\",\"state\":\"%s\","
 		       "\"packets\":%llu,\"bytes\":%llu}", (*n)++ ? "," : "", id, rn, addr,
 		       state_name(be.state), (unsigned long long)pk, (unsigned long long)by);
-	else if (v->fmt == FMT_TEXT)
-		printf("backend %-24s id %-6u ring %-16s %-6s packets %llu bytes %llu\n", addr, id,
-		       rn, state_name(be.state), (unsigned long long)pk, (unsigned long long)by);
 	else
-		printf("keyrouter_backend_up{instance=\"%s\",ring=\"%s\",backend=\"%s\",id=\"%u\","
-		       "state=\"%s\"} %d\nkeyrouter_backend_packets_total{instance=\"%s\","
-		       "ring=\"%s\",backend=\"%s\",id=\"%u\"} %llu\n"
-		       "keyrouter_backend_bytes_total{instance=\"%s\",ring=\"%s\",backend=\"%s\","
-		       "id=\"%u\"} %llu\n", v->in->name, rn, addr, id, state_name(be.state),
-		       be.state == KR_BACKEND_UP, v->in->name, rn, addr, id,
-		       (unsigned long long)pk, v->in->name, rn, addr, id, (unsigned long long)by);
-}
+		printf("backend %-24s id %-6u ring %-16s %-6s packets %llu bytes %llu\n", addr, id,
+		       rn, state_name(be.state), (unsigned long long)pk, (unsigned long long)by);}
 
 /* Backends of every ring's active slot (the standby's too while migrating). */
 static void show_backends(struct view *v)
@@ -253,10 +199,6 @@ static void show_backends(struct view *v)
 
 	if (v->fmt == FMT_JSON)
 		printf(",\"backends\":[");
-	if (v->fmt == FMT_PROM)
-		printf("# TYPE keyrouter_backend_up gauge\n"
-		       "# TYPE keyrouter_backend_packets_total counter\n"
-		       "# TYPE keyrouter_backend_bytes_total counter\n");
 	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
 		struct kr_ops_ring meta;
 		struct kr_ops_slot s[2] = {};
@@ -370,10 +312,16 @@ static void show(struct view *v)
 static void usage(FILE *f, bool full)
 {
 	fprintf(f,
-		"Usage: keyrouter %s [--json | --prometheus] [--watch [SECONDS]]\n"
+		"Usage: keyrouter %s [--json | --prometheus [--output FILE]] [--watch [SECONDS]]\n"
 		"                 [--instance NAME | --pin-dir DIR]\n\n%s\n\n"
 		"  -j, --json           one JSON object\n"
-		"  -P, --prometheus     Prometheus text exposition format (counters, gauges)\n"
+		"  -P, --prometheus     Prometheus text exposition format (version 0.0.4), the\n"
+		"                       same as `keyrouter exporter` serves: every instance\n"
+		"                       unless --instance/--pin-dir; nothing loaded is\n"
+		"                       `keyrouter_up 0` (exit 0), not an error\n"
+		"  -o, --output FILE    with --prometheus: write FILE atomically (temporary file\n"
+		"                       + rename) instead of standard output, e.g. for\n"
+		"                       node_exporter's textfile collector (*.prom)\n"
 		"  -w, --watch [SECONDS] print again every SECONDS (default 1) until interrupted\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n"
 		"  -p, --pin-dir DIR    maps pinned in DIR instead\n", full ? "status" : "stats",
@@ -390,23 +338,25 @@ static int run(int argc, char **argv, bool full)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "prometheus", no_argument, NULL, 'P' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "watch", optional_argument, NULL, 'w' },
 		{ "instance", required_argument, NULL, 'i' },
 		{ "pin-dir", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	const char *instance = NULL, *pin_dir = NULL;
+	const char *instance = NULL, *pin_dir = NULL, *output = NULL;
 	struct view v = { .full = full };
 	double watch = 0;
 	struct kr_ops_maps m;
 	struct kr_inst in;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jPw::i:p:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jPo:w::i:p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': v.fmt = FMT_JSON; break;
 		case 'P': v.fmt = FMT_PROM; break;
+		case 'o': output = optarg; break;
 		case 'w':
 			watch = optarg ? atof(optarg) : 1.0;
 			if (watch <= 0) {
@@ -426,6 +376,12 @@ static int run(int argc, char **argv, bool full)
 		usage(stderr, full);
 		return 2;
 	}
+	if (output && v.fmt != FMT_PROM) {
+		pr_warn("keyrouter: %s: --output goes with --prometheus\n", argv[0]);
+		return 2;
+	}
+	if (v.fmt == FMT_PROM)
+		return kr_cli_prom_status(instance, pin_dir, output, watch);
 	if (kr_ops_inst_open(&in, instance, pin_dir))
 		return 1;
 	if (kr_ops_maps_open(&in, &m)) {
