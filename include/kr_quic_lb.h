@@ -234,10 +234,11 @@ KR_QLB_UNROLL
 /* The four-pass rounds call the block cipher through KR_QLB_ENC.  A BPF program that
  * defines KR_QLB_BPF_GLOBAL_AES before including this header gets it as one global
  * function (verified once, its code once instead of four inlined copies). */
-#if defined(__bpf__) && defined(KR_QLB_BPF_GLOBAL_AES)
 struct kr_aes_block {
 	__u8 b[16];
 };
+
+#if defined(__bpf__) && defined(KR_QLB_BPF_GLOBAL_AES)
 
 __noinline int kr_aes128_encrypt_block(const struct kr_aes128 *k, const struct kr_aes_block *in,
 				       struct kr_aes_block *out)

@@ -28,11 +28,15 @@
 #define KR_BENCH_PL_OFF	42
 
 __u32 kr_bench_ctr;
+/* Where in the payload the counter goes (0..255; default the first 4 bytes).  The QUIC-LB
+ * benchmark (tests/bench/bench_quic_lb.c) moves it into a CID's ring key or behind the
+ * CID. */
+__u32 kr_bench_key_off;
 
 static __always_inline void kr_bench_key(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
-	__u32 *k = data + KR_BENCH_PL_OFF;
+	__u32 *k = data + KR_BENCH_PL_OFF + (kr_bench_key_off & 0xff);
 
 	if ((void *)(k + 1) <= data_end)
 		*k = kr_bench_ctr++;
