@@ -21,7 +21,10 @@
 #  3. NAT rebinding (gtlsclient --change-local-addr --nat-rebinding) in the middle of 12
 #     long transfers, ipip: none breaks; in `tuple` mode exactly those whose new port maps
 #     to another backend break.
-#  4. One summary line (the figures of 1-3).
+#  4. A backend set to drain in the middle of 12 long transfers keeps its connections (their
+#     CIDs still route to it) while new connections avoid it; set down, its connections
+#     break (their state was on it) and only those.
+#  5. One summary line (the figures of 1-3).
 # The router's egress towards the client is limited to $QLB_RATE (tbf) during 2 and 3, so
 # that the transfers last several seconds whatever the machine's speed.
 
@@ -165,11 +168,18 @@ moved_tuples() {
 }
 
 @test "quic-lb: 24 long transfers across ring stage, migrate 0 -> 50 -> 100 %, commit with a 4th backend: 0 broken (tuple mode: exactly the moved ones break)" {
-	local f4 f6 res
+	local f4 f6 res p
 	f4=$("$TOPO_KEYROUTER" diff --old-config "$TOPO_DIR/cid3-l2.json" --new-config "$TOPO_DIR/cid4-l2.json" --ring quic4 --json | jq -r .moved)
 	f6=$("$TOPO_KEYROUTER" diff --old-config "$TOPO_DIR/cid3-l2.json" --new-config "$TOPO_DIR/cid4-l2.json" --ring quic6 --json | jq -r .moved)
 	echo "keyrouter diff: the 4th backend moves $f4 (quic4) and $f6 (quic6) of the key space"
 	awk -v a="$f4" -v b="$f6" 'BEGIN { exit !(a >= 0.2 && b >= 0.2) }'
+	# backend 4 at weight 0 changes no placement: 2000 client 4-tuples map as with b1 b2 b3 alone
+	qlb_config "$TOPO_DIR/tuple3only.json" l2 "1 2 3" tuple
+	for ((p = 1024; p < 3024; p++)); do echo "$TOPO_CLIENT4:$p"; done >"$TOPO_DIR/w0.keys"
+	run cmp <(e2e_predict "$TOPO_DIR/tuple3only.json" quic4 "$TOPO_DIR/w0.keys") \
+		<(e2e_predict "$TOPO_DIR/tuple3-l2.json" quic4 "$TOPO_DIR/w0.keys")
+	echo "backend 4 at weight 0: 2000 4-tuples placed as without it: $([ "$status" = 0 ] && echo yes || echo NO)"
+	[ "$status" -eq 0 ]
 
 	run ring_change cid
 	[ -z "$output" ] || echo "$output"
@@ -288,6 +298,58 @@ rebinding() {
 	echo "tuple mode: $u of $k broken, $up of $k rebound to another backend"
 	echo "rebind $k $kc $u" >>"$TOPO_DIR/summary"
 	[ "$kc" = "$k" ]
+}
+
+# drain_or_down STATE TAG: 12 long IPv4 transfers; once all are receiving, the backend of
+# connection 0 is set STATE; then 12 new connections (/id); then the long transfers end
+# and the backend is set up again.  Prints that backend's index.
+drain_or_down() {
+	local state=$1 tag=$2 d
+	qlb_apply "$TOPO_DIR/cid3-l2.json" || return 1
+	ip netns exec "$TOPO_R" tc qdisc replace dev "$TOPO_R_IN" root tbf rate $QLB_RATE burst 64k latency 100ms || return 1
+	rm -f "$TOPO_DIR/gate"
+	QLB_GATE=$TOPO_DIR/gate qlb_start "$tag" "$TOPO_VIP4" $((QLB_CONC / 2)) /id /long
+	touch "$TOPO_DIR/gate"
+	qlb_receiving "$tag" /long || { qlb_wait "$tag"; return 1; }
+	d=$(cat "$TOPO_DIR/$tag/0/dl/id") && d=${d#b}
+	topo_kr backend set "${TOPO_B4[d]}:$TOPO_QUIC_PORT" "$state" --instance "$TOPO_INSTANCE" >/dev/null || return 1
+	qlb_start "$tag-new" "$TOPO_VIP4" $((QLB_CONC / 2)) /id
+	qlb_wait "$tag-new"
+	qlb_wait "$tag"
+	ip netns exec "$TOPO_R" tc qdisc del dev "$TOPO_R_IN" root
+	topo_kr backend set "${TOPO_B4[d]}:$TOPO_QUIC_PORT" up --instance "$TOPO_INSTANCE" >/dev/null || return 1
+	qlb_results "$tag" >"$TOPO_DIR/$tag.res"
+	qlb_results "$tag-new" >"$TOPO_DIR/$tag-new.res"
+	echo "$d" >"$TOPO_DIR/$tag.backend"
+}
+
+@test "quic-lb: a draining backend keeps its connections (routed by CID), a down one loses them; new connections avoid both" {
+	local d
+	run drain_or_down drain drain
+	[ -z "$output" ] || echo "$output"
+	[ "$status" -eq 0 ]
+	d=$(cat "$TOPO_DIR/drain.backend")
+	run awk -v b="b$d" '$2 == b { on++; if ($3 == "OK") ok++ } $3 != "OK" { bad++ }
+		END { printf "drain b%s during 12 long transfers: %d of its %d connections completed, %d broken in all\n", substr(b, 2), ok, on, bad
+		      exit !(on > 0 && bad == 0) }' "$TOPO_DIR/drain.res"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run awk -v b="b$d" '$3 == "OK" { ok++ } $2 == b { on++ } END { printf "  12 new connections while b%s drains: %d completed, %d on it\n", substr(b, 2), ok, on; exit !(ok == NR && on == 0) }' "$TOPO_DIR/drain-new.res"
+	echo "$output"
+	[ "$status" -eq 0 ]
+
+	run drain_or_down down down
+	[ -z "$output" ] || echo "$output"
+	[ "$status" -eq 0 ]
+	d=$(cat "$TOPO_DIR/down.backend")
+	run awk -v b="b$d" '$2 == b { on++; if ($3 == "OK") ok++ } $2 != b && $3 == "OK" { other++ } $2 != b { n++ }
+		END { printf "down b%s during 12 long transfers: %d of its %d connections broke (their state was on it); the other %d: %d completed\n", substr(b, 2), on - ok, on, n, other
+		      exit !(on > 0 && ok == 0 && other == n) }' "$TOPO_DIR/down.res"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run awk -v b="b$d" '$3 == "OK" { ok++ } $2 == b { on++ } END { printf "  12 new connections while b%s is down: %d completed, %d on it\n", substr(b, 2), ok, on; exit !(ok == NR && on == 0) }' "$TOPO_DIR/down-new.res"
+	echo "$output"
+	[ "$status" -eq 0 ]
 }
 
 @test "quic-lb: summary" {

@@ -48,13 +48,13 @@ qlb_start_servers() {
 		yes "keyrouter e2e blob served by backend b$i" | head -c "$QLB_LONG_SIZE" >"$www/long"
 		topo_spawn "${TOPO_B[i]}" "$TOPO_DIR/qlb4-b$i.log" env \
 			QUIC_LB="cr=$QLB_CR4,sid=$(qlb_sid 4 "$i"),nonce=$QLB_NONCE4,key_file=$key" \
-			"$QLB_SERVER" -q -d "$www" $TOPO_VIP4 $TOPO_QUIC_PORT "$d/key.pem" "$d/cert.pem" || return 1
+			"$QLB_SERVER" -q -d "$www" "$TOPO_VIP4" "$TOPO_QUIC_PORT" "$d/key.pem" "$d/cert.pem" || return 1
 		topo_spawn "${TOPO_B[i]}" "$TOPO_DIR/qlb6-b$i.log" env \
 			QUIC_LB="cr=$QLB_CR6,sid=$(qlb_sid 6 "$i"),nonce=$QLB_NONCE6,key_file=$key" \
-			"$QLB_SERVER" -q -d "$www" $TOPO_VIP6 $TOPO_QUIC_PORT "$d/key.pem" "$d/cert.pem" || return 1
+			"$QLB_SERVER" -q -d "$www" "$TOPO_VIP6" "$TOPO_QUIC_PORT" "$d/key.pem" "$d/cert.pem" || return 1
 	done
 	for ((i = 1; i <= TOPO_N; i++)); do
-		topo_wait_listen "${TOPO_B[i]}" udp $TOPO_QUIC_PORT || return 1
+		topo_wait_listen "${TOPO_B[i]}" udp "$TOPO_QUIC_PORT" || return 1
 	done
 	# every server says it issues routable CIDs (QUIC_LB accepted)
 	for ((i = 1; i <= TOPO_N; i++)); do
@@ -152,7 +152,7 @@ qlb_start() {
 			fi
 			timeout 60 ip netns exec "$TOPO_C" gtlsclient --no-quic-dump --no-http-dump \
 				--timeout=3s --no-pmtud --exit-on-all-streams-close --download "$d/dl" \
-				--dcid "$dcid" "${args[@]}" "$vip" $TOPO_QUIC_PORT "${urls[@]/#/$url}" \
+				--dcid "$dcid" "${args[@]}" "$vip" "$TOPO_QUIC_PORT" "${urls[@]/#/$url}" \
 				</dev/null >"$d/log" 2>&1
 			echo $? >"$d/rc"
 			date +%s.%N >"$d/end"

@@ -63,8 +63,8 @@ ver=$(srcver)
 
 # apt update, retried while another apt holds the lists lock.
 apt_update() {
-	local i
-	for i in 1 2 3 4 5 6 7 8 9 10; do
+	local _
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		apt-get update -qq >>"$log" 2>&1 && return 0
 		sleep 3
 	done
@@ -121,7 +121,7 @@ mkdir -p "$src" "$DIR/obj"
 (cd "$src" && { apt-get source -qq "ngtcp2=$ver" || apt-get source -qq ngtcp2; }) >>"$log" 2>&1 ||
 	{ tail -20 "$log" >&2; die "apt-get source ngtcp2 failed"; }
 top=$(find "$src" -mindepth 1 -maxdepth 1 -type d -name 'ngtcp2-*' | head -1)
-[ -n "$top" ] && [ -f "$top/examples/server.cc" ] || die "no examples/server.cc in the ngtcp2 source"
+if [ -z "$top" ] || [ ! -f "$top/examples/server.cc" ]; then die "no examples/server.cc in the ngtcp2 source"; fi
 patch -d "$top" -p1 --no-backup-if-mismatch <"$PATCH" >>"$log" 2>&1 ||
 	{ tail -20 "$log" >&2; die "tests/lib/ngtcp2-quic-lb.patch does not apply to ngtcp2 $ver"; }
 
