@@ -128,13 +128,13 @@ static __always_inline void kr_aes_put32(__u8 *p, __u32 v)
 }
 
 #define KR_TE0(x)	kr_aes_te0[(x) & 0xff]
-#define KR_TE1(x)	kr_aes_ror8(kr_aes_te0[(x) & 0xff], 8)
-#define KR_TE2(x)	kr_aes_ror8(kr_aes_te0[(x) & 0xff], 16)
-#define KR_TE3(x)	kr_aes_ror8(kr_aes_te0[(x) & 0xff], 24)
+#define KR_TE1(x)	kr_aes_te1[(x) & 0xff]
+#define KR_TE2(x)	kr_aes_te2[(x) & 0xff]
+#define KR_TE3(x)	kr_aes_te3[(x) & 0xff]
 #define KR_TD0(x)	kr_aes_td0[(x) & 0xff]
-#define KR_TD1(x)	kr_aes_ror8(kr_aes_td0[(x) & 0xff], 8)
-#define KR_TD2(x)	kr_aes_ror8(kr_aes_td0[(x) & 0xff], 16)
-#define KR_TD3(x)	kr_aes_ror8(kr_aes_td0[(x) & 0xff], 24)
+#define KR_TD1(x)	kr_aes_td1[(x) & 0xff]
+#define KR_TD2(x)	kr_aes_td2[(x) & 0xff]
+#define KR_TD3(x)	kr_aes_td3[(x) & 0xff]
 #define KR_SB(x)	((__u32)kr_aes_sbox[(x) & 0xff])
 #define KR_ISB(x)	((__u32)kr_aes_isbox[(x) & 0xff])
 

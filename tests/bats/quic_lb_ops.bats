@@ -61,7 +61,7 @@ setup() {
 	run -0 $K lookup -c "$T/q.json" --service web "$c0" "$c1" e1020304050607080900 4a0a0102030405060708 0a0901020304050607 0a02
 	assert_line -n 0 "$c0 quic-lb config-rotation 0 server-id 0a02 backend 1 10.2.0.12:443"
 	assert_line -n 1 "$c1 quic-lb config-rotation 1 server-id 0b0003 backend 2 10.2.0.13:443"
-	assert_line -n 2 --regexp "^e1020304050607080900 [0-9a-f]{8} [0-9]+ [0-2] [0-2] [0-2] [0-2] quic-lb ring fallback: unroutable \(config rotation 7"
+	assert_line -n 2 --regexp "^e1020304050607080900 [0-9a-f]{8} [0-9]+ [0-2] [0-2] [0-2] [0-2] quic-lb ring fallback: unroutable \(config rotation 7\)$"
 	assert_line -n 3 --regexp " quic-lb ring fallback: unknown_config \(config rotation 2 not configured\)$"
 	assert_line -n 4 --regexp "^0a0901020304050607 .* quic-lb ring fallback: unknown_server_id$"
 	assert_line -n 5 --regexp "^0a02 .* quic-lb ring fallback: too_short \(2 octets: too short for 1 \+ 2 \+ 6\)$"

@@ -213,7 +213,9 @@ static int print_key(struct lookup_ctx *c, long len)
 					  .nonce_len = q ? q->nonce_len : 0 };
 
 		printf(" quic-lb ring fallback: %s", kr_qlb_outcome_name(fallback));
-		if (fallback != KR_QLB_FB_UNKNOWN_SID && fallback != KR_QLB_FB_BACKEND_DOWN)
+		if (fallback == KR_QLB_FB_UNROUTABLE)
+			printf(" (config rotation 7)");
+		else if (fallback != KR_QLB_FB_UNKNOWN_SID && fallback != KR_QLB_FB_BACKEND_DOWN)
 			printf(" (%s)", kr_qlb_reason(&v, &qc, (size_t)len, why, sizeof(why)));
 	}
 	putchar('\n');
