@@ -75,8 +75,7 @@ batch() {
 	qlb_start "$tag" "$(fam_vip "$fam")" $QLB_CONC /id /blob
 	qlb_wait "$tag"
 	qlb_results "$tag" >"$res"
-	sleep 0.2	# the last datagrams through the router's NAPI poll
-	after=$(qlb_counters "$fam")
+	after=$(qlb_counters_settled "$fam")
 	qlb_predict "$cfg" "$svc" "$res" >"$res.pred" || return 1
 	echo "$tag:"
 	served_as_predicted "$res" "$res.pred" || return 1
@@ -131,8 +130,7 @@ ring_change() {
 	qlb_wait "rc${k}6"
 	ip netns exec "$TOPO_R" tc qdisc del dev "$TOPO_R_IN" root
 	for fam in 4 6; do qlb_results "rc$k$fam" >"$TOPO_DIR/rc$k$fam.res"; done
-	sleep 0.2	# the last datagrams through the router's NAPI poll
-	if [ "$k" = cid ]; then { qlb_counters 4; qlb_counters 6; } >"$TOPO_DIR/rc$k.after"; fi
+	if [ "$k" = cid ]; then { qlb_counters_settled 4; qlb_counters_settled 6; } >"$TOPO_DIR/rc$k.after"; fi
 }
 
 # counters_agree BEFORE AFTER RESULTS4 RESULTS6: the QUIC-LB counters of quic4 and quic6

@@ -126,6 +126,20 @@ qlb_counters() {
 			      .backend_down, .too_long] | add)"'
 }
 
+# qlb_counters_settled FAMILY: qlb_counters once two reads 0.1 s apart agree (the clients
+# have exited, but their last datagrams may still be in the router's NAPI poll).
+qlb_counters_settled() {
+	local a b t
+	a=$(qlb_counters "$1")
+	for ((t = 0; t < 30; t++)); do
+		sleep 0.1
+		b=$(qlb_counters "$1")
+		[ "$a" = "$b" ] && break
+		a=$b
+	done
+	echo "$b"
+}
+
 # qlb_start TAG VIP N PATH... [-- gtlsclient args]: N gtlsclient connections at once from the
 # client, each with a random 18-octet initial DCID and its own UDP port, fetching the PATHs;
 # their pids go to $TOPO_DIR/TAG/pids.  Must be called in the test's own shell (not `run`),
