@@ -71,7 +71,7 @@ struct kr_qlb_trace kr_qlb_trace_last = {};
 __noinline int kr_quic_lb(const struct kr_scratch *s, __u32 wlen, __u32 svc_word,
 			  struct kr_route *out)
 {
-	__u32 qlb_id = svc_word & 0xffff, tag = svc_word >> 16, zero = 0, start, len, need, cr, i;
+	__u32 qlb_id = svc_word & 0xffff, tag = svc_word >> 16, zero = 0, start, len, need, cr = 0, i;
 	const struct kr_qlb_sid_val *sv;
 	const struct kr_backend *be;
 	const struct kr_qlb_conf *c;
@@ -148,8 +148,11 @@ __noinline int kr_quic_lb(const struct kr_scratch *s, __u32 wlen, __u32 svc_word
 	outcome = KR_QLB_ROUTED;
 done:
 	cnt = bpf_map_lookup_elem(&kr_qlb_stats, &qlb_id);
-	if (cnt)
+	if (cnt) {
 		cnt->n[outcome & 7]++;
+		if (outcome == KR_QLB_ROUTED)
+			cnt->routed_cr[cr & 7]++;
+	}
 	if (kr_cfg_trace) {
 		kr_qlb_trace_last.seq++;
 		kr_qlb_trace_last.outcome = outcome;

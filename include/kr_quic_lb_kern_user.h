@@ -58,11 +58,13 @@ enum kr_qlb_outcome {
 	KR_QLB_NOUTCOMES
 };
 
-/* Per QUIC-LB id (per-CPU): packets by outcome.  The fallbacks go on to the ring. */
+/* Per QUIC-LB id (per-CPU): packets by outcome (the fallbacks go on to the ring), and the
+ * routed ones by config rotation (how much each configuration still carries: rotation). */
 struct kr_qlb_counters {
 	__u64 n[8];		/* [enum kr_qlb_outcome] */
+	__u64 routed_cr[8];	/* [config rotation] of the KR_QLB_ROUTED ones */
 };
-_Static_assert(sizeof(struct kr_qlb_counters) == 64, "kr_qlb_counters layout");
+_Static_assert(sizeof(struct kr_qlb_counters) == 128, "kr_qlb_counters layout");
 
 /* Debug trace of the last QUIC-LB decode (with the program's kr_cfg_trace): what
  * `keyrouter quic-lb decode --via-kernel` prints. */

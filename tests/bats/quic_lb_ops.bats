@@ -114,6 +114,7 @@ qstat() { # outcome -> its count in `stats --json`
 	run -0 nsenter --net="/run/netns/$N" "$KK" stats --instance "$N"
 	echo "$output" | grep quic-lb
 	[ "$(qstat routed)" = 15 ] && [ "$(qstat unroutable)" = 3 ]
+	[ "$(qstat routed_by_rotation | jq -c .)" = "[10,5,0,0,0,0,0]" ]
 
 	# backend 1 down: its CIDs go to the ring
 	mkconf up down up

@@ -243,7 +243,10 @@ static void show_quic_lb(struct view *v)
 	if (v->fmt == FMT_PROM)
 		printf("# HELP keyrouter_quic_lb_packets_total QUIC packets of QUIC-LB services by "
 		       "outcome (routed by CID, or the ring fallback's reason).\n"
-		       "# TYPE keyrouter_quic_lb_packets_total counter\n");
+		       "# TYPE keyrouter_quic_lb_packets_total counter\n"
+		       "# HELP keyrouter_quic_lb_routed_total QUIC packets routed by CID, by the "
+		       "config rotation of the CID.\n"
+		       "# TYPE keyrouter_quic_lb_routed_total counter\n");
 	while (!bpf_map_get_next_key(v->m->services, pk, &next)) {
 		struct kr_service sv;
 		struct kr_qlb_counters c;
@@ -283,7 +286,22 @@ static void show_quic_lb(struct view *v)
 				printf("%s %s %llu", o ? "," : "", o ? name : "routed by CID", x);
 		}
 		if (v->fmt == FMT_JSON)
-			printf("}");
+			printf(",\"routed_by_rotation\":[");
+		else if (v->fmt == FMT_TEXT)
+			printf("\n  routed by config rotation:");
+		for (unsigned r = 0; r < KR_QLB_MAX_CONFIGS; r++) {
+			unsigned long long x = (unsigned long long)c.routed_cr[r];
+
+			if (v->fmt == FMT_JSON)
+				printf("%s%llu", r ? "," : "", x);
+			else if (v->fmt == FMT_PROM)
+				printf("keyrouter_quic_lb_routed_total{instance=\"%s\",vip=\"%s\","
+				       "config_rotation=\"%u\"} %llu\n", v->in->name, addr, r, x);
+			else
+				printf("%s %u: %llu", r ? "," : "", r, x);
+		}
+		if (v->fmt == FMT_JSON)
+			printf("]}");
 		else if (v->fmt == FMT_TEXT)
 			printf("\n");
 		n++;
