@@ -25,8 +25,9 @@
 #     CIDs still route to it) while new connections avoid it; set down, its connections
 #     break (their state was on it) and only those.
 #  5. One summary line (the figures of 1-3).
-# The router's egress towards the client is limited to $QLB_RATE (tbf) during 2 and 3, so
-# that the transfers last several seconds whatever the machine's speed.
+# The router's egress towards the client is limited to $QLB_RATE (tbf) during 2-4 (and the
+# client's egress during 3), and the connections of a batch start together, so that the
+# transfers last several seconds whatever the machine's speed.
 
 load ../lib/e2e_common
 load ../lib/e2e_quic_lb
@@ -119,12 +120,10 @@ ring_change() {
 	QLB_GATE=$TOPO_DIR/gate qlb_start "rc${k}6" "$TOPO_VIP6" $((QLB_CONC / 2)) /id /long
 	touch "$TOPO_DIR/gate"
 	qlb_receiving "rc${k}4" /long && qlb_receiving "rc${k}6" /long || { qlb_wait "rc${k}4"; qlb_wait "rc${k}6"; return 1; }
-	date +%s.%N >"$TOPO_DIR/rc$k.stage"
 	for r in quic4 quic6; do topo_kr ring stage $r -c "$new" "${kr[@]}" >/dev/null || return 1; done
 	for r in quic4 quic6; do topo_kr ring migrate $r --percent 50 "${kr[@]}" >/dev/null || return 1; done
 	for r in quic4 quic6; do topo_kr ring migrate $r --percent 100 "${kr[@]}" >/dev/null || return 1; done
 	for r in quic4 quic6; do topo_kr ring commit $r "${kr[@]}" >/dev/null || return 1; done
-	date +%s.%N >"$TOPO_DIR/rc$k.commit"
 	echo $(($(qlb_running "rc${k}4") + $(qlb_running "rc${k}6"))) >"$TOPO_DIR/rc$k.running"
 	qlb_wait "rc${k}4"
 	qlb_wait "rc${k}6"

@@ -169,7 +169,6 @@ qlb_start() {
 				--dcid "$dcid" "${args[@]}" "$vip" "$TOPO_QUIC_PORT" "${urls[@]/#/$url}" \
 				</dev/null >"$d/log" 2>&1
 			echo $? >"$d/rc"
-			date +%s.%N >"$d/end"
 		) 3>&- &
 		echo $! >>"$TOPO_DIR/$tag/pids"
 	done
