@@ -25,21 +25,23 @@
 #     CIDs still route to it) while new connections avoid it; set down, its connections
 #     break (their state was on it) and only those.
 #  5. One summary line (the figures of 1-3).
-# The router's egress towards the client is limited to $QLB_RATE (tbf) during 2-4 (and the
-# client's egress during 3), and the connections of a batch start together, so that the
-# transfers last several seconds whatever the machine's speed.
+# During 2-4 every connection's download (and in 3 its upload) is limited to a rate of its
+# own (htb per client port, qlb_flow_limit), so that each long transfer lasts several
+# seconds however fast the machine is and whenever its client got to start.
 
 load ../lib/e2e_common
 load ../lib/e2e_quic_lb
 
 QLB_CONC=24
-QLB_RATE=32mbit
+QLB_FLOW_RATE=2mbit	# per connection: 1 MiB in >= 4.2 s
+QLB_REBIND_RATE=2mbit	# per connection, both ways: 512 KiB up >= 2 s, then 1 MiB down
 
 setup_file() {
 	e2e_require_keyrouter "ring stage" "ring migrate" "ring commit" diff "quic-lb decode" || return 0
 	qlb_build_server || return 1
 	e2e_setup_file 4 || return 1
 	topo_decap || return 1
+	qlb_port_range || return 1
 	qlb_start_servers || return 1
 	# the rings before the change list backend 4 at weight 0: it is registered (its server
 	# IDs known to keyrouter) but owns no keys -- the placement is that of b1 b2 b3 alone
@@ -50,12 +52,15 @@ setup_file() {
 	qlb_config "$TOPO_DIR/tuple4-l2.json" l2 "1 2 3 4" tuple || return 1
 	qlb_config "$TOPO_DIR/tuple3-ipip.json" ipip "1 2 3" tuple || return 1
 	: >"$TOPO_DIR/summary"
-	head -c 524288 /dev/urandom >"$TOPO_DIR/upload"
+	head -c 262144 /dev/urandom >"$TOPO_DIR/upload"
 	e2e_load "$TOPO_DIR/cid3-l2.json" >"$TOPO_DIR/load.log" 2>&1 || { cat "$TOPO_DIR/load.log" >&2; return 1; }
 }
 
 teardown_file() { e2e_teardown_file; }
 setup() { e2e_setup; }
+
+# nstatus STATUS RESULTS...: how many connections ended with STATUS (OK, BROKEN).
+nstatus() { local s=$1; shift; awk -v s="$s" '$3 == s { n++ } END { print n + 0 }' "$@"; }
 
 fam_vip() { if [ "$1" = 4 ]; then echo "$TOPO_VIP4"; else echo "$TOPO_VIP6"; fi; }
 fam_client() { if [ "$1" = 4 ]; then echo "$TOPO_CLIENT4:$2"; else echo "[$TOPO_CLIENT6]:$2"; fi; }
@@ -85,7 +90,7 @@ batch() {
 		END { split(b, x, " "); split(a, y, " ")
 		      printf "client datagrams with a server CID %d, routed by CID %d; with the initial DCID %d, ring fallback %d\n", nc, y[1] - x[1], ni, y[2] - x[2]
 		      exit !(nc > 0 && y[1] - x[1] == nc && y[2] - x[2] == ni) }' "$res" || return 1
-	echo "conn $(wc -l <"$res") $(grep -c ' OK ' "$res")" >>"$TOPO_DIR/summary"
+	echo "conn $(wc -l <"$res") $(nstatus OK "$res")" >>"$TOPO_DIR/summary"
 }
 
 @test "quic-lb: 24 concurrent connections per family, l2 and ipip: all complete on the ring's backend for their first Initial, every later datagram routed by its CID" {
@@ -113,23 +118,34 @@ batch() {
 ring_change() {
 	local k=$1 old=$TOPO_DIR/${1}3-l2.json new=$TOPO_DIR/${1}4-l2.json r fam kr=(--instance "$TOPO_INSTANCE")
 	qlb_apply "$old" || return 1
-	ip netns exec "$TOPO_R" tc qdisc replace dev "$TOPO_R_IN" root tbf rate $QLB_RATE burst 64k latency 100ms || return 1
+	qlb_flow_limit "$TOPO_R" "$TOPO_R_IN" dport $QLB_FLOW_RATE || return 1
 	if [ "$k" = cid ]; then { qlb_counters 4; qlb_counters 6; } >"$TOPO_DIR/rc$k.before"; fi
 	rm -f "$TOPO_DIR/gate"
 	QLB_GATE=$TOPO_DIR/gate qlb_start "rc${k}4" "$TOPO_VIP4" $((QLB_CONC / 2)) /id /long
 	QLB_GATE=$TOPO_DIR/gate qlb_start "rc${k}6" "$TOPO_VIP6" $((QLB_CONC / 2)) /id /long
 	touch "$TOPO_DIR/gate"
+	date +%s.%N >"$TOPO_DIR/rc$k.start"
 	qlb_receiving "rc${k}4" /long && qlb_receiving "rc${k}6" /long || { qlb_wait "rc${k}4"; qlb_wait "rc${k}6"; return 1; }
+	date +%s.%N >"$TOPO_DIR/rc$k.stage"
 	for r in quic4 quic6; do topo_kr ring stage $r -c "$new" "${kr[@]}" >/dev/null || return 1; done
 	for r in quic4 quic6; do topo_kr ring migrate $r --percent 50 "${kr[@]}" >/dev/null || return 1; done
 	for r in quic4 quic6; do topo_kr ring migrate $r --percent 100 "${kr[@]}" >/dev/null || return 1; done
 	for r in quic4 quic6; do topo_kr ring commit $r "${kr[@]}" >/dev/null || return 1; done
+	date +%s.%N >"$TOPO_DIR/rc$k.commit"
 	echo $(($(qlb_running "rc${k}4") + $(qlb_running "rc${k}6"))) >"$TOPO_DIR/rc$k.running"
 	qlb_wait "rc${k}4"
 	qlb_wait "rc${k}6"
-	ip netns exec "$TOPO_R" tc qdisc del dev "$TOPO_R_IN" root
+	qlb_flow_limit_off "$TOPO_R" "$TOPO_R_IN"
 	for fam in 4 6; do qlb_results "rc$k$fam" >"$TOPO_DIR/rc$k$fam.res"; done
 	if [ "$k" = cid ]; then { qlb_counters_settled 4; qlb_counters_settled 6; } >"$TOPO_DIR/rc$k.after"; fi
+}
+
+# ring_change_times KTYPE: when the steps happened and how long the transfers lasted.
+ring_change_times() {
+	cat "$TOPO_DIR/rc$1"[46]/*/end | awk -v s="$(cat "$TOPO_DIR/rc$1.start")" -v a="$(cat "$TOPO_DIR/rc$1.stage")" \
+		-v c="$(cat "$TOPO_DIR/rc$1.commit")" '
+		{ d = $1 - s; if (NR == 1 || d < lo) lo = d; if (d > hi) hi = d }
+		END { printf "all receiving after %.1f s, stage .. commit %.1f .. %.1f s, transfers ended after %.1f .. %.1f s\n", a - s, a - s, c - s, lo, hi }'
 }
 
 # counters_agree BEFORE AFTER RESULTS4 RESULTS6: the QUIC-LB counters of quic4 and quic6
@@ -181,6 +197,7 @@ moved_tuples() {
 	run ring_change cid
 	[ -z "$output" ] || echo "$output"
 	[ "$status" -eq 0 ]
+	echo "quic-lb: $(ring_change_times cid)"
 	echo "quic-lb: running at the commit: $(cat "$TOPO_DIR/rccid.running") of $QLB_CONC"
 	[ "$(cat "$TOPO_DIR/rccid.running")" = $QLB_CONC ]
 	run counters_agree "$TOPO_DIR/rccid.before" "$TOPO_DIR/rccid.after" "$TOPO_DIR/rccid4.res" "$TOPO_DIR/rccid6.res"
@@ -204,14 +221,17 @@ moved_tuples() {
 		qlb_results "after$fam" >"$res"
 		qlb_predict "$TOPO_DIR/cid4-l2.json" quic$fam "$res" >"$res.pred"
 		run served_as_predicted "$res" "$res.pred"
-		echo "IPv$fam connections opened after the commit: $output ($(grep -c ' b4 ' "$res") on backend 4)"
+		echo "IPv$fam connections opened after the commit: $output ($(awk '$2 == "b4"' "$res" | wc -l) on backend 4)"
 		[ "$status" -eq 0 ]
 	done
-	local m=$(cat "$TOPO_DIR"/rccid[46].res | wc -l) mc=$(cat "$TOPO_DIR"/rccid[46].res | grep -c ' OK ')
+	local m mc
+	m=$(cat "$TOPO_DIR"/rccid[46].res | wc -l)
+	mc=$(nstatus OK "$TOPO_DIR"/rccid[46].res)
 
 	run ring_change tuple
 	[ -z "$output" ] || echo "$output"
 	[ "$status" -eq 0 ]
+	echo "tuple: $(ring_change_times tuple)"
 	echo "tuple: running at the commit: $(cat "$TOPO_DIR/rctuple.running") of $QLB_CONC"
 	[ "$(cat "$TOPO_DIR/rctuple.running")" = $QLB_CONC ]
 	local t=0 tp=0
@@ -220,7 +240,7 @@ moved_tuples() {
 		moved_tuples $fam "$res" "$TOPO_DIR/tuple3-l2.json" "$TOPO_DIR/tuple4-l2.json" >"$res.moved"
 		run paste -d' ' "$res" "$res.moved"
 		echo "$output" | awk -v f=$fam '{ printf "  tuple IPv%s connection %s: port %s %s, %s\n", f, $1, $4, $11 ? "moved" : "stayed", $3 }'
-		t=$((t + $(grep -c ' BROKEN ' "$res")))
+		t=$((t + $(nstatus BROKEN "$res")))
 		tp=$((tp + $(awk '$2 == 1' "$res.moved" | wc -l)))
 		# broken exactly when moved
 		run awk '{ if (($3 == "BROKEN") != ($11 == 1)) bad++ } END { exit bad > 0 }' <(paste -d' ' "$res" "$res.moved")
@@ -233,15 +253,15 @@ moved_tuples() {
 
 # rebinding KTYPE: 6 + 6 long transfers over ipip whose client rebinds its port 1 s after
 # the handshake (NAT rebinding: the client just sends from a new port; the server sees the
-# new path and validates it).  Each request uploads 512 KiB (POST) before /long comes
+# new path and validates it).  Each request uploads 256 KiB (POST) before /long comes
 # back: the client is sending when it rebinds (a client with nothing to send after the
 # change would never tell the server its new port, with or without a load balancer), and
 # the client's egress is limited too, so the upload is still running at the rebinding.
 rebinding() {
 	local k=$1 fam
 	qlb_apply "$TOPO_DIR/${k}3-ipip.json" || return 1
-	ip netns exec "$TOPO_R" tc qdisc replace dev "$TOPO_R_IN" root tbf rate $QLB_RATE burst 64k latency 100ms || return 1
-	ip netns exec "$TOPO_C" tc qdisc replace dev c0 root tbf rate $QLB_RATE burst 64k latency 100ms || return 1
+	qlb_flow_limit "$TOPO_R" "$TOPO_R_IN" dport $QLB_REBIND_RATE || return 1
+	qlb_flow_limit "$TOPO_C" c0 sport $QLB_REBIND_RATE || return 1
 	rm -f "$TOPO_DIR/gate"
 	for fam in 4 6; do
 		QLB_GATE=$TOPO_DIR/gate qlb_start "rb$k$fam" "$(fam_vip $fam)" 6 /id /long -- \
@@ -250,8 +270,8 @@ rebinding() {
 	touch "$TOPO_DIR/gate"
 	qlb_wait "rb${k}4"
 	qlb_wait "rb${k}6"
-	ip netns exec "$TOPO_R" tc qdisc del dev "$TOPO_R_IN" root
-	ip netns exec "$TOPO_C" tc qdisc del dev c0 root
+	qlb_flow_limit_off "$TOPO_R" "$TOPO_R_IN"
+	qlb_flow_limit_off "$TOPO_C" c0
 	for fam in 4 6; do qlb_results "rb$k$fam" >"$TOPO_DIR/rb$k$fam.res"; done
 }
 
@@ -276,7 +296,7 @@ rebinding() {
 		[ "$status" -eq 0 ]
 	done
 	k=$(cat "$TOPO_DIR"/rbcid[46].res | wc -l)
-	kc=$(cat "$TOPO_DIR"/rbcid[46].res | grep -c ' OK ')
+	kc=$(nstatus OK "$TOPO_DIR"/rbcid[46].res)
 
 	run rebinding tuple
 	[ -z "$output" ] || echo "$output"
@@ -287,7 +307,7 @@ rebinding() {
 		[ "$status" -eq 0 ]
 		moved_tuples $fam "$res" "$TOPO_DIR/tuple3-ipip.json" "$TOPO_DIR/tuple3-ipip.json" >"$res.moved"
 		paste -d' ' "$res" "$res.moved" | awk -v f=$fam '{ printf "  tuple IPv%s connection %s: port %s -> %s %s, %s\n", f, $1, $4, $5, $11 ? "another backend" : "same backend", $3 }'
-		u=$((u + $(grep -c ' BROKEN ' "$res")))
+		u=$((u + $(nstatus BROKEN "$res")))
 		up=$((up + $(awk '$2 == 1' "$res.moved" | wc -l)))
 		run awk '{ if (($3 == "BROKEN") != ($11 == 1)) bad++ } END { exit bad > 0 }' <(paste -d' ' "$res" "$res.moved")
 		[ "$status" -eq 0 ]
@@ -303,7 +323,7 @@ rebinding() {
 drain_or_down() {
 	local state=$1 tag=$2 d
 	qlb_apply "$TOPO_DIR/cid3-l2.json" || return 1
-	ip netns exec "$TOPO_R" tc qdisc replace dev "$TOPO_R_IN" root tbf rate $QLB_RATE burst 64k latency 100ms || return 1
+	qlb_flow_limit "$TOPO_R" "$TOPO_R_IN" dport $QLB_FLOW_RATE || return 1
 	rm -f "$TOPO_DIR/gate"
 	QLB_GATE=$TOPO_DIR/gate qlb_start "$tag" "$TOPO_VIP4" $((QLB_CONC / 2)) /id /long
 	touch "$TOPO_DIR/gate"
@@ -313,7 +333,7 @@ drain_or_down() {
 	qlb_start "$tag-new" "$TOPO_VIP4" $((QLB_CONC / 2)) /id
 	qlb_wait "$tag-new"
 	qlb_wait "$tag"
-	ip netns exec "$TOPO_R" tc qdisc del dev "$TOPO_R_IN" root
+	qlb_flow_limit_off "$TOPO_R" "$TOPO_R_IN"
 	topo_kr backend set "${TOPO_B4[d]}:$TOPO_QUIC_PORT" up --instance "$TOPO_INSTANCE" >/dev/null || return 1
 	qlb_results "$tag" >"$TOPO_DIR/$tag.res"
 	qlb_results "$tag-new" >"$TOPO_DIR/$tag-new.res"

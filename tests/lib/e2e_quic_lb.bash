@@ -19,6 +19,36 @@ QLB_ORACLE=$E2E_LIB/quic_lb_oracle.py
 
 qlb_sid() { printf '%02x%02x' "$1" "$2"; }	# FAMILY(4|6) I
 
+# The client's UDP ports (IPv4 and IPv6 sockets, rebinding included) come from this range,
+# so that each can have a rate limit of its own (qlb_flow_limit).
+QLB_PORTS_LO=40000 QLB_PORTS_N=128
+
+qlb_port_range() {
+	topo_sysctl "$TOPO_C" net.ipv4.ip_local_port_range="$QLB_PORTS_LO $((QLB_PORTS_LO + QLB_PORTS_N - 1))"
+}
+
+# qlb_flow_limit NS DEV dport|sport RATE: on NS's DEV, the UDP packets to (dport) or from
+# (sport) each client port get a rate limit of their own (htb, one class per port, u32 on
+# the port, IPv4 and IPv6): a connection's transfer lasts at least size / RATE however the
+# machine schedules the clients, and no connection can finish early by starting first.
+# Anything else passes unlimited.
+qlb_flow_limit() {
+	local ns=$1 dev=$2 dir=$3 rate=$4 i
+	{
+		echo "qdisc replace dev $dev root handle 1: htb default ffff"
+		echo "class add dev $dev parent 1: classid 1:ffff htb rate 10gbit quantum 60000"
+		for ((i = 1; i <= QLB_PORTS_N; i++)); do
+			printf 'class add dev %s parent 1: classid 1:%x htb rate %s ceil %s burst 16k\n' "$dev" "$i" "$rate" "$rate"
+			printf 'filter add dev %s parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip %s %d 0xffff flowid 1:%x\n' \
+				"$dev" "$dir" $((QLB_PORTS_LO + i - 1)) "$i"
+			printf 'filter add dev %s parent 1: protocol ipv6 prio 2 u32 match ip6 protocol 17 0xff match ip6 %s %d 0xffff flowid 1:%x\n' \
+				"$dev" "$dir" $((QLB_PORTS_LO + i - 1)) "$i"
+		done
+	} | ip netns exec "$ns" tc -batch -
+}
+
+qlb_flow_limit_off() { ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null; return 0; }
+
 # The server, built (or found in the cache) by quic_server_build.sh.
 qlb_build_server() {
 	local err
@@ -146,7 +176,7 @@ qlb_counters_settled() {
 # which later calls qlb_wait.  With QLB_GATE=FILE the connections start together, when FILE
 # appears (so that they share the router's rate limit evenly from the start).
 qlb_start() {
-	local tag=$1 vip=$2 n=$3 url k t d dcid urls=() args=()
+	local tag=$1 vip=$2 n=$3 url k d dcid urls=() args=()
 	shift 3
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do urls+=("$1"); shift; done
 	[ "${1:-}" = -- ] && { shift; args=("$@"); }
@@ -161,14 +191,19 @@ qlb_start() {
 		dcid=$(od -An -N18 -tx1 /dev/urandom | tr -d ' \n')
 		echo "$dcid" >"$d/dcid"
 		(
-			if [ -n "${QLB_GATE:-}" ]; then
-				for ((t = 0; t < 3000; t++)); do [ -e "$QLB_GATE" ] && break; sleep 0.01; done
-			fi
-			timeout 60 ip netns exec "$TOPO_C" gtlsclient --no-quic-dump --no-http-dump \
+			# in the client's network namespace first, then (with a gate) wait for it:
+			# only the exec of gtlsclient is left between the gate and the first packet
+			timeout 60 nsenter --net="/run/netns/$TOPO_C" bash -c '
+				if [ -n "$1" ]; then
+					for ((t = 0; t < 3000; t++)); do [ -e "$1" ] && break; sleep 0.01; done
+				fi
+				shift
+				exec gtlsclient "$@"' gate "${QLB_GATE:-}" --no-quic-dump --no-http-dump \
 				--timeout=3s --no-pmtud --exit-on-all-streams-close --download "$d/dl" \
 				--dcid "$dcid" "${args[@]}" "$vip" "$TOPO_QUIC_PORT" "${urls[@]/#/$url}" \
 				</dev/null >"$d/log" 2>&1
 			echo $? >"$d/rc"
+			date +%s.%N >"$d/end"
 		) 3>&- &
 		echo $! >>"$TOPO_DIR/$tag/pids"
 	done
