@@ -15,6 +15,10 @@
  *     of another service (tag mismatch);
  *   no key at all (service policy, QUIC-LB untouched): zero-length DCID, truncated long
  *     header, short header shorter than the service's cid_length.
+ * Then a differential run: 4000 random long-header DCIDs (random rotation bits, lengths 1..22,
+ * every configuration, valid server IDs and random octets) through XDP and TC; the
+ * program's QUIC-LB trace (outcome, decoded server ID, backend) must equal what the
+ * userspace codec and the server-ID table say for every one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -553,6 +557,92 @@ static void ipip_rows(void)
 		}
 }
 
+/* What the data path must decide for DCID cid (userspace codec + the server table). */
+static int expect(const uint8_t *cid, size_t len, uint8_t *sid, unsigned *sid_len,
+		  uint32_t *backend)
+{
+	static const struct { unsigned cr, len; uint8_t sid[3]; uint32_t be; } tab[] = {
+		{ 0, 1, { 0x01 }, 10 }, { 0, 1, { 0x02 }, 11 }, { 0, 1, { 0x03 }, 12 },
+		{ 1, 2, { 0x01, 0x01 }, 11 }, { 1, 2, { 0x01, 0x02 }, 10 },
+		{ 2, 3, { 0xab, 0xcd, 0xef }, 11 },
+	};
+	unsigned cr = cid[0] >> 5;
+	struct kr_qlb_work w = { 0 };
+
+	*sid_len = 0;
+	if (cr == 7)
+		return KR_QLB_FB_UNROUTABLE;
+	if (cr > 2)
+		return KR_QLB_FB_UNKNOWN_CONFIG;
+	if (len > 20)
+		return KR_QLB_FB_TOO_LONG;
+	memcpy(w.cid, cid, len);
+	if (kr_qlb_decode(&conf[cr], &w, (__u32)len) != KR_QLB_OK)
+		return KR_QLB_FB_TOO_SHORT;
+	*sid_len = conf[cr].sid_len;
+	memcpy(sid, w.pt, *sid_len);
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (tab[i].cr == cr && !memcmp(tab[i].sid, sid, tab[i].len)) {
+			*backend = tab[i].be;
+			return tab[i].be == 12 ? KR_QLB_FB_BACKEND_DOWN : KR_QLB_ROUTED;
+		}
+	return KR_QLB_FB_UNKNOWN_SID;
+}
+
+static void differential(void)
+{
+	static uint8_t in[PKT_MAX], out[PKT_MAX], pl[128];
+	static const uint8_t sids[][3] = { { 0x01 }, { 0x02 }, { 0x03 }, { 0x01, 0x01 },
+					   { 0x01, 0x02 }, { 0xab, 0xcd, 0xef } };
+	uint64_t seed = 0x9e11;
+	int bad = 0, n = 0, outcomes[8] = { 0 };
+
+	for (int i = 0; i < 4000; i++) {
+		bool xdp = i % 4 != 3;
+		struct pkt_spec s = i % 2 ? PKT_V6(V6C, 40000, "2001:db8::10", 443) :
+				    PKT_V4(V4C, 40000, "192.0.2.10", 443);
+		struct kr_qlb_trace *t = &skel->bss->kr_qlb_trace_last;
+		uint64_t seq = t->seq;
+		uint8_t cid[32], sid[16];
+		unsigned sid_len, cr = (unsigned)(fx_rand(&seed) % 8);
+		uint32_t be = 0, olen, ret;
+		size_t len, plen;
+		int want;
+
+		if (fx_rand(&seed) % 2 && cr < 3) {	/* a real CID of a configuration */
+			len = cid_make(cr, sids[fx_rand(&seed) % 6], cid);
+			if (fx_rand(&seed) % 4 == 0)	/* cut or extended */
+				len = 1 + fx_rand(&seed) % 22;
+		} else {
+			len = 1 + fx_rand(&seed) % 22;
+			for (size_t k = 0; k < sizeof(cid); k++)
+				cid[k] = (uint8_t)fx_rand(&seed);
+			cid[0] = (uint8_t)((cr << 5) | (cid[0] & 0x1f));
+		}
+		want = expect(cid, len, sid, &sid_len, &be);
+		plen = quic_long((uint32_t)fx_rand(&seed), cid, len, pl);
+		s.payload = pl;
+		s.plen = plen;
+		run(xdp, in, pkt_build(&s, in), out, &olen, &ret);
+		n++;
+		outcomes[want & 7]++;
+		if (t->seq != seq + 1 || (int)t->outcome != want ||
+		    (sid_len && (t->sid_len != sid_len || memcmp(t->sid, sid, sid_len))) ||
+		    (want == KR_QLB_ROUTED && t->backend_id != be)) {
+			if (bad++ < 5)
+				DIAG("differential %d (%s, cr %u, len %zu): kernel outcome %u sid_len %u, "
+				     "want %d sid_len %u", i, xdp ? "xdp" : "tc", cr, len, t->outcome,
+				     t->sid_len, want, sid_len);
+		}
+	}
+	CHECK(bad == 0 && outcomes[KR_QLB_ROUTED] > 100 && outcomes[KR_QLB_FB_UNKNOWN_SID] > 100,
+	      "differential: %d random DCIDs through XDP and TC, the kernel's outcome, server ID "
+	      "and backend = userspace for all (routed %d, unroutable %d, unknown config %d, "
+	      "unknown server ID %d, too short %d, backend down %d, too long %d); %d differ", n,
+	      outcomes[0], outcomes[1], outcomes[2], outcomes[3], outcomes[4], outcomes[5],
+	      outcomes[6], bad);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -562,6 +652,8 @@ int main(void)
 		return 1;
 	}
 	skel = keyrouter_bpf__open();
+	if (skel)
+		skel->rodata->kr_cfg_trace = 1;
 	if (!skel || keyrouter_bpf__load(skel)) {
 		printf("not ok 1 - load the data path program\n");
 		return 1;
@@ -571,6 +663,7 @@ int main(void)
 	setup();
 	table();
 	ipip_rows();
+	differential();
 	keyrouter_bpf__destroy(skel);
 	return tap_done();
 }

@@ -228,7 +228,8 @@ static void show_backends(struct view *v)
 		printf("]");
 }
 
-/* QUIC-LB outcomes per QUIC-LB id (kr_qlb_stats), named by the VIPs of its services. */
+/* QUIC-LB outcomes per QUIC-LB id (kr_qlb_stats), named by a VIP of its services
+ * (--prometheus: prom.c). */
 static void show_quic_lb(struct view *v)
 {
 	int fd = kr_ops_map_open(v->in, "kr_qlb_stats", true), n = 0;
@@ -240,13 +241,6 @@ static void show_quic_lb(struct view *v)
 		return;
 	if (v->fmt == FMT_JSON)
 		printf(",\"quic_lb\":[");
-	if (v->fmt == FMT_PROM)
-		printf("# HELP keyrouter_quic_lb_packets_total QUIC packets of QUIC-LB services by "
-		       "outcome (routed by CID, or the ring fallback's reason).\n"
-		       "# TYPE keyrouter_quic_lb_packets_total counter\n"
-		       "# HELP keyrouter_quic_lb_routed_total QUIC packets routed by CID, by the "
-		       "config rotation of the CID.\n"
-		       "# TYPE keyrouter_quic_lb_routed_total counter\n");
 	while (!bpf_map_get_next_key(v->m->services, pk, &next)) {
 		struct kr_service sv;
 		struct kr_qlb_counters c;
@@ -279,9 +273,6 @@ static void show_quic_lb(struct view *v)
 
 			if (v->fmt == FMT_JSON)
 				printf(",\"%s\":%llu", name, x);
-			else if (v->fmt == FMT_PROM)
-				printf("keyrouter_quic_lb_packets_total{instance=\"%s\",vip=\"%s\","
-				       "outcome=\"%s\"} %llu\n", v->in->name, addr, name, x);
 			else
 				printf("%s %s %llu", o ? "," : "", o ? name : "routed by CID", x);
 		}
@@ -294,9 +285,6 @@ static void show_quic_lb(struct view *v)
 
 			if (v->fmt == FMT_JSON)
 				printf("%s%llu", r ? "," : "", x);
-			else if (v->fmt == FMT_PROM)
-				printf("keyrouter_quic_lb_routed_total{instance=\"%s\",vip=\"%s\","
-				       "config_rotation=\"%u\"} %llu\n", v->in->name, addr, r, x);
 			else
 				printf("%s %u: %llu", r ? "," : "", r, x);
 		}

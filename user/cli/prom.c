@@ -18,6 +18,7 @@
 #include "ring_sm.h"
 #include "ops_stats.h"
 #include "prom.h"
+#include "quic_lb.h"
 
 /*
  * Families, in the order they are written.  A family's samples are collected in its own
@@ -31,6 +32,7 @@ enum fam {
 	F_SLOT_PACKETS, F_SLOT_BYTES, F_SLOT_FAILOVER, F_SLOT_POINTS, F_SLOT_BACKENDS,
 	F_SLOT_MEMORY, F_SLOT_GENERATION, F_SLOT_PUBLISHED,
 	F_BE_UP, F_BE_STATE, F_BE_PACKETS, F_BE_BYTES,
+	F_QLB_PACKETS, F_QLB_ROUTED,
 	F_N
 };
 
@@ -92,6 +94,12 @@ static const struct {
 		"Packets forwarded to the backend." },
 	[F_BE_BYTES] = { "keyrouter_backend_bytes_total", "counter",
 		"Bytes of the packets forwarded to the backend." },
+	[F_QLB_PACKETS] = { "keyrouter_quic_lb_packets_total", "counter",
+		"QUIC packets (with a DCID) of a QUIC-LB service, by outcome: routed by the "
+		"server ID in the CID, or the reason they went to the ring (unroutable, "
+		"unknown_config, unknown_server_id, too_short, backend_down, too_long)." },
+	[F_QLB_ROUTED] = { "keyrouter_quic_lb_routed_total", "counter",
+		"QUIC packets routed by the server ID in the CID, by the CID's config rotation." },
 };
 
 struct prom {
@@ -348,6 +356,52 @@ static int services_count(const struct kr_ops_maps *m)
 	return n;
 }
 
+/* QUIC-LB outcomes of each QUIC-LB service (kr_qlb_stats), labelled by a VIP of it. */
+static void quic_lb(struct prom *p, const char *inst, const struct kr_inst *in,
+		    const struct kr_ops_maps *m)
+{
+	int fd = kr_ops_map_open(in, "kr_qlb_stats", true);
+	struct kr_service_key key, next;
+	bool seen[KR_QLB_MAX_SERVICES] = { false };
+	void *pk = NULL;
+	char b[32], r[4];
+
+	if (fd < 0)
+		return;
+	while (!bpf_map_get_next_key(m->services, pk, &next)) {
+		struct kr_sockaddr sa = { .family = next.family };
+		char addr[KR_SOCKADDR_STRLEN];
+		struct kr_qlb_counters c;
+		struct kr_service sv;
+
+		key = next;
+		pk = &key;
+		if (bpf_map_lookup_elem(m->services, &key, &sv) || !(sv.flags & KR_SVC_F_QUIC_LB) ||
+		    sv.qlb_id >= KR_QLB_MAX_SERVICES || seen[sv.qlb_id])
+			continue;
+		seen[sv.qlb_id] = true;
+		if (kr_ops_percpu_sum(m, fd, sv.qlb_id, &c, sizeof(c))) {
+			p->errors++;
+			continue;
+		}
+		sa.port = ntohs(key.port);
+		memcpy(sa.ip, key.addr, 16);
+		if (sa.family)
+			kr_sockaddr_format(&sa, addr);
+		else
+			snprintf(addr, sizeof(addr), "*:%u", sa.port);
+		for (unsigned o = 0; o < KR_QLB_NOUTCOMES; o++)
+			sample(p, F_QLB_PACKETS, u64s(b, c.n[o]), "instance", inst, "vip", addr,
+			       "outcome", kr_qlb_outcome_name(o), NULL);
+		for (unsigned cr = 0; cr < KR_QLB_MAX_CONFIGS; cr++) {
+			snprintf(r, sizeof(r), "%u", cr);
+			sample(p, F_QLB_ROUTED, u64s(b, c.routed_cr[cr]), "instance", inst, "vip",
+			       addr, "config_rotation", r, NULL);
+		}
+	}
+	close(fd);
+}
+
 /* One instance; returns 1 when it is loaded. */
 static int instance(struct prom *p, const char *name, const char *pin_dir)
 {
@@ -388,6 +442,7 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 				ring(p, &in, &m, id);
 		}
 	}
+	quic_lb(p, in.name, &in, &m);
 	sample(p, F_ERRORS, u64s(b, p->errors), "instance", in.name, NULL);
 	kr_ops_maps_close(&m);
 	close_inst(&in);
