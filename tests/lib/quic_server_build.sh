@@ -22,7 +22,6 @@ DIR=$OUT/quic-lb-server
 BIN=$DIR/gtlsserver
 PATCH=$ROOT/tests/lib/ngtcp2-quic-lb.patch
 GLUE=$ROOT/tests/lib/ngtcp2_quic_lb.c
-HEADERS=("$ROOT"/include/quic_lb_server.h "$ROOT"/include/kr_quic_lb.h "$ROOT"/include/kr_aes_tables.h)
 
 die() { echo "quic_server_build: $*" >&2; exit 1; }
 
@@ -31,9 +30,14 @@ mkdir -p "$DIR"
 exec 9>"$DIR/.lock"
 flock 9
 
-for h in "${HEADERS[@]}" "$PATCH" "$GLUE"; do
+for h in "$PATCH" "$GLUE"; do
 	[ -r "$h" ] || die "missing $h"
 done
+# The project's headers the glue compiles in (include/quic_lb_server.h and what it
+# includes): part of the cache key.
+deps=$(gcc -MM -I"$ROOT/include" "$GLUE" 2>&1) || die "$GLUE: $deps"
+mapfile -t HEADERS < <(tr ' \\' '\n\n' <<<"$deps" | grep '\.h$' | sort -u)
+[ ${#HEADERS[@]} -gt 0 ] || die "$GLUE includes no project header"
 
 # The library's Debian version: the source must be the same release (same headers, same
 # ABI); it is what the client package (ngtcp2-client) was built from too.
