@@ -54,7 +54,8 @@ qlb_build_server() {
 	local err
 	err=$(mktemp)
 	QLB_SERVER=$("$E2E_LIB/quic_server_build.sh" "$E2E_ROOT/build" 2>"$err") || { cat "$err" >&2; rm -f "$err"; return 1; }
-	cat "$err" >&2
+	# a fresh build says how long it took: on bats' TAP stream (fd 3) when there is one
+	if [ -s "$err" ] && { true >&3; } 2>/dev/null; then sed 's/^/# /' "$err" >&3; else cat "$err" >&2; fi
 	rm -f "$err"
 	export QLB_SERVER
 }
