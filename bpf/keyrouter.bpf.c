@@ -18,7 +18,7 @@
 #define KR_QLB_BPF_GLOBAL_AES 1	/* AES-128 as one global function (kr_quic_lb.h) */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "kr_parse.h"
 #include "kr_key.h"
 #include "kr_crc32.h"

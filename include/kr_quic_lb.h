@@ -44,6 +44,7 @@
 #endif
 
 #include "kr_aes_tables.h"
+#include "kr_layout.h"
 
 /* ---- limits (the draft's) --------------------------------------------------------- */
 #define KR_QLB_MAX_CID_LEN	20	/* QUIC v1 connection IDs: at most 20 octets */
@@ -62,7 +63,9 @@ struct kr_aes128 {
 	__u32 ek[44];		/* encryption round keys (FIPS-197 key expansion) */
 	__u32 dk[44];		/* decryption round keys (equivalent inverse cipher) */
 };
-_Static_assert(sizeof(struct kr_aes128) == 352, "kr_aes128 layout");
+KR_LAYOUT_SIZE(kr_aes128, 352);
+KR_LAYOUT_AT(kr_aes128, ek, 0);
+KR_LAYOUT_AT(kr_aes128, dk, 176);
 
 /* ---- one QUIC-LB configuration (map value kr_qlb_configs in BPF) -------------------- */
 enum kr_qlb_mode {
@@ -81,7 +84,15 @@ struct kr_qlb_conf {
 	__u16 tag;		/* keyrouter: the owning service's tag (kr_quic_lb_kern_user.h) */
 	struct kr_aes128 aes;	/* round keys (mode != PLAINTEXT) */
 };
-_Static_assert(sizeof(struct kr_qlb_conf) == 360, "kr_qlb_conf layout");
+KR_LAYOUT_SIZE(kr_qlb_conf, 360);
+KR_LAYOUT_AT(kr_qlb_conf, valid, 0);
+KR_LAYOUT_AT(kr_qlb_conf, sid_len, 1);
+KR_LAYOUT_AT(kr_qlb_conf, nonce_len, 2);
+KR_LAYOUT_AT(kr_qlb_conf, su_len, 3);
+KR_LAYOUT_AT(kr_qlb_conf, mode, 4);
+KR_LAYOUT_AT(kr_qlb_conf, pad, 5);
+KR_LAYOUT_AT(kr_qlb_conf, tag, 6);
+KR_LAYOUT_AT(kr_qlb_conf, aes, 8);
 
 /* Work buffers of one encode/decode (no variable-size stack in BPF). */
 struct kr_qlb_work {
@@ -91,7 +102,12 @@ struct kr_qlb_work {
 	__u8 blk[16];		/* AES output */
 	__u8 pt[32];		/* the plaintext (server ID | nonce), decoded or to encode */
 };
-_Static_assert(sizeof(struct kr_qlb_work) == 112, "kr_qlb_work layout");
+KR_LAYOUT_SIZE(kr_qlb_work, 112);
+KR_LAYOUT_AT(kr_qlb_work, cid, 0);
+KR_LAYOUT_AT(kr_qlb_work, l, 32);
+KR_LAYOUT_AT(kr_qlb_work, r, 48);
+KR_LAYOUT_AT(kr_qlb_work, blk, 64);
+KR_LAYOUT_AT(kr_qlb_work, pt, 80);
 
 /* kr_qlb_decode() results. */
 enum kr_qlb_rc {

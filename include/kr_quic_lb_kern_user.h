@@ -21,6 +21,7 @@
 #include <linux/types.h>
 #endif
 #include "kr_quic_lb.h"
+#include "kr_layout.h"
 
 #define KR_QLB_MAX_SERVICES	128	/* QUIC-LB ids 1..127 (0 unused) */
 #define KR_QLB_MAX_SERVERS	65536	/* server IDs, all services and rotations */
@@ -37,14 +38,21 @@ struct kr_qlb_sid_key {
 	__u8 sid_len;		/* 1..15 */
 	__u8 sid[16];		/* the server ID, zero-padded */
 };
-_Static_assert(sizeof(struct kr_qlb_sid_key) == 20, "kr_qlb_sid_key layout");
+KR_LAYOUT_SIZE(kr_qlb_sid_key, 20);
+KR_LAYOUT_AT(kr_qlb_sid_key, qlb_id, 0);
+KR_LAYOUT_AT(kr_qlb_sid_key, cr, 2);
+KR_LAYOUT_AT(kr_qlb_sid_key, sid_len, 3);
+KR_LAYOUT_AT(kr_qlb_sid_key, sid, 4);
 
 struct kr_qlb_sid_val {
 	__u32 backend_id;	/* global backend id (kr_backends) */
 	__u16 tag;		/* = kr_service.qlb_tag of the service */
 	__u16 pad;
 };
-_Static_assert(sizeof(struct kr_qlb_sid_val) == 8, "kr_qlb_sid_val layout");
+KR_LAYOUT_SIZE(kr_qlb_sid_val, 8);
+KR_LAYOUT_AT(kr_qlb_sid_val, backend_id, 0);
+KR_LAYOUT_AT(kr_qlb_sid_val, tag, 4);
+KR_LAYOUT_AT(kr_qlb_sid_val, pad, 6);
 
 /* Outcome of the QUIC-LB stage for a packet whose DCID was found (one counter each). */
 enum kr_qlb_outcome {
@@ -64,7 +72,9 @@ struct kr_qlb_counters {
 	__u64 n[8];		/* [enum kr_qlb_outcome] */
 	__u64 routed_cr[8];	/* [config rotation] of the KR_QLB_ROUTED ones */
 };
-_Static_assert(sizeof(struct kr_qlb_counters) == 128, "kr_qlb_counters layout");
+KR_LAYOUT_SIZE(kr_qlb_counters, 128);
+KR_LAYOUT_AT(kr_qlb_counters, n, 0);
+KR_LAYOUT_AT(kr_qlb_counters, routed_cr, 64);
 
 /* Debug trace of the last QUIC-LB decode (with the program's kr_cfg_trace): what
  * `keyrouter quic-lb decode --via-kernel` prints. */
@@ -78,6 +88,14 @@ struct kr_qlb_trace {
 	__u8 sid[16];
 	__u8 pad[2];
 };
-_Static_assert(sizeof(struct kr_qlb_trace) == 40, "kr_qlb_trace layout");
+KR_LAYOUT_SIZE(kr_qlb_trace, 40);
+KR_LAYOUT_AT(kr_qlb_trace, seq, 0);
+KR_LAYOUT_AT(kr_qlb_trace, outcome, 8);
+KR_LAYOUT_AT(kr_qlb_trace, decode_rc, 12);
+KR_LAYOUT_AT(kr_qlb_trace, backend_id, 16);
+KR_LAYOUT_AT(kr_qlb_trace, cr, 20);
+KR_LAYOUT_AT(kr_qlb_trace, sid_len, 21);
+KR_LAYOUT_AT(kr_qlb_trace, sid, 22);
+KR_LAYOUT_AT(kr_qlb_trace, pad, 38);
 
 #endif /* KR_QUIC_LB_KERN_USER_H */

@@ -26,7 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "publish.h"
 #include "../bpf/pktbuild.h"
 #include "../bpf/ring_fixture.h"

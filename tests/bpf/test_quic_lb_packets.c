@@ -35,7 +35,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tap.h"
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "pktbuild.h"
 #include "crc32.h"
 #include "publish.h"

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include "crc32.h"
 #include "quic_lb.h"
 
 void kr_qlb_user_decode(const struct kr_qlb_conf *conf, const uint8_t *cid, size_t len,
@@ -126,4 +127,40 @@ void kr_qlb_cfg_route(const struct kr_config *cfg, const struct kr_cfg_service *
 				return;
 			}
 	}
+}
+
+uint16_t kr_qlb_service_id(const struct kr_config *cfg, uint32_t si)
+{
+	uint32_t id = 0;
+
+	if (si >= cfg->nservices || !cfg->services[si].nqlb)
+		return 0;
+	for (uint32_t i = 0; i <= si; i++)
+		id += cfg->services[i].nqlb > 0;
+	return (uint16_t)id;
+}
+
+uint16_t kr_qlb_service_tag(const char *name)
+{
+	uint32_t c = kr_crc32(name, strlen(name));
+	uint16_t t = (uint16_t)(c ^ (c >> 16));
+
+	return t ? t : 1;
+}
+
+void kr_qlb_service_entry(const struct kr_config *cfg, uint32_t si, struct kr_service *v)
+{
+	uint16_t id = kr_qlb_service_id(cfg, si);
+
+	if (!id)
+		return;
+	v->flags |= KR_SVC_F_QUIC_LB;
+	v->qlb_id = id;
+	v->qlb_tag = kr_qlb_service_tag(cfg->services[si].name);
+}
+
+void kr_qlb_conf_from_cfg(const struct kr_cfg_qlb *q, uint16_t tag, struct kr_qlb_conf *out)
+{
+	kr_qlb_conf_init(out, q->sid_len, q->nonce_len, q->su_len, q->has_key ? q->key : NULL);
+	out->tag = tag;
 }

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include "err.h"
 #include "config.h"
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 
 /* The verdict on one CID for a set of configurations with the same lengths and key. */
 struct kr_qlb_verdict {
@@ -38,5 +38,14 @@ const char *kr_qlb_outcome_name(unsigned outcome);
  * (the ring decides).  s must have QUIC-LB configurations. */
 void kr_qlb_cfg_route(const struct kr_config *cfg, const struct kr_cfg_service *s,
 		      const uint8_t *cid, size_t len, struct kr_qlb_verdict *v, uint32_t *backend);
+
+/* QUIC-LB id of service si (1.. in config order among the services with "quic_lb"), or 0. */
+uint16_t kr_qlb_service_id(const struct kr_config *cfg, uint32_t si);
+/* The tag of a service's QUIC-LB entries: 16 bits of the CRC-32 of its name, never 0. */
+uint16_t kr_qlb_service_tag(const char *name);
+/* Set KR_SVC_F_QUIC_LB, qlb_id and qlb_tag in the kr_service value of service si. */
+void kr_qlb_service_entry(const struct kr_config *cfg, uint32_t si, struct kr_service *v);
+/* The kernel config of one configuration (lengths, AES round keys, tag). */
+void kr_qlb_conf_from_cfg(const struct kr_cfg_qlb *q, uint16_t tag, struct kr_qlb_conf *out);
 
 #endif

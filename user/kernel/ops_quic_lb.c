@@ -5,45 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "crc32.h"
-#include "log.h"
 #include "ops_quic_lb.h"
-
-uint16_t kr_qlb_service_id(const struct kr_config *cfg, uint32_t si)
-{
-	uint32_t id = 0;
-
-	if (si >= cfg->nservices || !cfg->services[si].nqlb)
-		return 0;
-	for (uint32_t i = 0; i <= si; i++)
-		id += cfg->services[i].nqlb > 0;
-	return (uint16_t)id;
-}
-
-uint16_t kr_qlb_service_tag(const char *name)
-{
-	uint32_t c = kr_crc32(name, strlen(name));
-	uint16_t t = (uint16_t)(c ^ (c >> 16));
-
-	return t ? t : 1;
-}
-
-void kr_qlb_service_entry(const struct kr_config *cfg, uint32_t si, struct kr_service *v)
-{
-	uint16_t id = kr_qlb_service_id(cfg, si);
-
-	if (!id)
-		return;
-	v->flags |= KR_SVC_F_QUIC_LB;
-	v->qlb_id = id;
-	v->qlb_tag = kr_qlb_service_tag(cfg->services[si].name);
-}
-
-void kr_qlb_conf_from_cfg(const struct kr_cfg_qlb *q, uint16_t tag, struct kr_qlb_conf *out)
-{
-	kr_qlb_conf_init(out, q->sid_len, q->nonce_len, q->su_len, q->has_key ? q->key : NULL);
-	out->tag = tag;
-}
 
 struct qlb_want {
 	struct kr_qlb_sid_key *k;
@@ -76,7 +38,7 @@ static int want_add(struct qlb_want *w, const struct kr_qlb_sid_key *k,
 
 /* Every server-ID entry the configuration wants (backend ids from the applied units). */
 static int want_build(const struct kr_config *cfg, const struct kr_ops_units *us,
-		      struct qlb_want *w)
+		      struct qlb_want *w, struct kr_err *err)
 {
 	uint32_t nid = 0;
 
@@ -88,8 +50,8 @@ static int want_build(const struct kr_config *cfg, const struct kr_ops_units *us
 		if (!s->nqlb)
 			continue;
 		if (++nid >= KR_QLB_MAX_SERVICES) {
-			pr_warn("keyrouter: %u services with \"quic_lb\": the data path has room for "
-				"%u\n", nid, KR_QLB_MAX_SERVICES - 1);
+			kr_errf(err, "%u services with \"quic_lb\": the data path has room for %u",
+				nid, KR_QLB_MAX_SERVICES - 1);
 			return -E2BIG;
 		}
 		id = kr_qlb_service_id(cfg, si);
@@ -108,8 +70,10 @@ static int want_build(const struct kr_config *cfg, const struct kr_ops_units *us
 				if (!kr_cfg_qlb_find(s, key.cr))
 					continue;
 				memcpy(key.sid, b->qlb_sids[j].id, key.sid_len);
-				if (want_add(w, &key, &val))
+				if (want_add(w, &key, &val)) {
+					kr_errf(err, "out of memory");
 					return -ENOMEM;
+				}
 			}
 		}
 	}
@@ -124,7 +88,7 @@ static void want_free(struct qlb_want *w)
 
 /* Maps of the loaded data path; -ENOENT (reported) when it has none and cfg needs them. */
 static int open_maps(const struct kr_inst *in, const struct kr_config *cfg, int *conf_fd,
-		     int *srv_fd)
+		     int *srv_fd, struct kr_err *err)
 {
 	bool needed = false;
 
@@ -141,22 +105,21 @@ static int open_maps(const struct kr_inst *in, const struct kr_config *cfg, int 
 	*conf_fd = *srv_fd = -1;
 	if (!needed)
 		return 1;	/* nothing to do */
-	pr_warn("keyrouter: the configuration has \"quic_lb\", but the loaded data path has no "
-		"QUIC-LB maps in '%s' (loaded by an older keyrouter?): unload and load again\n",
-		in->dir);
+	kr_errf(err, "the configuration has \"quic_lb\", but the loaded data path has no QUIC-LB "
+		"maps in '%s' (loaded by an older keyrouter?): unload and load again", in->dir);
 	return -ENOENT;
 }
 
 int kr_ops_apply_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,
-			 const struct kr_ops_units *us, const struct kr_ops_apply_opts *o)
+			 const struct kr_ops_units *us, struct kr_err *err_out)
 {
 	struct qlb_want w = {};
 	int conf_fd, srv_fd, err;
 
-	err = open_maps(in, cfg, &conf_fd, &srv_fd);
+	err = open_maps(in, cfg, &conf_fd, &srv_fd, err_out);
 	if (err)
 		return err > 0 ? 0 : err;
-	err = want_build(cfg, us, &w);
+	err = want_build(cfg, us, &w, err_out);
 	/* configurations first: a server ID entry is only reached through its config */
 	for (uint32_t si = 0; !err && si < cfg->nservices; si++) {
 		const struct kr_cfg_service *s = &cfg->services[si];
@@ -174,10 +137,10 @@ int kr_ops_apply_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,
 				kr_qlb_conf_from_cfg(q, tag, &v);
 			if (!bpf_map_lookup_elem(conf_fd, &key, &cur) && !memcmp(&cur, &v, sizeof(v)))
 				continue;
-			if (!o->dry_run && bpf_map_update_elem(conf_fd, &key, &v, BPF_ANY)) {
+			if (bpf_map_update_elem(conf_fd, &key, &v, BPF_ANY)) {
 				err = -errno;
-				pr_warn("keyrouter: couldn't write QUIC-LB configuration %u of service "
-					"'%s': %s\n", cr, s->name, strerror(-err));
+				kr_errf(err_out, "couldn't write QUIC-LB configuration %u of service "
+					"'%s': %s", cr, s->name, strerror(-err));
 			}
 			memset(&v, 0, sizeof(v));
 			memset(&cur, 0, sizeof(cur));
@@ -188,9 +151,9 @@ int kr_ops_apply_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,
 
 		if (!bpf_map_lookup_elem(srv_fd, &w.k[i], &cur) && !memcmp(&cur, &w.v[i], sizeof(cur)))
 			continue;
-		if (!o->dry_run && bpf_map_update_elem(srv_fd, &w.k[i], &w.v[i], BPF_ANY)) {
+		if (bpf_map_update_elem(srv_fd, &w.k[i], &w.v[i], BPF_ANY)) {
 			err = -errno;
-			pr_warn("keyrouter: couldn't write a QUIC-LB server ID: %s%s\n", strerror(-err),
+			kr_errf(err_out, "couldn't write a QUIC-LB server ID: %s%s", strerror(-err),
 				err == -E2BIG ? " (kr_qlb_servers is full)" : "");
 		}
 	}
@@ -201,17 +164,17 @@ int kr_ops_apply_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,
 }
 
 int kr_ops_apply_quic_lb_gc(const struct kr_inst *in, const struct kr_config *cfg,
-			    const struct kr_ops_units *us, const struct kr_ops_apply_opts *o)
+			    const struct kr_ops_units *us, struct kr_err *err_out)
 {
 	struct kr_qlb_sid_key k, next;
 	struct qlb_want w = {};
 	int conf_fd, srv_fd, err;
 	void *pk = NULL;
 
-	err = open_maps(in, cfg, &conf_fd, &srv_fd);
+	err = open_maps(in, cfg, &conf_fd, &srv_fd, err_out);
 	if (err)
 		return err > 0 ? 0 : err;
-	err = want_build(cfg, us, &w);
+	err = want_build(cfg, us, &w, err_out);
 	while (!err && !bpf_map_get_next_key(srv_fd, pk, &next)) {
 		bool keep = false;
 
@@ -219,16 +182,16 @@ int kr_ops_apply_quic_lb_gc(const struct kr_inst *in, const struct kr_config *cf
 			keep = !memcmp(&w.k[i], &next, sizeof(next));
 		k = next;
 		pk = &k;
-		if (keep || o->dry_run)
+		if (keep)
 			continue;
 		if (bpf_map_delete_elem(srv_fd, &k) && errno != ENOENT) {
 			err = -errno;
-			pr_warn("keyrouter: couldn't remove a QUIC-LB server ID: %s\n", strerror(-err));
+			kr_errf(err_out, "couldn't remove a QUIC-LB server ID: %s", strerror(-err));
 		}
 		pk = NULL;	/* restart: the deleted key cannot lead us further */
 	}
 	/* configurations of QUIC-LB ids no service has any more */
-	for (uint32_t id = 1; !err && !o->dry_run && id < KR_QLB_MAX_SERVICES; id++) {
+	for (uint32_t id = 1; !err && id < KR_QLB_MAX_SERVICES; id++) {
 		bool used = false;
 
 		for (uint32_t si = 0; si < cfg->nservices && !used; si++)
@@ -241,8 +204,11 @@ int kr_ops_apply_quic_lb_gc(const struct kr_inst *in, const struct kr_config *cf
 
 			if (bpf_map_lookup_elem(conf_fd, &key, &cur) || !cur.valid)
 				continue;
-			if (bpf_map_update_elem(conf_fd, &key, &v, BPF_ANY))
+			if (bpf_map_update_elem(conf_fd, &key, &v, BPF_ANY)) {
 				err = -errno;
+				kr_errf(err_out, "couldn't clear a QUIC-LB configuration: %s",
+					strerror(-err));
+			}
 		}
 	}
 	want_free(&w);
