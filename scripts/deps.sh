@@ -9,6 +9,10 @@ pkgs=(
 	iproute2 jq
 	# end-to-end peers
 	knot-dnsutils dnsutils unbound dnsperf memcached ngtcp2-client ngtcp2-server
+	# the QUIC-LB server of the end-to-end tests: ngtcp2's example server from Debian's
+	# source package, built against Debian's libraries (tests/lib/quic_server_build.sh)
+	g++ dpkg-dev patch libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev libev-dev
+	libgnutls28-dev python3-cryptography
 	ethtool openssl python3
 	# packaging (make deb, tests/bats/deb.bats), man pages, units, metrics tests
 	debhelper dpkg-dev lintian go-md2man man-db systemd bash-completion strace psmisc curl
