@@ -139,3 +139,34 @@ qstat() { # outcome -> its count in `stats --json`
 	[ "$(bpftool -j map dump pinned "$d/kr_qlb_configs" | jq '[.[] | select((.formatted.value.valid // .value.valid) == 1)] | length')" = 0 ]
 	[ "$(bpftool -j map dump pinned "$d/kr_services" | jq '.[0].formatted.value.flags')" = 0 ]
 }
+
+@test "kernel: ring stage writes the server IDs of a backend new in the staged version (its connections are routed by CID before any apply)" {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	N=kr-qlbst-$$
+	ip netns add "$N"
+	ip -n "$N" link add v0 type veth peer name v1
+	ip -n "$N" link set v0 up
+	ip -n "$N" link set v1 up
+	ip -n "$N" addr add 10.2.0.2/24 dev v1
+	mac0=$(ip -n "$N" -j link show v0 | jq -r '.[0].address')
+	ip -n "$N" neigh add 10.2.0.100 lladdr "$mac0" dev v1 nud permanent
+	run -0 nsenter --net="/run/netns/$N" "$KK" load v0 -c "$T/q.json" --mode generic --instance "$N"
+	d=/sys/fs/bpf/keyrouter/$N
+	[ "$(bpftool -j map dump pinned "$d/kr_qlb_servers" | jq length)" = 6 ]
+	# the staged version adds backend 10.2.0.14 with its server IDs
+	jq '.rings[0].backends += [{ "address": "10.2.0.14:443", "mac": "02:00:00:00:00:14",
+	      "quic_lb_server_ids": { "0": "0a04", "1": "0b0004" } }]' "$T/q.json" > "$T/q4.json"
+	run -0 nsenter --net="/run/netns/$N" "$KK" ring stage r -c "$T/q4.json" --instance "$N"
+	[ "$(bpftool -j map dump pinned "$d/kr_qlb_servers" | jq length)" = 8 ]
+	# a CID the new server issued is routed by CID (to it) while the ring is only staged
+	c4=$($K quic-lb encode --config-rotation 0 --server-id 0a04 --nonce 010203040506)
+	send_quic "$c4" 3
+	[ "$(qstat routed)" = 3 ]
+	run -0 nsenter --net="/run/netns/$N" "$KK" ring migrate r --percent 100 --instance "$N"
+	run -0 nsenter --net="/run/netns/$N" "$KK" ring commit r --instance "$N"
+	send_quic "$c4" 2
+	[ "$(qstat routed)" = 5 ] && [ "$(qstat unknown_server_id)" = 0 ]
+	# the same stage again changes nothing
+	run -0 nsenter --net="/run/netns/$N" "$KK" apply -c "$T/q4.json" --instance "$N"
+	[ "$(bpftool -j map dump pinned "$d/kr_qlb_servers" | jq length)" = 8 ]
+}

@@ -36,9 +36,10 @@ static int want_add(struct qlb_want *w, const struct kr_qlb_sid_key *k,
 	return 0;
 }
 
-/* Every server-ID entry the configuration wants (backend ids from the applied units). */
+/* Every server-ID entry the configuration wants (backend ids from the applied units);
+ * only_unit >= 0: only those of the services on that unit (a ring stage). */
 static int want_build(const struct kr_config *cfg, const struct kr_ops_units *us,
-		      struct qlb_want *w, struct kr_err *err)
+		      int only_unit, struct qlb_want *w, struct kr_err *err)
 {
 	uint32_t nid = 0;
 
@@ -54,6 +55,8 @@ static int want_build(const struct kr_config *cfg, const struct kr_ops_units *us
 				nid, KR_QLB_MAX_SERVICES - 1);
 			return -E2BIG;
 		}
+		if (only_unit >= 0 && us->svc_unit[si] != (uint32_t)only_unit)
+			continue;
 		id = kr_qlb_service_id(cfg, si);
 		tag = kr_qlb_service_tag(s->name);
 		u = &us->u[us->svc_unit[si]];
@@ -119,7 +122,7 @@ int kr_ops_apply_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,
 	err = open_maps(in, cfg, &conf_fd, &srv_fd, err_out);
 	if (err)
 		return err > 0 ? 0 : err;
-	err = want_build(cfg, us, &w, err_out);
+	err = want_build(cfg, us, -1, &w, err_out);
 	/* configurations first: a server ID entry is only reached through its config */
 	for (uint32_t si = 0; !err && si < cfg->nservices; si++) {
 		const struct kr_cfg_service *s = &cfg->services[si];
@@ -174,7 +177,7 @@ int kr_ops_apply_quic_lb_gc(const struct kr_inst *in, const struct kr_config *cf
 	err = open_maps(in, cfg, &conf_fd, &srv_fd, err_out);
 	if (err)
 		return err > 0 ? 0 : err;
-	err = want_build(cfg, us, &w, err_out);
+	err = want_build(cfg, us, -1, &w, err_out);
 	while (!err && !bpf_map_get_next_key(srv_fd, pk, &next)) {
 		bool keep = false;
 
@@ -209,6 +212,34 @@ int kr_ops_apply_quic_lb_gc(const struct kr_inst *in, const struct kr_config *cf
 				kr_errf(err_out, "couldn't clear a QUIC-LB configuration: %s",
 					strerror(-err));
 			}
+		}
+	}
+	want_free(&w);
+	close(conf_fd);
+	close(srv_fd);
+	return err;
+}
+
+int kr_ops_stage_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,
+			 const struct kr_ops_units *us, uint32_t unit, struct kr_err *err_out)
+{
+	struct qlb_want w = {};
+	int conf_fd, srv_fd, err;
+
+	err = open_maps(in, cfg, &conf_fd, &srv_fd, err_out);
+	if (err)
+		return err > 0 ? 0 : err;
+	err = want_build(cfg, us, (int)unit, &w, err_out);
+	/* adds only: an entry that exists stays as the active configuration wrote it */
+	for (uint32_t i = 0; !err && i < w.n; i++) {
+		struct kr_qlb_sid_val cur;
+
+		if (!bpf_map_lookup_elem(srv_fd, &w.k[i], &cur))
+			continue;
+		if (bpf_map_update_elem(srv_fd, &w.k[i], &w.v[i], BPF_NOEXIST) && errno != EEXIST) {
+			err = -errno;
+			kr_errf(err_out, "couldn't write a QUIC-LB server ID: %s%s", strerror(-err),
+				err == -E2BIG ? " (kr_qlb_servers is full)" : "");
 		}
 	}
 	want_free(&w);
