@@ -204,8 +204,17 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	kr_config_free(cfg);
 	return 0;
 fail:
-	if (attached)
-		kr_ops_detach(&meta);
+	err = attached ? kr_ops_attach_undo(&att, &meta) : 0;
+	if (err && err != -ENOENT && err != -ENODEV) {
+		/* the program stays: keep the pins, so that `keyrouter unload` can reach it */
+		kr_ops_attach_close(&att);
+		kr_ops_inst_close(&in);
+		kr_config_free(cfg);
+		pr_warn("keyrouter: load on '%s' failed, and its program (id %u) could not be "
+			"detached: it is still attached; the pins stay in %s for 'keyrouter unload "
+			"%s --instance %s'\n", ifname, meta.prog_id, in.dir, ifname, in.name);
+		return 1;
+	}
 	kr_ops_attach_close(&att);
 	kr_ops_inst_remove(&in);
 	kr_ops_inst_close(&in);

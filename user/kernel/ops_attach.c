@@ -259,3 +259,16 @@ int kr_ops_detach(const struct kr_ops_meta *meta)
 	}
 	return meta->mode == KR_OPS_MODE_TC ? detach_tc(meta) : detach_xdp(meta);
 }
+
+int kr_ops_attach_undo(struct kr_ops_attach *a, const struct kr_ops_meta *meta)
+{
+	enum xdp_attach_mode xm = meta->mode == KR_OPS_MODE_NATIVE ? XDP_MODE_NATIVE :
+								       XDP_MODE_SKB;
+
+	/* The handle load still holds detaches without looking the program up by id (which
+	 * needs more privilege than attaching did). */
+	if (meta->mode != KR_OPS_MODE_TC && a->xdp &&
+	    !xdp_program__detach(a->xdp, meta->ifindex, xm, 0))
+		return 0;
+	return kr_ops_detach(meta);
+}

@@ -17,6 +17,9 @@ struct kr_ops_attach {
 int kr_ops_attach(struct kr_ops_attach *a, const char *obj_path, struct kr_ops_meta *meta);
 int kr_ops_pin_maps(struct kr_ops_attach *a, const char *dir);
 void kr_ops_attach_close(struct kr_ops_attach *a);
+/* Undo kr_ops_attach() of this command (its program handle first, else as kr_ops_detach);
+ * 0 when the program is no longer attached. */
+int kr_ops_attach_undo(struct kr_ops_attach *a, const struct kr_ops_meta *meta);
 /* Detach what meta describes (-ENOENT: not attached any more, -ENODEV: no interface). */
 int kr_ops_detach(const struct kr_ops_meta *meta);
 
