@@ -10,6 +10,8 @@ pkgs=(
 	# end-to-end peers
 	knot-dnsutils dnsutils unbound dnsperf memcached ngtcp2-client ngtcp2-server
 	ethtool openssl python3
+	# independent packet dissector of the oracle test (tests/oracle)
+	python3-scapy
 	# sanitizers, fuzzing, leak checks
 	libclang-rt-14-dev valgrind
 )
