@@ -61,3 +61,7 @@ fuzz() {
 @test "fuzz: the lookup command's key parsers (keys files, arguments, every key type)" {
 	fuzz lookup 4
 }
+
+@test "fuzz: packet parser and every key extractor (userspace build; window past the load poisoned)" {
+	fuzz packet 4
+}
