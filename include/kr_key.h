@@ -342,7 +342,9 @@ static __always_inline int kr_mc_command(const struct kr_scratch *s, __u32 wlen,
 			*end = i;
 			return kr_mc_skip(cmd);
 		}
-		if (kr_mc_is_end(b) || i == 15)
+		/* a NUL is no command byte: the word is packed into an integer, where
+		 * leading zero bytes would vanish ("\0get" read as "get") */
+		if (kr_mc_is_end(b) || b == 0 || i == 15)
 			return -1;
 		cmd = (cmd << 8) | b;
 	}
