@@ -8,6 +8,7 @@
 #   make OUT=build/asan SAN=1 san-tests   unit tests under ASan+UBSan (tests/bats/sanitizers.bats)
 #   make OUT=build/fuzz FUZZ=1 fuzz-bins  libFuzzer harnesses tests/fuzz/*.c (clang)
 #   make fuzz DURATION=600                run every fuzzer longer (scripts/fuzz.sh)
+#   make mutate     deliberate bugs, one at a time in a scratch copy: does the suite kill each?
 .DELETE_ON_ERROR:
 # Skeletons are only named in pattern rules: keep make from deleting them as intermediates.
 .SECONDARY:
@@ -66,7 +67,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all deps test bench demo install clean vmlinux fuzz san-tests fuzz-bins
+.PHONY: all deps test bench demo install clean vmlinux fuzz san-tests fuzz-bins mutate
 
 all: $(TOOL) $(BPF_OBJS) $(UNIT_BINS) $(BENCH_BINS)
 
@@ -127,6 +128,9 @@ demo: deps all
 
 fuzz: deps all
 	$(Q)scripts/fuzz.sh $(DURATION)
+
+mutate: deps all
+	$(Q)scripts/mutate.sh $(MUTATIONS)
 
 install: $(TOOL) $(BPF_OBJS)
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib/keyrouter
