@@ -12,6 +12,9 @@ checked by a third party.  Hashes: zlib.crc32 and the SipHash-1-3 reference belo
                                   oracle's expectation, as binary records on stdout
                                   (tests/bpf/test_oracle.c reads and checks them against
                                   the XDP and TC programs through BPF_PROG_TEST_RUN)
+  kr_oracle.py deep COUNT SEED    frames with deep IPv6 extension headers, longer than a page
+                                  (tests/bats/oracle_tc.bats): "frame-hex reason key-hex"
+  kr_oracle.py send IFACE FILE    send such frames on IFACE through an AF_PACKET socket
   kr_oracle.py selftest           the oracle on hand-made frames with known answers
 
 Record format (little-endian) -- header: b"KRO1", u32 nservices, nservices x SERVICE;
@@ -611,6 +614,65 @@ def gen(count, seed, sample_every=10):
     out.flush()
 
 
+def pad_options(n):
+    """n bytes of IPv6 options: PadN options (at most 255 data bytes each), Pad1 for 1."""
+    out = b''
+    while n > 0:
+        if n == 1:
+            out, n = out + b'\0', 0
+            continue
+        k = min(n - 2, 255)
+        if n - (k + 2) == 1:
+            k -= 1
+        out, n = out + bytes([1, k]) + b'\0' * k, n - (k + 2)
+    return out
+
+
+def deep(count, seed):
+    """Frames whose UDP header lies beyond the first 256 bytes (IPv6 extension headers of
+    300..3000 bytes) and whose length exceeds a page (an AF_PACKET send of such a frame
+    makes a non-linear skb), to the payload service of port 9001 at VIP6: one line each,
+    "frame-hex reason key-hex" (the oracle's reason and key)."""
+    g = Gen(seed)
+    r = g.r
+    for _ in range(count):
+        while True:
+            types = [r.choice((0, 60, 43, 44)) for _ in range(r.randrange(2, 9))]
+            if types.count(0) > 1 or (0 in types and types[0] != 0):
+                types = [t for t in types if t != 0] or [60]
+            ext = b''
+            for i in reversed(range(len(types))):
+                nxt = types[i + 1] if i + 1 < len(types) else 17
+                if types[i] == 44:
+                    h = struct.pack('!BBHI', nxt, 0, r.randrange(2), r.randrange(1 << 32))
+                else:
+                    ln = 2 * r.randrange(1, 60)
+                    h = bytes([nxt, ln]) + (b'\0' * (8 * ln + 6) if types[i] == 43 else
+                                            pad_options(8 * ln + 6))
+                ext = h + ext
+            if 300 <= len(ext) <= 3000:
+                break
+        pl = g.b(4200 + r.randrange(800))
+        udp = struct.pack('!HHHH', r.randrange(1024, 65536), 9001, 8 + len(pl), 0) + pl
+        l3 = struct.pack('!IHBB16s16s', 0x60000000, len(ext) + len(udp), types[0], 64,
+                         b'\x20\x01' + g.b(14), VIP6) + ext + udp
+        f = b'\x02\0\0\0\0\xaa\x02\0\0\0\0\xcc\x86\xdd' + l3
+        v, reason, si, st, key, h = oracle(f)
+        print(f.hex(), reason, key.hex() or '-')
+
+
+def send(iface, path):
+    """Send the frames of a file (first field of each line, hex) on iface (AF_PACKET)."""
+    import socket
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    n = 0
+    for line in open(path):
+        s.send(bytes.fromhex(line.split()[0]))
+        n += 1
+    print('sent %d frames on %s' % (n, iface))
+
+
 # ---- selftest: known answers ------------------------------------------------------------
 def _frame4(dport, pl, opts=b'', frag=0, tags=b''):
     udp = struct.pack('!HHHH', 1234, dport, 8 + len(pl), 0) + pl
@@ -670,6 +732,10 @@ def selftest():
 if __name__ == '__main__':
     if sys.argv[1:2] == ['gen']:
         gen(int(sys.argv[2]), int(sys.argv[3], 0))
+    elif sys.argv[1:2] == ['deep']:
+        deep(int(sys.argv[2]), int(sys.argv[3], 0))
+    elif sys.argv[1:2] == ['send']:
+        send(sys.argv[2], sys.argv[3])
     elif sys.argv[1:2] == ['selftest']:
         sys.exit(selftest())
     else:
