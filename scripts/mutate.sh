@@ -7,7 +7,10 @@
 # when one survives (or no longer applies: the list must follow the code).
 #   scripts/mutate.sh [NAME...]     only the named mutations
 #   KEEP=1                          keep the scratch copy (/tmp/kr-mutate.PID)
-# Prints one line per mutation, then "mutation score: K/N killed".
+#   ALL=1                           run every test named for a mutation, not only until
+#                                   the first one that kills it
+# Prints one line per mutation (the tests that killed it), then
+# "mutation score: K/N killed".
 set -u
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -97,22 +100,27 @@ PY
 		bad=$((bad + 1))
 		continue
 	fi
-	if ! make -s -j2 all > "$scratch/$name.build" 2>&1; then
+	# what the tests need: the BPF objects, the tool (bats) and the test programs named
+	targets="$(ls bpf/*.bpf.c | sed "s|^bpf/\(.*\)\.c$|$OUT/bpf/\1.o|") $OUT/keyrouter"
+	for t in $tests; do [ -f "tests/bpf/$t.c" ] || [ -f "tests/unit/$t.c" ] && targets="$targets $OUT/tests/$t"; done
+	if ! make -s -j2 $targets > "$scratch/$name.build" 2>&1; then
 		printf '%-28s DOES NOT BUILD (see %s)\n' "$name" "$scratch/$name.build"
 		bad=$((bad + 1))
 		cp "$root/$file" "$file"
 		continue
 	fi
+	# the tests in order, until one fails (ALL=1: every one, to see who else kills it)
 	by=()
 	for t in $tests; do
 		if ! TESTS=$t tests/run.sh > "$scratch/$name.$t.log" 2>&1; then
 			by+=("$t")
+			[ "${ALL:-0}" = 1 ] || break
 		fi
 	done
 	cp "$root/$file" "$file"
 	if [ ${#by[@]} -gt 0 ]; then
 		killed=$((killed + 1))
-		printf '%-28s killed by %s (of %s)\n' "$name" "$(IFS=,; echo "${by[*]}")" "$tests"
+		printf '%-28s killed by %s\n' "$name" "$(IFS=,; echo "${by[*]}")"
 	else
 		printf '%-28s SURVIVED %s\n' "$name" "$tests"
 	fi
