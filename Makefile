@@ -1,23 +1,38 @@
 # keyrouter build.  Everything generated goes under $(OUT).
-#   make            build build/keyrouter and the BPF objects
+#   make            build build/keyrouter (the BPF program is embedded in it) and
+#                   build/bpf/keyrouter.bpf.o (the same object, for bpftool)
 #   make test       install missing packages, build, run every test (ends "N passed, N failed")
 #   make bench      run the benchmarks (figures and ratios, no assertions)
 #   make demo       a small topology in network namespaces with real traffic
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR=   (the tool and the production BPF object)
+#   make man        $(OUT)/man/keyrouter.8 and keyrouter.json.5 (scripts/man.sh, go-md2man)
+#   make deb        the Debian package in build/deb/ (scripts/deb.sh, dpkg-buildpackage)
 #   make V=1        show the full commands
 #   make OUT=build/asan SAN=1 san-tests   unit tests under ASan+UBSan (tests/bats/sanitizers.bats)
 #   make OUT=build/fuzz FUZZ=1 fuzz-bins  libFuzzer harnesses tests/fuzz/*.c (clang)
 #   make fuzz DURATION=600                run every fuzzer longer (scripts/fuzz.sh)
 #   make mutate     deliberate bugs, one at a time in a scratch copy: does the suite kill each?
+#
+# Layers (docs/design.md), each its own archive; a layer's include path holds only its own
+# headers and those of the layers below, so including a header from above fails to build:
+#   user/core    libkrcore.a    rings, image, key forms, configuration, analytics (no libbpf)
+#   user/kernel  libkrkernel.a  pins, maps, publish, apply, attach, stats (libbpf, libxdp)
+#   user/cli     the keyrouter command: main, one file per command, output
+# BPF: bpf/ holds what ships (keyrouter.bpf.c and its stage headers); the test and bench
+# programs are in tests/bpf/progs/.
+#
+# CFLAGS, CPPFLAGS, LDFLAGS and LDLIBS given on the command line add to the project's own
+# flags (they do not replace the warnings, include paths or dependency tracking).
 .DELETE_ON_ERROR:
-# Skeletons are only named in pattern rules: keep make from deleting them as intermediates.
 .SECONDARY:
 .DEFAULT_GOAL := all
 
 OUT      ?= build
 PREFIX   ?= /usr/local
 DESTDIR  ?=
-CC       ?= gcc
+ifeq ($(origin CC),default)
+CC       := gcc
+endif
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 
@@ -29,93 +44,173 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
+# The BPF target architecture (bpf_tracing.h's __TARGET_ARCH_*), from the build machine.
+ARCH     ?= $(shell uname -m)
+BPF_ARCH := $(patsubst x86_64,x86,$(patsubst i%86,x86,$(patsubst aarch64,arm64,$(patsubst \
+	    ppc64le,powerpc,$(patsubst s390x,s390,$(patsubst riscv64,riscv,$(patsubst \
+	    loongarch64,loongarch,$(ARCH))))))))
+
 CFLAGS   ?= -O2 -g
-CFLAGS   += -Wall -Wextra -std=gnu11 -Iinclude -I$(OUT) -MMD -MP
-LDLIBS   += -lbpf -lxdp -ljansson -lelf -lz -lm
-# SAN=1: AddressSanitizer + UndefinedBehaviorSanitizer (gcc or clang), aborting on the
-# first report.  FUZZ=1: clang, libFuzzer coverage + the same sanitizers.  Use a separate
-# OUT for each: their objects must not mix with the plain build.
+# The project's flags; the user's CFLAGS come after them (so -O0 still gets -Wall).
+# -ffile-prefix-map: no absolute path of this checkout in the objects.
+KR_CFLAGS := -Wall -Wextra -std=gnu11 -MMD -MP -ffile-prefix-map=$(CURDIR)=.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ifeq ($(FUZZ),1)
 CC       := $(CLANG)
-CFLAGS   += $(SAN_FLAGS) -fsanitize=fuzzer-no-link -DKR_FUZZ=1
+KR_CFLAGS += $(SAN_FLAGS) -fsanitize=fuzzer-no-link -DKR_FUZZ=1
 else ifeq ($(SAN),1)
-CFLAGS   += $(SAN_FLAGS)
+KR_CFLAGS += $(SAN_FLAGS)
 endif
-BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Wno-unused-parameter \
-	     -Iinclude -Ivmlinux
+ALL_CFLAGS = $(KR_CFLAGS) $(CPPFLAGS) $(CFLAGS)
+
+INC_CORE   := -Iinclude -Iuser/core
+INC_KERNEL := $(INC_CORE) -Iuser/kernel -I$(OUT)/skel
+INC_CLI    := $(INC_KERNEL) -Iuser/cli
+LIBS_CORE  := -ljansson -lm
+LIBS_KERNEL := -lbpf -lxdp -lelf -lz
+# The CLI's own: the exporter's HTTP server.
+LIBS_CLI   := -lmicrohttpd
+
+BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra \
+	     -Wno-unused-parameter -ffile-prefix-map=$(CURDIR)=. -Iinclude -Ivmlinux
 
 # Objects depend on the Makefile too, so a flag change rebuilds them.
 MAKEFILES_DEP := Makefile
 
-BPF_SRCS  := $(wildcard bpf/*.bpf.c)
-BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
-BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+# The shipped program, and the test/bench programs (they may include bpf/ headers).
+BPF_OBJ    := $(OUT)/bpf/keyrouter.bpf.o
+PROG_SRCS  := $(wildcard tests/bpf/progs/*.bpf.c)
+PROG_OBJS  := $(patsubst tests/bpf/progs/%.bpf.c,$(OUT)/tests/progs/%.bpf.o,$(PROG_SRCS))
 
-# user/main.c holds main(); everything else in user/ is the library the tests link too.
-LIB_SRCS  := $(filter-out user/main.c,$(wildcard user/*.c))
-LIB_OBJS  := $(patsubst user/%.c,$(OUT)/user/%.o,$(LIB_SRCS))
-TOOL      := $(OUT)/keyrouter
+CORE_SRCS   := $(wildcard user/core/*.c)
+KERNEL_SRCS := $(wildcard user/kernel/*.c)
+CLI_SRCS    := $(wildcard user/cli/*.c)
+CORE_OBJS   := $(patsubst user/%.c,$(OUT)/user/%.o,$(CORE_SRCS))
+KERNEL_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(KERNEL_SRCS))
+CLI_OBJS    := $(patsubst user/%.c,$(OUT)/user/%.o,$(CLI_SRCS))
+# The command library (every command, without main()): linked by the lookup fuzzer.
+CLI_LIB_OBJS := $(filter-out $(OUT)/user/cli/main.o,$(CLI_OBJS))
+CORE_LIB   := $(OUT)/libkrcore.a
+KERNEL_LIB := $(OUT)/libkrkernel.a
+CLI_LIB    := $(OUT)/libkrcli.a
+TOOL       := $(OUT)/keyrouter
 
-# C test programs (tests/unit: userspace; tests/bpf: through BPF_PROG_TEST_RUN); each prints TAP.
+# C test programs, each prints TAP: tests/unit (the core only: no libbpf linked),
+# tests/bpf (through BPF_PROG_TEST_RUN: core + kernel).
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 BPFT_SRCS := $(wildcard tests/bpf/*.c)
-UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS)) \
-	     $(patsubst tests/bpf/%.c,$(OUT)/tests/%,$(BPFT_SRCS))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+BPFT_BINS := $(patsubst tests/bpf/%.c,$(OUT)/tests/%,$(BPFT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all deps test bench demo install clean vmlinux fuzz san-tests fuzz-bins mutate
+.PHONY: all deps test bench demo install clean vmlinux fuzz san-tests fuzz-bins man deb mutate
 
-all: $(TOOL) $(BPF_OBJS) $(UNIT_BINS) $(BENCH_BINS)
+all: $(TOOL) $(BPF_OBJ) $(PROG_OBJS) $(UNIT_BINS) $(BPFT_BINS) $(BENCH_BINS)
 
 deps:
 	$(Q)scripts/deps.sh
 
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(MAKEFILES_DEP) | $(OUT)/bpf
+# ---- BPF ------------------------------------------------------------------------------
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(MAKEFILES_DEP)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(OUT)/bpf/$*.d -MT $@ -c $< -o $@.tmp.o
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -MMD -MP -MF $(@:.o=.d) -MT $@ -c $< -o $@.tmp.o
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o
 
-$(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
+$(OUT)/tests/progs/%.bpf.o: tests/bpf/progs/%.bpf.c $(MAKEFILES_DEP)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -Itests/bpf/progs -MMD -MP -MF $(@:.o=.d) -MT $@ \
+		-c $< -o $@.tmp.o
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o
+
+$(OUT)/skel/keyrouter.skel.h: $(BPF_OBJ)
 	$(call msg,GEN-SKEL,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) gen skeleton $< name keyrouter_bpf > $@
+
+$(OUT)/skel/%.skel.h: $(OUT)/tests/progs/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-# User objects may include any skeleton: build them all first.
-$(OUT)/user/%.o: user/%.c $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/user
+# Each C file depends on the skeletons it includes (found once, when make reads this).
+skels_of = $(addprefix $(OUT)/skel/,$(sort $(shell grep -ho '"[a-z0-9_]*\.skel\.h"' $(1) \
+	   2>/dev/null | tr -d '"')))
+
+# ---- userspace layers ----------------------------------------------------------------
+$(OUT)/user/core/%.o: user/core/%.c $(MAKEFILES_DEP)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC_CORE) -c $< -o $@
 
-$(TOOL): $(OUT)/user/main.o $(LIB_OBJS)
+$(OUT)/user/kernel/%.o: user/kernel/%.c $(MAKEFILES_DEP)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC_KERNEL) -c $< -o $@
+
+$(OUT)/user/cli/%.o: user/cli/%.c $(MAKEFILES_DEP)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC_CLI) -c $< -o $@
+
+$(foreach s,$(KERNEL_SRCS) $(CLI_SRCS),$(eval \
+	$(patsubst user/%.c,$(OUT)/user/%.o,$(s)): $(call skels_of,$(s))))
+
+$(CORE_LIB): $(CORE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcsD $@ $^
+$(KERNEL_LIB): $(KERNEL_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcsD $@ $^
+$(CLI_LIB): $(CLI_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcsD $@ $^
+
+# Commands register themselves in a linker section (cmd.h): nothing references them by
+# name, so the whole command library is linked.
+$(TOOL): $(OUT)/user/cli/main.o $(CLI_LIB) $(KERNEL_LIB) $(CORE_LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -Wl,--whole-archive $(CLI_LIB) -Wl,--no-whole-archive \
+		$(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_CLI) $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
 
-$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/tests
+# ---- tests, benchmarks, fuzzers --------------------------------------------------------
+$(OUT)/tests/%: tests/unit/%.c $(CORE_LIB) $(MAKEFILES_DEP)
 	$(call msg,CC-TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC_CORE) -Itests/unit $(LDFLAGS) $< $(CORE_LIB) -o $@ \
+		$(LIBS_CORE) -lz $(LDLIBS)
 
-$(OUT)/tests/%: tests/bpf/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/tests
+$(OUT)/tests/%: tests/bpf/%.c $(KERNEL_LIB) $(CORE_LIB) $(MAKEFILES_DEP)
 	$(call msg,CC-TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC_KERNEL) -Itests/unit -Itests/bpf $(LDFLAGS) $< \
+		$(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
+
+$(OUT)/bench/%: tests/bench/%.c $(KERNEL_LIB) $(CORE_LIB) $(MAKEFILES_DEP)
+	$(call msg,CC-BENCH,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC_KERNEL) -Itests/unit -Itests/bpf $(LDFLAGS) $< \
+		$(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
 
 # libFuzzer harnesses: only with FUZZ=1 (they need clang's -fsanitize=fuzzer).
-$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/fuzz
+$(OUT)/fuzz/%: tests/fuzz/%.c $(CLI_LIB) $(KERNEL_LIB) $(CORE_LIB) $(MAKEFILES_DEP)
 	$(call msg,CC-FUZZ,$@)
-	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/unit -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(INC_CLI) -Itests/unit $(LDFLAGS) $< \
+		-Wl,--whole-archive $(CLI_LIB) -Wl,--no-whole-archive $(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_CLI) $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
+
+$(foreach s,$(BPFT_SRCS) $(BENCH_SRCS) $(FUZZ_SRCS),$(eval $(OUT)/$(if $(filter \
+	tests/bench/%,$(s)),bench,$(if $(filter tests/fuzz/%,$(s)),fuzz,tests))/$(basename \
+	$(notdir $(s))): $(call skels_of,$(s))))
 
 # The userspace unit tests (tests/unit), for SAN=1.
-san-tests: $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+san-tests: $(UNIT_BINS)
 
 fuzz-bins: $(FUZZ_BINS)
-
-$(OUT)/bench/%: tests/bench/%.c $(LIB_OBJS) $(MAKEFILES_DEP) $(BPF_SKELS) | $(OUT)/bench
-	$(call msg,CC-BENCH,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS)
-
-$(OUT)/bpf $(OUT)/user $(OUT)/tests $(OUT)/bench $(OUT)/fuzz:
-	$(Q)mkdir -p $@
 
 test: deps all
 	$(Q)tests/run.sh
@@ -132,10 +227,20 @@ fuzz: deps all
 mutate: deps all
 	$(Q)scripts/mutate.sh $(MUTATIONS)
 
-install: $(TOOL) $(BPF_OBJS)
+install: $(TOOL) $(BPF_OBJ)
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib/keyrouter
 	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/sbin/keyrouter
-	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(PREFIX)/lib/keyrouter/
+	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(PREFIX)/lib/keyrouter/
+
+# Man pages from the tool's own --help and docs/config.md: they cannot drift.
+man: $(OUT)/man/keyrouter.8
+
+$(OUT)/man/keyrouter.8: $(TOOL) man/keyrouter.8.md man/keyrouter.json.5.md docs/config.md scripts/man.sh
+	$(call msg,MAN,$(OUT)/man)
+	$(Q)scripts/man.sh $(TOOL) $(OUT)/man
+
+deb:
+	$(Q)scripts/deb.sh
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
@@ -143,4 +248,19 @@ vmlinux:
 clean:
 	rm -rf $(OUT)
 
--include $(wildcard $(OUT)/user/*.d $(OUT)/tests/*.d $(OUT)/bench/*.d $(OUT)/bpf/*.d $(OUT)/fuzz/*.d)
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)
+
+# Each layer's include path refuses the headers of the layers above it: a probe that
+# includes a kernel header with the core's path, or a CLI header with the kernel's, must
+# not compile (tests/bats/layout.bats).
+.PHONY: check-layers
+check-layers:
+	@d=$$(mktemp -d) && trap 'rm -rf $$d' EXIT && \
+	for probe in "core:$(INC_CORE):ops.h" "core:$(INC_CORE):cmd.h" \
+		     "kernel:$(INC_KERNEL):cmd.h"; do \
+		layer=$${probe%%:*}; rest=$${probe#*:}; inc=$${rest%:*}; hdr=$${rest##*:}; \
+		printf '#include "%s"\n' "$$hdr" > $$d/p.c; \
+		if $(CC) $$inc -fsyntax-only $$d/p.c 2>/dev/null; then \
+			echo "layer $$layer can include $$hdr"; exit 1; fi; \
+		echo "layer $$layer cannot include $$hdr: ok"; \
+	done

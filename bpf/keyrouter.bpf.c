@@ -22,27 +22,11 @@
 #include "kr_crc32.h"
 #include "kr_maps.h"
 
-#if __has_include("kr_ring.h")
 #include "kr_ring.h"
-#else
-/* The ring stage (bpf/kr_ring.h) is not in this tree yet: nothing is routed. */
-enum kr_route_reason {
-	KR_ROUTE_OK = 0,
-	KR_ROUTE_NO_RING = 1,
-	KR_ROUTE_BAD_IMAGE = 2,
-	KR_ROUTE_ALL_DOWN = 3,
-	KR_ROUTE_WALK_LIMIT = 4,
-};
-static __always_inline int kr_ring_route_subset(__u32 ring_id, __u32 subset, __u32 key_hash,
-						__u32 bytes, struct kr_route *out)
-{
-	return KR_ROUTE_NO_RING;
-}
-#endif
 
 #include "kr_fwd.h"
 #ifdef KR_BENCH_VARIANT
-#include "kr_bench_variant.h"	/* benchmark builds only (bpf/kr_dpbench_*.bpf.c) */
+#include "kr_bench_variant.h"	/* benchmark builds only (tests/bpf/progs/kr_dpbench_*.bpf.c) */
 #endif
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -12,15 +12,7 @@
 #include "kr_key.h"
 #include "kr_siphash.h"
 
-/* Backends of every ring: global backend id -> address, MAC, egress device, state.
- * Written by the tool (apply; health changes write one entry); read by the programs
- * (forwarding data here, the failover walk in kr_ring.h reads .state). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, KR_DEFAULT_BACKEND_IDS);
-	__type(key, __u32);
-	__type(value, struct kr_backend);
-} kr_backends SEC(".maps");
+#include "kr_backend_map.h"
 
 /* Services: (VIP, port, proto, family) -> ring id, key extractor, forwarding, policies.
  * Family 0 + zero address = the wildcard entry of a port.  Written by the tool (apply). */

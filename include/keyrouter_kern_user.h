@@ -2,10 +2,6 @@
 /*
  * Map keys/values and constants shared by the BPF programs and the keyrouter tool
  * (the ring image itself is in kr_image_kern_user.h).
- *
- * Ownership while the data path is built: the ring stage (ring maps, control words, the
- * lookup and the failover walk) and the packet stages (parsing, services, extractors,
- * forwarding, counters) are written by different people; each section says whose it is.
  */
 #ifndef KEYROUTER_KERN_USER_H
 #define KEYROUTER_KERN_USER_H
@@ -71,7 +67,7 @@ struct kr_route {
 _Static_assert(sizeof(struct kr_route) == 32, "kr_route layout");
 
 
-/* ---- ring stage (bpf/kr_ring.h; written by the "ring" part) ---------------------- */
+/* ---- ring stage (bpf/kr_ring.h) ---------------------- */
 /* kr_ring_route() returns KR_ROUTE_OK (0) or one of these reasons (the packet is not routed). */
 enum kr_route_reason {
 	KR_ROUTE_OK = 0,

@@ -13,14 +13,14 @@
  * uses kr_loop(): bpf_loop() in BPF, checked once per step state, a plain loop in
  * userspace.
  *
- * Key bytes (DESIGN.md "Key extractors"; every key is at most KR_MAX_KEY_LEN bytes):
+ * Key bytes (every key is at most KR_MAX_KEY_LEN bytes):
  *   tuple     source address + source port, network order: 4 + 2 (IPv4) or 16 + 2 (IPv6).
  *   payload   payload_len != 0: bytes [payload_off, payload_off + payload_len), which must
  *             lie inside the payload; else with KR_SVC_F_PAYLOAD_DELIM: from payload_off up
  *             to (not including) the first payload_delim byte (none: no key; none in the
  *             255 bytes after payload_off: too long); else from payload_off to the end of
  *             the payload (the whole payload for offset 0; an empty payload is the empty
- *             key).  The same as user/keyform.c kr_key_from_payload().
+ *             key).  The same as user/core/keyform.c kr_key_from_payload().
  *   dns       a query (QR = 0, QDCOUNT >= 1): the first question's name in wire format
  *             from offset 12, labels of 1..63 bytes, A-Z lowercased, the final zero label
  *             included.  A compression pointer, a label > 63 or a truncated name: no key.
@@ -28,7 +28,7 @@
  *             token: the 2nd token of get, gets, set, add, replace, append, prepend, cas,
  *             delete, incr, decr, touch, mg, ms, md, ma; the 3rd of gat, gats.  Tokens are
  *             separated by runs of ' ' or '\t'; a key token ends at ' ', '\t', '\r', '\n'
- *             or the end of the payload (user/keyform.c splits the same way).  Commands are case-sensitive (as memcached).  Unknown command or
+ *             or the end of the payload (user/core/keyform.c splits the same way).  Commands are case-sensitive (as memcached).  Unknown command or
  *             empty key: no key.  The key must start within the first KR_PAYLOAD_WINDOW
  *             payload bytes.
  *   quic      long header (first bit 1): the Destination Connection ID (length byte at

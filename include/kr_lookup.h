@@ -6,7 +6,7 @@
  * Before including this file, define
  *     KR_CHUNK_GET(ring, n)   -> const void * to chunk n of the image, or NULL
  * In BPF that is a bpf_map_lookup_elem() on the inner array map; in userspace a pointer
- * into the encoded image buffer (see user/image.h).
+ * into the encoded image buffer (see user/core/image.h).
  */
 #ifndef KR_LOOKUP_H
 #define KR_LOOKUP_H

@@ -4,12 +4,14 @@
 set -eu
 pkgs=(
 	make gcc clang llvm pkg-config
-	libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev libjansson-dev
+	libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev libjansson-dev libmicrohttpd-dev
 	bats bats-assert bats-support
 	iproute2 jq
 	# end-to-end peers
 	knot-dnsutils dnsutils unbound dnsperf memcached ngtcp2-client ngtcp2-server
 	ethtool openssl python3
+	# packaging (make deb, tests/bats/deb.bats), man pages, units, metrics tests
+	debhelper dpkg-dev lintian go-md2man man-db systemd bash-completion strace psmisc curl
 	# independent packet dissector of the oracle test (tests/oracle)
 	python3-scapy
 	# sanitizers, fuzzing, leak checks

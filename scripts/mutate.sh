@@ -101,7 +101,9 @@ PY
 		continue
 	fi
 	# what the tests need: the BPF objects, the tool (bats) and the test programs named
-	targets="$(ls bpf/*.bpf.c | sed "s|^bpf/\(.*\)\.c$|$OUT/bpf/\1.o|") $OUT/keyrouter"
+	targets="$(ls bpf/*.bpf.c | sed "s|^bpf/\(.*\)\.c$|$OUT/bpf/\1.o|")"
+	targets="$targets $(ls tests/bpf/progs/*.bpf.c | sed "s|^tests/bpf/progs/\(.*\)\.c$|$OUT/tests/progs/\1.o|")"
+	targets="$targets $OUT/keyrouter"
 	for t in $tests; do [ -f "tests/bpf/$t.c" ] || [ -f "tests/unit/$t.c" ] && targets="$targets $OUT/tests/$t"; done
 	if ! make -s -j2 $targets > "$scratch/$name.build" 2>&1; then
 		printf '%-28s DOES NOT BUILD (see %s)\n' "$name" "$scratch/$name.build"

@@ -7,8 +7,8 @@
  *   key          extractor status, key bytes, CRC-32 (trace of the program)
  *   slot, ring index, backend   for every routed key
  *   counters     kr_counters deltas = the model's tally of every reason
- * The model: user/pktref.c (the same parser/extractor source, compiled with gcc), the
- * service table (exact VIP then the port's wildcard), the engine's ring (user/continuum.c
+ * The model: user/core/pktref.c (the same parser/extractor source, compiled with gcc), the
+ * service table (exact VIP then the port's wildcard), the engine's ring (user/core/continuum.c
  * kr_ring_route with the down backends skipped: "a ring built without them"), and
  * kr_ctl_slot() for the migration split.
  *

@@ -5,8 +5,8 @@
  *   - parsing: VLANs, IPv4 options, IPv6 extension headers, fragments, lying lengths,
  *     non-matching traffic (passed byte-identical);
  *   - every extractor, valid and malformed: the key the kernel hashed (its debug trace)
- *     equals the key of config's human form (user/keyform.c) and of the userspace build of
- *     the same extractors (user/pktref.c); its hash equals user/crc32.c;
+ *     equals the key of config's human form (user/core/keyform.c) and of the userspace build of
+ *     the same extractors (user/core/pktref.c); its hash equals user/core/crc32.c;
  *   - policies (pass/drop) for no key, key too long, no ring, all backends down;
  *   - every truncation length of several packets: no crash, pass, untouched, counted;
  *   - forwarding: exact output bytes of l2 and of ipip (IPv4, IPv6 and mixed outer/inner),

@@ -4,9 +4,9 @@
  * (random keys inside random framing: VLAN tags, IPv4 options, IPv6 extension headers)
  * run through the XDP program (every 8th also through TC) with the debug trace on.  The
  * extractor status, the key bytes and the key hash the kernel computed must equal those of
- * the userspace build of the same extractors (user/pktref.c, hashed with the engine's
- * independent user/crc32.c), and, for the DNS and memcache keys built from a human form,
- * the bytes of config's key form (user/keyform.c).  Keys are mostly valid, some too long,
+ * the userspace build of the same extractors (user/core/pktref.c, hashed with the engine's
+ * independent user/core/crc32.c), and, for the DNS and memcache keys built from a human form,
+ * the bytes of config's key form (user/core/keyform.c).  Keys are mostly valid, some too long,
  * some malformed; a summary prints the counts.
  *   PARITY_N=1000000 build/tests/test_parity     runs more
  */

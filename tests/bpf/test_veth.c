@@ -3,7 +3,7 @@
  * The data path attached for real: keyrouter.bpf.o on a veth, real datagrams from a client
  * namespace, a backend namespace that owns the VIP on its loopback.  For XDP (native and
  * generic) and TC (clsact ingress), forwarding l2 and ipip (IPv4 and IPv6 outer headers,
- * next hop from the fib; the backend strips them with bpf/decap.bpf.o, as the end-to-end
+ * next hop from the fib; the backend strips them with tests/bpf/progs/decap.bpf.c, as the end-to-end
  * tests do on kernels without tunnel devices): datagrams to the service reach the
  * backend's stack (its Udp NoPorts counter: the frame carried the backend's MAC and the
  * VIP), the global and per-backend counters agree, and datagrams to another port are not
@@ -192,7 +192,7 @@ static int setup(void)
 	       "ip netns exec %s ethtool -K b0 gro on >/dev/null && "
 	       "ip netns exec %s sysctl -qw net.ipv4.conf.all.rp_filter=0 "
 	       "net.ipv4.conf.b0.rp_filter=0 net.ipv4.conf.lo.rp_filter=0 && "
-	       "ip -n %s link set dev b0 xdp obj build/bpf/decap.bpf.o sec xdp",
+	       "ip -n %s link set dev b0 xdp obj build/tests/progs/decap.bpf.o sec xdp",
 	       ns_b, ns_b, ns_b, ns_b, ns_b, ns_b, ns_b, ns_b))
 		return -1;
 	return 0;

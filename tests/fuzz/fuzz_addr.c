@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Socket-address parser (user/addr.c) fuzzer.
+ * Socket-address parser (user/core/addr.c) fuzzer.
  *  - text -> kr_sockaddr_parse: never crashes; on success the Rust-Display form parses
  *    back to the same address, and formatting is a fixed point;
  *  - 20 raw bytes as an address (family 4/6): its text form parses back to itself (every

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Backends-file parser (user/backends_file.c) fuzzer.
+ * Backends-file parser (user/core/backends_file.c) fuzzer.
  *  - any bytes (embedded NULs, CRs, no final newline, huge lines) -> kr_backends_read:
  *    never crashes, success or an error message naming the file;
  *  - on success: 1..KR_MAX_BACKENDS backends, no duplicate addresses; and when the ring is

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * JSON configuration loader (user/config.c) fuzzer.
+ * JSON configuration loader (user/core/config.c) fuzzer.
  *  - any bytes -> kr_config_parse: never crashes or leaks; failure = a non-empty message;
  *  - success -> the normalized form (`config show`) must load again, and normalizing that
  *    gives the very same text (normalization is a fixed point), with the same counts.

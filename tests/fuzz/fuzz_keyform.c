@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Human key forms (user/keyform.c, used by `lookup --key-type/--service`) fuzzer.
+ * Human key forms (user/core/keyform.c, used by `lookup --key-type/--service`) fuzzer.
  * Input: [flags: 0x40 = use the spec, low 3 bits = type][errlen][offset][length]
  * [delimiter? >= 0x80: the next byte is the delimiter][cid_length] then the argument text.
  *  - kr_keyform never crashes, never writes past errlen, and on failure leaves a message;

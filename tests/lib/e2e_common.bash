@@ -232,7 +232,7 @@ e2e_require_keyrouter() {
 	if [ -z "$why" ] && ! "$TOPO_KEYROUTER" lookup --help 2>/dev/null | grep -q -- '--service'; then
 		why="keyrouter lookup has no --service yet"
 	fi
-	if [ -z "$why" ] && ! ls "$E2E_ROOT"/build/bpf/*.bpf.o 2>/dev/null | grep -qv decap; then
+	if [ -z "$why" ] && [ ! -f "$E2E_ROOT"/build/bpf/keyrouter.bpf.o ]; then
 		why="no keyrouter BPF object built yet"
 	fi
 	export E2E_SKIP=$why

@@ -22,7 +22,7 @@
 #                                   teardown_file)
 #   topo_create                     namespaces, veths, bridge, addresses, neighbours
 #   topo_decap                      ipip decapsulation on every backend (tunnel devices,
-#                                   or build/bpf/decap.bpf.o where the kernel has none)
+#                                   or build/tests/progs/decap.bpf.o where the kernel has none)
 #   topo_vip_route backend I|blackhole   what the router's kernel does with VIP packets
 #   topo_start_dns | topo_start_memcached | topo_start_quic   servers on every backend
 #   topo_exec NS cmd...             run in a namespace (ip netns exec: own /sys)
@@ -38,7 +38,7 @@
 
 TOPO_ROOT=${TOPO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 TOPO_KEYROUTER=${TOPO_KEYROUTER:-$TOPO_ROOT/build/keyrouter}
-TOPO_DECAP_OBJ=${TOPO_DECAP_OBJ:-$TOPO_ROOT/build/bpf/decap.bpf.o}
+TOPO_DECAP_OBJ=${TOPO_DECAP_OBJ:-$TOPO_ROOT/build/tests/progs/decap.bpf.o}
 
 TOPO_VIP4=10.200.0.1
 TOPO_VIP6=fd00:200::1
@@ -244,7 +244,7 @@ topo_vip_route() {
 }
 
 # ipip decapsulation on every backend: tunnel devices (ipip for 4in4, sit for 6in4, ip6tnl
-# for 4in6/6in6) when the kernel has them, else the XDP decapsulator build/bpf/decap.bpf.o.
+# for 4in6/6in6) when the kernel has them, else the XDP decapsulator build/tests/progs/decap.bpf.o.
 # Sets TOPO_DECAP_KIND to "tunnel" or "xdp".
 topo_decap() {
 	local i b

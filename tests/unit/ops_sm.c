@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The ring migration state machine and --percent parsing (user/ops_sm.c). */
+/* The ring migration state machine and --percent parsing (user/core/ring_sm.c). */
 #include <string.h>
 #include "tap.h"
 #include "kr_image_kern_user.h"
-#include "../../user/ops_sm.h"
+#include "ring_sm.h"
 
 static void test_transitions(void)
 {

@@ -3,7 +3,7 @@
  * Subsets: bit-identity over random subsets, including colliding point hashes.
  *
  * For a ring of N backends and a subset S of them, the ring built from S alone (what
- * keyrouter publishes for a subset today, user/ops_units.c) must route every key exactly
+ * keyrouter publishes for a subset today, user/core/units.c) must route every key exactly
  * as the full ring's kernel image does when its walk skips the backends outside S (what a
  * shared ring does: the image keeps the points deduplication removed right after their
  * winner).  Checked on random keys and on every colliding hash (h - 1, h, h + 1), for v1

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Ring analytics (user/analytics.c): theory against Monte-Carlo, measured shares and CV
+ * Ring analytics (user/core/analytics.c): theory against Monte-Carlo, measured shares and CV
  * against a direct computation, the exact diff against hand-built rings and brute-force
  * ownership, the plan's answer against a built ring.
  *
@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tap.h"
-#include "../../user/analytics.h"
-#include "../../user/an_source.h"
-#include "../../user/continuum.h"
-#include "../../user/image.h"
+#include "analytics.h"
+#include "an_source.h"
+#include "continuum.h"
+#include "image.h"
 #include "kr_image_kern_user.h"
 
 #define SIGMAS 4.0

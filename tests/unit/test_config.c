@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tap.h"
-#include "../../user/config.h"
+#include "config.h"
 
 static struct kr_config *parse(const char *text, char **errs)
 {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Human key forms: the exact key bytes (DESIGN.md "Key extractors") and every error. */
+/* Human key forms: the exact key bytes (include/kr_key.h "Key bytes") and every error. */
 #include <string.h>
 #include "tap.h"
-#include "../../user/keyform.h"
+#include "keyform.h"
 
 static char err[512];
 

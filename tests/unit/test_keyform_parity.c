@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The human key forms (user/keyform.c) against the data path's own extractors
+ * The human key forms (user/core/keyform.c) against the data path's own extractors
  * (include/kr_key.h, the same source the BPF program runs, compiled here for userspace):
  * for random inputs of every key type, build the packet payload the data path would see,
  * extract its key, and check that the human form of the same input gives the same bytes
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tap.h"
-#include "../../user/keyform.h"
-#include "../../user/addr.h"
+#include "keyform.h"
+#include "addr.h"
 #include "kr_key.h"
 
 #define ROUNDS 20000

@@ -1,0 +1,82 @@
+#!/usr/bin/env bats
+# The repository's shape (docs/design.md): layers that cannot reach up, a core without
+# libbpf, bpf/ holding only what ships, an install of the tool and the production object.
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+setup() {
+	cd "$BATS_TEST_DIRNAME/../.."
+	OUT=${OUT:-build}
+}
+
+@test "a layer's include path refuses the headers of the layers above it" {
+	run -0 make -s check-layers
+	assert_line "layer core cannot include ops.h: ok"
+	assert_line "layer kernel cannot include cmd.h: ok"
+}
+
+@test "the core includes no libbpf header and its unit tests link no libbpf" {
+	run grep -rlE '#include <(bpf|xdp)/' user/core
+	assert_failure 1
+	n=0
+	for t in tests/unit/*.c; do
+		b="$OUT/tests/$(basename "$t" .c)"
+		[ -x "$b" ]
+		run -0 ldd "$b"
+		refute_output --partial libbpf
+		refute_output --partial libxdp
+		n=$((n + 1))
+	done
+	[ "$n" -gt 5 ]
+}
+
+@test "bpf/ holds the shipped program only; test and bench programs are under tests/" {
+	run -0 ls bpf
+	assert_output --partial keyrouter.bpf.c
+	[ "$(ls bpf/*.bpf.c)" = bpf/keyrouter.bpf.c ]
+	run -0 ls tests/bpf/progs
+	assert_output --partial kr_ring_test.bpf.c
+}
+
+@test "make install installs the tool and the production BPF object, nothing else" {
+	d=$BATS_TEST_TMPDIR/root
+	run -0 make -s install DESTDIR="$d" PREFIX=/opt/kr OUT="$OUT"
+	run -0 find "$d" -type f
+	assert_equal "$(echo "$output" | sort | tr '\n' ' ')" \
+		"$d/opt/kr/lib/keyrouter/keyrouter.bpf.o $d/opt/kr/sbin/keyrouter "
+}
+
+@test "load uses the object built into the tool, not one in the working directory; --object names another" {
+	load kr_instance
+	kr_instance_setup
+	N=kr-layout-$$
+	cat > "$T/c.json" <<'JSON'
+{ "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.9.0.2:53" } ] } ] }
+JSON
+	ip netns add "$N"
+	ip -n "$N" link add v0 type veth peer name v1
+	ip -n "$N" link set v0 up
+	ip -n "$N" link set v1 up
+	mkdir -p "$T/cwd/build/bpf"
+	echo "not an ELF object" > "$T/cwd/build/bpf/keyrouter.bpf.o"
+	cd "$T/cwd"
+	run -1 nsenter --net="/run/netns/$N" "$KK" load v0 -c "$T/c.json" --mode generic \
+		--instance "$N" --object "$T/cwd/build/bpf/keyrouter.bpf.o"
+	assert_output --partial "couldn't open the BPF object '$T/cwd/build/bpf/keyrouter.bpf.o'"
+	run -0 nsenter --net="/run/netns/$N" "$KK" load v0 -c "$T/c.json" --mode generic \
+		--instance "$N"
+	run -0 nsenter --net="/run/netns/$N" "$KK" status --instance "$N"
+	assert_output --partial "v0, generic mode, program id"
+	run -0 nsenter --net="/run/netns/$N" "$KK" unload v0 --instance "$N"
+}
+
+teardown() {
+	[ -n "${N:-}" ] || return 0
+	kr_instance_teardown
+}
+
+@test "nothing cites a file outside the repository" {
+	run git grep -nE 'DESIGN\.md|\.\./shared|/work/' -- . ':!tests/bats/layout.bats'
+	assert_failure 1
+}

@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `keyrouter diff`: the exact fraction of the key space that changes owner between two
+ * rings, per backend, against the theoretical minimum for that change. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "an_published.h"
+#include "analytics.h"
+#include "cmd.h"
+#include "json_out.h"
+#include "log.h"
+
+static const char diff_help[] =
+	"Usage: keyrouter diff OLD-RING NEW-RING [--json] [--top N]\n"
+	"\n"
+	"Computes exactly (no sampling: the two sorted rings are merged over the 32-bit key\n"
+	"space) which fraction of the key hashes gets another owner when OLD is replaced by\n"
+	"NEW -- the cache-miss bill of the change -- in total and per backend (keys lost and\n"
+	"gained), and the theoretical minimum for the same membership/weight change:\n"
+	"sum over backends of max(0, s - s') with s, s' the old and new weight shares, so the\n"
+	"overhead of the ring itself is visible.  Backends are matched by socket address.\n"
+	"\n"
+	"Each side is a ring as for `analyze`; an option without old-/new- applies to both:\n"
+	"  --backends FILE, --old-backends FILE, --new-backends FILE\n"
+	"  --version v1|v2, --old-version, --new-version\n"
+	"  --point-multiple N, --old-point-multiple N, --new-point-multiple N\n"
+	"  -c/--config FILE, --old-config FILE, --new-config FILE\n"
+	"  --ring NAME, --old-ring NAME, --new-ring NAME\n"
+	"  --old-published        the ring published by `keyrouter apply` in an instance (its\n"
+	"                         active slot): the bill of applying NEW.  With\n"
+	"  --instance NAME        (default \"default\") or --pin-dir DIR; the ring's name is\n"
+	"                         --ring/--old-ring, or the new config ring's name\n"
+	"Examples:\n"
+	"  diff --version v2 --old-backends a.txt --new-backends b.txt      (membership)\n"
+	"  diff --backends a.txt --old-version v1 --new-version v2 --new-point-multiple 16\n"
+	"  diff -c keyrouter.json --old-ring web --new-ring web-next\n"
+	"  diff --old-config old.json --new-config new.json --ring web\n"
+	"  diff --old-published -c new.json --ring web                      (before apply)\n"
+	"Output:\n"
+	"  --json                 one JSON object (every backend that lost or gained keys)\n"
+	"  --top N                list the N backends with most keys lost + gained (default\n"
+	"                         20, 0 = all)\n"
+	"  -h, --help             this text\n";
+
+enum {
+	OPT_BACKENDS = 0x100, OPT_OLD_BACKENDS, OPT_NEW_BACKENDS,
+	OPT_VERSION, OPT_OLD_VERSION, OPT_NEW_VERSION,
+	OPT_PM, OPT_OLD_PM, OPT_NEW_PM,
+	OPT_OLD_CONFIG, OPT_NEW_CONFIG,
+	OPT_RING, OPT_OLD_RING, OPT_NEW_RING,
+	OPT_OLD_PUBLISHED, OPT_JSON, OPT_TOP, OPT_INSTANCE, OPT_PIN_DIR,
+};
+
+struct diff_opts {
+	struct kr_an_src side[2], both;
+	int json;
+	uint32_t top;
+};
+
+/* Side-specific options win over the shared ones. */
+static void diff_merge(struct kr_an_src *s, const struct kr_an_src *both)
+{
+	if (!s->backends && !s->config && !s->published) {
+		s->backends = both->backends;
+		s->config = both->config;
+	}
+	if (!s->version && !s->published)
+		s->version = both->version;
+	if (!s->pm && !s->published)
+		s->pm = both->pm;
+	if (!s->ring && (s->config || s->published))
+		s->ring = both->ring;
+}
+
+static int diff_opt(struct diff_opts *o, int c, const char *arg, struct kr_err *err)
+{
+	struct kr_an_src *s = &o->both;
+	static const char *const vname[] = { "--version", "--old-version", "--new-version" };
+	static const char *const pname[] = { "--point-multiple", "--old-point-multiple",
+					     "--new-point-multiple" };
+	int which = 0;
+
+	switch (c) {
+	case OPT_OLD_BACKENDS: case OPT_OLD_VERSION: case OPT_OLD_PM: case OPT_OLD_CONFIG:
+	case OPT_OLD_RING: case OPT_OLD_PUBLISHED:
+		s = &o->side[0];
+		which = 1;
+		break;
+	case OPT_NEW_BACKENDS: case OPT_NEW_VERSION: case OPT_NEW_PM: case OPT_NEW_CONFIG:
+	case OPT_NEW_RING:
+		s = &o->side[1];
+		which = 2;
+		break;
+	}
+	switch (c) {
+	case OPT_BACKENDS: case OPT_OLD_BACKENDS: case OPT_NEW_BACKENDS:
+		s->backends = arg;
+		return 0;
+	case 'c': case OPT_OLD_CONFIG: case OPT_NEW_CONFIG:
+		s->config = arg;
+		return 0;
+	case OPT_RING: case OPT_OLD_RING: case OPT_NEW_RING:
+		s->ring = arg;
+		return 0;
+	case OPT_OLD_PUBLISHED:
+		s->published = 1;
+		return 0;
+	case OPT_INSTANCE:
+		o->side[0].instance = arg;
+		return 0;
+	case OPT_PIN_DIR:
+		o->side[0].pin_dir = arg;
+		return 0;
+	case OPT_VERSION: case OPT_OLD_VERSION: case OPT_NEW_VERSION:
+		return kr_an_parse_version(vname[which], arg, &s->version, err);
+	case OPT_PM: case OPT_OLD_PM: case OPT_NEW_PM:
+		return kr_an_parse_u32(pname[which], arg, 1, &s->pm, err);
+	case OPT_JSON:
+		o->json = 1;
+		return 0;
+	case OPT_TOP:
+		return kr_an_parse_u32("--top", arg, 0, &o->top, err);
+	}
+	return 1;
+}
+
+static int diff_parse(int argc, char **argv, struct diff_opts *o)
+{
+	static const struct option opts[] = {
+		{ "backends", required_argument, NULL, OPT_BACKENDS },
+		{ "old-backends", required_argument, NULL, OPT_OLD_BACKENDS },
+		{ "new-backends", required_argument, NULL, OPT_NEW_BACKENDS },
+		{ "version", required_argument, NULL, OPT_VERSION },
+		{ "old-version", required_argument, NULL, OPT_OLD_VERSION },
+		{ "new-version", required_argument, NULL, OPT_NEW_VERSION },
+		{ "point-multiple", required_argument, NULL, OPT_PM },
+		{ "old-point-multiple", required_argument, NULL, OPT_OLD_PM },
+		{ "new-point-multiple", required_argument, NULL, OPT_NEW_PM },
+		{ "config", required_argument, NULL, 'c' },
+		{ "old-config", required_argument, NULL, OPT_OLD_CONFIG },
+		{ "new-config", required_argument, NULL, OPT_NEW_CONFIG },
+		{ "ring", required_argument, NULL, OPT_RING },
+		{ "old-ring", required_argument, NULL, OPT_OLD_RING },
+		{ "new-ring", required_argument, NULL, OPT_NEW_RING },
+		{ "old-published", no_argument, NULL, OPT_OLD_PUBLISHED },
+		{ "instance", required_argument, NULL, OPT_INSTANCE },
+		{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct kr_err err;
+	int c, r;
+
+	o->top = 20;
+	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(diff_help, stdout);
+			return 0;
+		}
+		r = diff_opt(o, c, optarg, &err);
+		if (r < 0)
+			goto usage_err;
+		if (r > 0) {
+			fprintf(stderr, "Run 'keyrouter diff --help' for the options.\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		kr_errf(&err, "unexpected argument '%s'", argv[optind]);
+		goto usage_err;
+	}
+	diff_merge(&o->side[0], &o->both);
+	diff_merge(&o->side[1], &o->both);
+	if (kr_an_src_check(&o->side[0], "old", &err) || kr_an_src_check(&o->side[1], "new", &err))
+		goto usage_err;
+	if ((o->side[0].instance || o->side[0].pin_dir) && !o->side[0].published) {
+		kr_errf(&err, "--instance and --pin-dir apply to --old-published only");
+		goto usage_err;
+	}
+	return -1;
+usage_err:
+	pr_warn("keyrouter: diff: %s\n", err.msg);
+	fprintf(stderr, "Run 'keyrouter diff --help' for the options.\n");
+	return 2;
+}
+
+/* The union of both rings' backends, matched by socket address. */
+struct members {
+	uint32_t n;			/* union size */
+	uint32_t *new_id;		/* new ring-local index -> union id (old ids = old index) */
+	int32_t *old_idx, *new_idx;	/* union id -> ring-local index or -1 */
+	double *w_old, *w_new;
+	const struct kr_sockaddr **addr;
+};
+
+static void members_free(struct members *m)
+{
+	free(m->new_id);
+	free(m->old_idx);
+	free(m->new_idx);
+	free(m->w_old);
+	free(m->w_new);
+	free(m->addr);
+}
+
+static const struct kr_ring *cmp_ring;
+
+static int by_addr(const void *x, const void *y)
+{
+	return kr_sockaddr_cmp(&cmp_ring->backends[*(const uint32_t *)x].addr,
+			       &cmp_ring->backends[*(const uint32_t *)y].addr);
+}
+
+static int members_build(const struct kr_ring *a, const struct kr_ring *b, struct members *m)
+{
+	uint32_t na = a->nbackends, nb = b->nbackends, cap = na + nb, *ord;
+
+	memset(m, 0, sizeof(*m));
+	ord = malloc(na * sizeof(*ord));
+	m->new_id = malloc(nb * sizeof(*m->new_id));
+	m->old_idx = malloc(cap * sizeof(*m->old_idx));
+	m->new_idx = malloc(cap * sizeof(*m->new_idx));
+	m->w_old = calloc(cap, sizeof(*m->w_old));
+	m->w_new = calloc(cap, sizeof(*m->w_new));
+	m->addr = calloc(cap, sizeof(*m->addr));
+	if (!ord || !m->new_id || !m->old_idx || !m->new_idx || !m->w_old || !m->w_new ||
+	    !m->addr) {
+		free(ord);
+		return -1;
+	}
+	for (uint32_t i = 0; i < na; i++) {
+		ord[i] = i;
+		m->old_idx[i] = (int32_t)i;
+		m->new_idx[i] = -1;
+		m->w_old[i] = a->backends[i].weight;
+		m->addr[i] = &a->backends[i].addr;
+	}
+	m->n = na;
+	cmp_ring = a;
+	qsort(ord, na, sizeof(*ord), by_addr);
+	for (uint32_t j = 0; j < nb; j++) {
+		uint32_t lo = 0, hi = na, id;
+
+		while (lo < hi) {	/* lower bound of b's address among a's */
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (kr_sockaddr_cmp(&a->backends[ord[mid]].addr, &b->backends[j].addr) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < na && !kr_sockaddr_cmp(&a->backends[ord[lo]].addr, &b->backends[j].addr)) {
+			id = ord[lo];
+		} else {
+			id = m->n++;
+			m->old_idx[id] = -1;
+			m->addr[id] = &b->backends[j].addr;
+		}
+		m->new_id[j] = id;
+		m->new_idx[id] = (int32_t)j;
+		m->w_new[id] = b->backends[j].weight;
+	}
+	free(ord);
+	return 0;
+}
+
+struct diff_result {
+	struct members m;
+	uint64_t moved, *lost, *gained, *share_old, *share_new;
+	double min_weights, min_shares;
+};
+
+static void diff_result_free(struct diff_result *d)
+{
+	members_free(&d->m);
+	free(d->lost);
+	free(d->gained);
+	free(d->share_old);
+	free(d->share_new);
+}
+
+static int diff_run(const struct kr_ring *a, const struct kr_ring *b, struct diff_result *d)
+{
+	struct kr_an_ring ra = { 0 }, rb = { 0 };
+	double *so = NULL, *sn = NULL;
+	uint32_t n;
+	int ret = -1;
+
+	memset(d, 0, sizeof(*d));
+	if (members_build(a, b, &d->m))
+		return -1;
+	n = d->m.n;
+	d->lost = calloc(n, sizeof(*d->lost));
+	d->gained = calloc(n, sizeof(*d->gained));
+	d->share_old = calloc(n, sizeof(*d->share_old));
+	d->share_new = calloc(n, sizeof(*d->share_new));
+	so = calloc(n, sizeof(*so));
+	sn = calloc(n, sizeof(*sn));
+	if (!d->lost || !d->gained || !d->share_old || !d->share_new || !so || !sn ||
+	    kr_an_ring_borrow(&ra, a->hash, a->npoints, n) ||
+	    kr_an_ring_borrow(&rb, b->hash, b->npoints, n))
+		goto out;
+	for (uint32_t j = 0; j < a->npoints; j++)
+		ra.owner[j] = a->backend[j];
+	for (uint32_t j = 0; j < b->npoints; j++)
+		rb.owner[j] = d->m.new_id[b->backend[j]];
+	if (kr_an_diff(&ra, &rb, &d->moved, d->lost, d->gained))
+		goto out;
+	kr_an_shares(&ra, d->share_old);
+	kr_an_shares(&rb, d->share_new);
+	for (uint32_t i = 0; i < n; i++) {
+		so[i] = (double)d->share_old[i];
+		sn[i] = (double)d->share_new[i];
+	}
+	d->min_weights = kr_an_min_moved(d->m.w_old, d->m.w_new, n);
+	d->min_shares = kr_an_min_moved(so, sn, n);
+	ret = 0;
+out:
+	kr_an_ring_free(&ra);
+	kr_an_ring_free(&rb);
+	free(so);
+	free(sn);
+	return ret;
+}
+
+static double frac(uint64_t keys) { return (double)keys / (double)KR_AN_SPACE; }
+
+static const struct diff_result *sort_d;
+
+static int by_change(const void *x, const void *y)
+{
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	uint64_t a = sort_d->lost[i] + sort_d->gained[i], b = sort_d->lost[j] + sort_d->gained[j];
+
+	return a > b ? -1 : a < b ? 1 : (i > j) - (i < j);
+}
+
+/* Union ids with keys lost or gained, most first. */
+static uint32_t changed_ids(const struct diff_result *d, uint32_t *ord)
+{
+	uint32_t m = 0;
+
+	for (uint32_t i = 0; i < d->m.n; i++)
+		if (d->lost[i] || d->gained[i] || d->m.w_old[i] != d->m.w_new[i])
+			ord[m++] = i;
+	sort_d = d;
+	qsort(ord, m, sizeof(*ord), by_change);
+	return m;
+}
+
+static double overhead(const struct diff_result *d)
+{
+	return d->min_weights > 0 ? frac(d->moved) / d->min_weights : (d->moved ? INFINITY : 1.0);
+}
+
+static void print_text(const struct kr_an_built *b, const struct diff_result *d, uint32_t top)
+{
+	uint32_t *ord = malloc((d->m.n ? d->m.n : 1) * sizeof(*ord)), m;
+	char buf[KR_SOCKADDR_STRLEN];
+
+	printf("old       %s: %u backends, %u points\n", b[0].desc, b[0].ring->nbackends,
+	       b[0].ring->npoints);
+	printf("new       %s: %u backends, %u points\n", b[1].desc, b[1].ring->nbackends,
+	       b[1].ring->npoints);
+	printf("moved     %.6f%% of the key space (%llu of 2^32 key hashes change owner)\n",
+	       100 * frac(d->moved), (unsigned long long)d->moved);
+	printf("minimum   %.6f%% for this membership/weight change (sum of max(0, s - s') over "
+	       "the weight shares)\n", 100 * d->min_weights);
+	printf("          %.6f%% between the two rings' actual shares\n", 100 * d->min_shares);
+	if (d->min_weights > 0)
+		printf("overhead  %.4fx the minimum (%+.6f points of the key space)\n", overhead(d),
+		       100 * (frac(d->moved) - d->min_weights));
+	else
+		printf("overhead  the weights did not change: every moved key is the ring's own "
+		       "overhead\n");
+	if (!ord)
+		return;
+	m = changed_ids(d, ord);
+	printf("\nbackends that lose or gain keys: %u (%% of the key space)\n", m);
+	if (m)
+		printf("  %-24s %5s %5s %11s %11s %11s %11s\n", "address", "old w", "new w",
+		       "old share", "new share", "lost", "gained");
+	for (uint32_t k = 0; k < m && (top == 0 || k < top); k++) {
+		uint32_t i = ord[k];
+
+		char wo[16] = "-", wn[16] = "-";
+
+		kr_sockaddr_format(d->m.addr[i], buf);
+		if (d->m.old_idx[i] >= 0)
+			snprintf(wo, sizeof(wo), "%.0f", d->m.w_old[i]);
+		if (d->m.new_idx[i] >= 0)
+			snprintf(wn, sizeof(wn), "%.0f", d->m.w_new[i]);
+		printf("  %-24s %5s %5s %10.5f%% %10.5f%% %10.5f%% %10.5f%%\n", buf, wo, wn,
+		       100 * frac(d->share_old[i]), 100 * frac(d->share_new[i]),
+		       100 * frac(d->lost[i]), 100 * frac(d->gained[i]));
+	}
+	if (top && m > top)
+		printf("  ... %u more (--top 0 lists all)\n", m - top);
+	free(ord);
+}
+
+static int print_json(const struct kr_an_built *b, const struct diff_result *d)
+{
+	uint32_t *ord = malloc((d->m.n ? d->m.n : 1) * sizeof(*ord)), m;
+	json_t *arr = json_array(), *o;
+	char buf[KR_SOCKADDR_STRLEN];
+
+	if (!ord || !arr)
+		return 1;
+	m = changed_ids(d, ord);
+	for (uint32_t k = 0; k < m; k++) {
+		uint32_t i = ord[k];
+
+		kr_sockaddr_format(d->m.addr[i], buf);
+		json_array_append_new(arr, json_pack(
+			"{s:s, s:o, s:o, s:f, s:f, s:I, s:I, s:I, s:I}", "address", buf,
+			"old_weight", d->m.old_idx[i] < 0 ? json_null() : json_integer((json_int_t)d->m.w_old[i]),
+			"new_weight", d->m.new_idx[i] < 0 ? json_null() : json_integer((json_int_t)d->m.w_new[i]),
+			"old_share", frac(d->share_old[i]), "new_share", frac(d->share_new[i]),
+			"lost_keys", (json_int_t)d->lost[i], "gained_keys", (json_int_t)d->gained[i],
+			"old_index", (json_int_t)d->m.old_idx[i], "new_index", (json_int_t)d->m.new_idx[i]));
+	}
+	free(ord);
+	o = json_pack("{s:{s:s, s:i, s:i}, s:{s:s, s:i, s:i}, s:I, s:f, s:f, s:f, s:o, s:o}",
+		      "old", "ring", b[0].desc, "backends", (json_int_t)b[0].ring->nbackends,
+		      "points", (json_int_t)b[0].ring->npoints,
+		      "new", "ring", b[1].desc, "backends", (json_int_t)b[1].ring->nbackends,
+		      "points", (json_int_t)b[1].ring->npoints,
+		      "moved_keys", (json_int_t)d->moved, "moved", frac(d->moved),
+		      "min_moved_weights", d->min_weights, "min_moved_shares", d->min_shares,
+		      "overhead", d->min_weights > 0 ? json_real(overhead(d)) : json_null(),
+		      "backends", arr);
+	return kr_an_json_print(o, "diff");
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+	struct diff_opts o = { 0 };
+	struct kr_an_built b[2] = { 0 };
+	struct diff_result d = { 0 };
+	struct kr_err err;
+	int ret;
+
+	ret = diff_parse(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	ret = 1;
+	for (int s = 1; s >= 0; s--) {	/* new first: a published old ring may take its name */
+		if (s == 0 && o.side[0].published && !o.side[0].ring && b[1].name[0])
+			o.side[0].ring = b[1].name;
+		if (kr_ops_an_src_build(&o.side[s], &b[s], &err)) {
+			pr_warn("keyrouter: diff: %s ring: %s\n", s ? "new" : "old", err.msg);
+			goto out;
+		}
+	}
+	if (diff_run(b[0].ring, b[1].ring, &d)) {
+		pr_warn("keyrouter: diff: out of memory\n");
+		goto out;
+	}
+	if (o.json) {
+		ret = print_json(b, &d);
+	} else {
+		print_text(b, &d, o.top);
+		ret = 0;
+	}
+out:
+	diff_result_free(&d);
+	kr_an_built_free(&b[0]);
+	kr_an_built_free(&b[1]);
+	return ret;
+}
+KR_COMMAND(diff, "diff",
+	   "the exact fraction of keys that change backend between two rings, vs the minimum",
+	   cmd_diff);

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * keyrouter exporter: /metrics over HTTP (libmicrohttpd), and the writer behind
+ * `status --prometheus [--output FILE]` (cli_prom.h).  Both render the exposition of
+ * prom.h; neither keeps any state of its own: every scrape reads the pinned maps again.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+#include "cli_prom.h"
+#include "cmd.h"
+#include "log.h"
+#include "prom.h"
+
+#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* ---- status --prometheus ------------------------------------------------------------ */
+
+/* Write buf to path atomically: a temporary file in the same directory, fsync, rename. */
+static int write_atomic(const char *path, const char *buf, size_t len)
+{
+	char tmp[4096];
+	FILE *f;
+	int err = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	if (fwrite(buf, 1, len, f) != len || fflush(f) || fsync(fileno(f)))
+		err = -errno;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err ? err : 0;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+int kr_cli_prom_status(const char *instance, const char *pin_dir, const char *output,
+		       double watch)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	if (watch > 0) {
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	for (;;) {
+		char *buf;
+		size_t len;
+		int loaded, err;
+
+		err = kr_prom_render(instance, pin_dir, &buf, &len, &loaded);
+		if (err) {
+			if (err != -EINVAL)
+				pr_warn("keyrouter: status: couldn't render the exposition: %s\n",
+					strerror(-err));
+			return 1;
+		}
+		if (output) {
+			err = write_atomic(output, buf, len);
+			if (err) {
+				pr_warn("keyrouter: status: couldn't write '%s': %s\n", output,
+					strerror(-err));
+				free(buf);
+				return 1;
+			}
+		} else {
+			fwrite(buf, 1, len, stdout);
+			fflush(stdout);
+		}
+		free(buf);
+		if (watch <= 0 || stop)
+			break;
+		usleep((useconds_t)(watch * 1e6));
+		if (stop)
+			break;
+	}
+	return 0;
+}
+
+/* ---- exporter ----------------------------------------------------------------------- */
+
+struct exporter {
+	const char *instance, *pin_dir;
+	unsigned long scrapes;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, const char *type,
+			     char *body, size_t len, bool owned)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, body,
+					    owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		if (owned)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **state)
+{
+	static char index[] = "<html><head><title>keyrouter exporter</title></head><body>"
+			      "<h1>keyrouter exporter</h1><p><a href=\"/metrics\">/metrics</a>"
+			      "</p></body></html>\n";
+	static char notfound[] = "not found: the metrics are at /metrics\n";
+	static char notallowed[] = "only GET and HEAD\n";
+	static char failed[] = "keyrouter: couldn't read the instances\n";
+	struct exporter *ex = cls;
+	static int first;
+	char *buf;
+	size_t len;
+	int loaded;
+
+	(void)version, (void)upload;
+	if (*state == NULL) {	/* headers only so far; answer on the next call */
+		*state = &first;
+		return MHD_YES;
+	}
+	if (*upload_size)	/* a body nobody asked for: read and ignore it */
+		return *upload_size = 0, MHD_YES;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", notallowed,
+			     strlen(notallowed), false);
+	if (!strcmp(url, "/"))
+		return reply(c, MHD_HTTP_OK, "text/html", index, strlen(index), false);
+	if (strcmp(url, "/metrics"))
+		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", notfound, strlen(notfound),
+			     false);
+	ex->scrapes++;
+	if (kr_prom_render(ex->instance, ex->pin_dir, &buf, &len, &loaded))
+		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", failed,
+			     strlen(failed), false);
+	return reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, buf, len, true);
+}
+
+/* "ADDR:PORT", ADDR an IPv4 address or an IPv6 address in brackets. */
+static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sl)
+{
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
+				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res;
+	char host[128];
+	const char *colon = strrchr(s, ':'), *h = s;
+	size_t hl;
+
+	if (!colon || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+	    atoi(colon + 1) < 1 || atoi(colon + 1) > 65535)
+		return -EINVAL;
+	hl = colon - s;
+	if (hl >= 2 && s[0] == '[' && s[hl - 1] == ']')
+		h++, hl -= 2;
+	else if (memchr(s, ':', hl))
+		return -EINVAL;	/* an IPv6 address needs brackets */
+	if (hl == 0 || hl >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	if (getaddrinfo(host, colon + 1, &hints, &res))
+		return -EINVAL;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*sl = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: keyrouter exporter --listen ADDR:PORT [--instance NAME | --pin-dir DIR]\n\n"
+		"Serve the Prometheus exposition of `keyrouter status --prometheus` over HTTP at\n"
+		"/metrics, read from the pinned maps at every scrape. The exporter keeps no state,\n"
+		"changes nothing and takes no lock: it can run beside applies and be killed or\n"
+		"restarted at any time without touching routing. It runs until SIGINT or SIGTERM.\n\n"
+		"  -l, --listen ADDR:PORT  where to listen: 127.0.0.1:9437, [::1]:9437, 0.0.0.0:9437\n"
+		"                          or [::]:9437 (IPv6 and IPv4)\n"
+		"  -i, --instance NAME     only the instance NAME (default: every instance under\n"
+		"                          /sys/fs/bpf/keyrouter; none loaded: keyrouter_up 0)\n"
+		"  -p, --pin-dir DIR       only the maps pinned in DIR\n"
+		"  -h, --help              this text\n\n"
+		"GET / is a page that links /metrics; other paths answer 404, other methods 405.\n"
+		"Capabilities needed: CAP_BPF (CAP_SYS_ADMIN on older kernels) to open the pins,\n"
+		"and read access to the bpf filesystem; nothing to bind ports >= 1024.\n");
+}
+
+static int cmd_exporter(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "instance", required_argument, NULL, 'i' },
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct exporter ex = {};
+	struct sockaddr_storage ss = {};
+	struct sigaction sa = { .sa_handler = on_signal };
+	const char *listen = NULL;
+	struct MHD_Daemon *d;
+	unsigned int flags;
+	socklen_t sl = 0;
+	sigset_t set, old;
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "l:i:p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': listen = optarg; break;
+		case 'i': ex.instance = optarg; break;
+		case 'p': ex.pin_dir = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || !listen || (ex.instance && ex.pin_dir)) {
+		pr_warn("keyrouter exporter: %s\n", optind != argc ? "unexpected argument" :
+			!listen ? "--listen ADDR:PORT is required" :
+			"--instance and --pin-dir exclude each other");
+		usage(stderr);
+		return 2;
+	}
+	if (parse_listen(listen, &ss, &sl)) {
+		pr_warn("keyrouter exporter: bad --listen '%s': expected ADDR:PORT, e.g. "
+			"127.0.0.1:9437 or [::]:9437\n", listen);
+		return 2;
+	}
+	/* The daemon's thread must not take our signals: block them before it starts. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_DUAL_STACK;
+	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, &ex,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+			     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+			     MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_END);
+	if (!d) {
+		pr_warn("keyrouter exporter: couldn't listen on %s (address in use, or not on "
+			"this host?)\n", listen);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return 1;
+	}
+	pr_info("keyrouter exporter: serving /metrics on %s\n", listen);
+	while (!stop)
+		sigsuspend(&old);
+	MHD_stop_daemon(d);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pr_info("keyrouter exporter: stopped after %lu scrapes\n", ex.scrapes);
+	return 0;
+}
+KR_COMMAND(exporter, "exporter", "serve the Prometheus metrics over HTTP (/metrics)",
+	   cmd_exporter);

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* keyrouter load / unload: attach the program, pin its maps, apply; detach, remove pins. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <bpf/bpf.h>
+#include "cmd.h"
+#include "log.h"
+#include "ops.h"
+#include "ops_apply.h"
+#include "ops_attach.h"
+
+static void load_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: keyrouter load IFACE -c CONFIG [--mode native|generic|tc] [--instance NAME]\n"
+		"                      [--object FILE]\n\n"
+		"Attach keyrouter to IFACE, pin its maps under /sys/fs/bpf/keyrouter/NAME/ (the\n"
+		"bpf filesystem is mounted when needed) and apply CONFIG.\n\n"
+		"  -c, --config FILE    the configuration (JSON) to apply once attached\n"
+		"  -m, --mode MODE      native (XDP in the driver, default), generic (XDP in the\n"
+		"                       stack) or tc (a clsact ingress filter)\n"
+		"  -i, --instance NAME  instance name (default: the config's \"instance\", else\n"
+		"                       \"default\"): one instance per interface\n"
+		"  -o, --object FILE    load this BPF object file instead of the one built into\n"
+		"                       the tool (e.g. the installed keyrouter.bpf.o)\n\n"
+		"XDP goes through libxdp's dispatcher, so other XDP programs loaded with libxdp\n"
+		"(xdp-loader) keep running on the same interface; `xdp-loader status` lists both.\n"
+		"If the configuration cannot be applied, the program is detached again and the\n"
+		"pins removed: nothing is left half-loaded.\n");
+}
+
+static void unload_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: keyrouter unload IFACE [--instance NAME]\n\n"
+		"Detach keyrouter from IFACE and remove every pin of its instance (the maps are\n"
+		"freed by the kernel once nothing uses them). Other XDP programs on IFACE stay.\n\n"
+		"  -i, --instance NAME  the instance (default: the one loaded on IFACE)\n");
+}
+
+/* Instance loaded on IFINDEX (name into out), or -ENOENT. */
+static int find_instance_by_ifindex(__u32 ifindex, char *out, size_t outlen)
+{
+	char root[256], path[1024];
+	struct kr_ops_meta meta;
+	struct dirent *e;
+	int found = -ENOENT;
+	DIR *d;
+
+	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
+	d = opendir(root);
+	if (!d)
+		return -ENOENT;
+	while (found && (e = readdir(d))) {
+		__u32 key = 0;
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/%s", root, e->d_name, KR_OPS_MAP_META);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (!bpf_map_lookup_elem(fd, &key, &meta) && meta.magic == KR_OPS_META_MAGIC &&
+		    meta.ifindex == ifindex && meta.netns_ino == kr_ops_netns_ino() &&
+		    strlen(e->d_name) < outlen) {
+			memcpy(out, e->d_name, strlen(e->d_name) + 1);
+			found = 0;
+		}
+		close(fd);
+	}
+	closedir(d);
+	return found;
+}
+
+static int read_meta(const struct kr_inst *in, struct kr_ops_meta *meta)
+{
+	__u32 key = 0;
+
+	if (bpf_map_lookup_elem(in->meta_fd, &key, meta))
+		return -errno;
+	return meta->magic == KR_OPS_META_MAGIC ? 0 : -ENOENT;
+}
+
+static int check_iface(const char *ifname, __u32 *ifindex)
+{
+	if (strlen(ifname) >= IF_NAMESIZE || !(*ifindex = if_nametoindex(ifname))) {
+		pr_warn("keyrouter: no such interface '%s' (in this network namespace)\n", ifname);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/* A pin directory left by a load that died before it finished: no meta, remove it. */
+static int prepare_dir(struct kr_inst *in, const char *instance, const char *ifname)
+{
+	struct kr_ops_meta meta;
+	struct stat st;
+	int err;
+
+	err = kr_ops_inst_path(in, instance, NULL);
+	if (err)
+		return err;
+	if (stat(in->dir, &st) == 0) {
+		err = kr_ops_inst_open(in, instance, NULL);
+		if (err)
+			return err;
+		if (!read_meta(in, &meta)) {
+			pr_warn("keyrouter: instance '%s' is already loaded on '%s' (%s mode); "
+				"'keyrouter unload %s' first, or use --instance for another "
+				"interface\n", in->name, meta.ifname, kr_ops_mode_name(meta.mode),
+				meta.ifname);
+			kr_ops_inst_close(in);
+			return -EEXIST;
+		}
+		pr_info("keyrouter: removing the leftovers of an unfinished load in '%s'\n",
+			in->dir);
+		kr_ops_inst_remove(in);
+		kr_ops_inst_close(in);
+	}
+	(void)ifname;
+	if (mkdir(KR_OPS_BPFFS "/" KR_OPS_ROOT, 0700) && errno != EEXIST)
+		goto fail;
+	if (mkdir(in->dir, 0700))
+		goto fail;
+	return kr_ops_inst_open(in, instance, NULL);
+fail:
+	err = -errno;
+	pr_warn("keyrouter: couldn't create '%s': %s%s\n", in->dir, strerror(-err),
+		kr_ops_perm_hint(-err));
+	return err;
+}
+
+static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode,
+		   const char *instance, const char *obj)
+{
+	struct kr_ops_meta meta = {};
+	struct kr_ops_attach att = {};
+	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
+	char other[KR_OPS_NAME_MAX], cfg_inst[KR_OPS_NAME_MAX];
+	__u32 key = 0;
+	int err, attached = 0;
+
+	if (!kr_ops_is_root()) {
+		pr_warn("keyrouter: load needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)\n");
+		return 1;
+	}
+	if (check_iface(ifname, &meta.ifindex) || kr_ops_bpffs_ensure(KR_OPS_BPFFS))
+		return 1;
+	if (access(config, R_OK)) {
+		pr_warn("keyrouter: couldn't read config '%s': %s\n", config, strerror(errno));
+		return 1;
+	}
+	if (!find_instance_by_ifindex(meta.ifindex, other, sizeof(other))) {
+		pr_warn("keyrouter: '%s' already has keyrouter loaded (instance '%s'); "
+			"'keyrouter unload %s' first\n", ifname, other, ifname);
+		return 1;
+	}
+	err = kr_ops_apply_check(config, cfg_inst, sizeof(cfg_inst));
+	if (err)
+		return 1;
+	if (!instance)
+		instance = cfg_inst[0] ? cfg_inst : KR_OPS_DEFAULT_INSTANCE;
+	err = prepare_dir(&in, instance, ifname);
+	if (err)
+		return 1;
+	meta.mode = mode;
+	meta.netns_ino = kr_ops_netns_ino();
+	snprintf(meta.ifname, sizeof(meta.ifname), "%s", ifname);
+	snprintf(meta.instance, sizeof(meta.instance), "%s", in.name);
+	err = kr_ops_attach(&att, obj, &meta);
+	if (err)
+		goto fail;
+	attached = 1;
+	err = kr_ops_pin_maps(&att, in.dir);
+	if (err)
+		goto fail;
+	if (bpf_map_update_elem(in.meta_fd, &key, &meta, BPF_ANY)) {
+		err = -errno;
+		pr_warn("keyrouter: couldn't record the attachment: %s\n", strerror(-err));
+		goto fail;
+	}
+	err = kr_ops_apply(&in, config, NULL);
+	if (err)
+		goto fail;
+	pr_info("keyrouter: loaded on %s (%s mode, program id %u), instance '%s', pins in %s\n",
+		ifname, kr_ops_mode_name(mode), meta.prog_id, in.name, in.dir);
+	kr_ops_attach_close(&att);
+	kr_ops_inst_close(&in);
+	return 0;
+fail:
+	if (attached)
+		kr_ops_detach(&meta);
+	kr_ops_attach_close(&att);
+	kr_ops_inst_remove(&in);
+	kr_ops_inst_close(&in);
+	pr_warn("keyrouter: load on '%s' failed; nothing was left attached or pinned\n", ifname);
+	return 1;
+}
+
+static int cmd_load(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "instance", required_argument, NULL, 'i' },
+		{ "object", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *config = NULL, *instance = NULL, *obj = NULL;
+	enum kr_ops_mode mode = KR_OPS_MODE_NATIVE;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:m:i:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config = optarg; break;
+		case 'i': instance = optarg; break;
+		case 'o': obj = optarg; break;
+		case 'm':
+			if (kr_ops_mode_parse(optarg, &mode)) {
+				pr_warn("keyrouter: load: bad --mode '%s': expected native, generic "
+					"or tc\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h': load_usage(stdout); return 0;
+		default: load_usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1 || !config) {
+		pr_warn("keyrouter: load: expected one interface and -c CONFIG\n");
+		load_usage(stderr);
+		return 2;
+	}
+	return do_load(argv[optind], config, mode, instance, obj);
+}
+KR_COMMAND(load, "load", "attach to an interface, pin the maps, apply a config", cmd_load);
+
+static int do_unload(const char *ifname, const char *instance)
+{
+	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
+	char found[KR_OPS_NAME_MAX];
+	struct kr_ops_meta meta;
+	__u32 ifindex = 0;
+	int err;
+
+	if (!kr_ops_is_root()) {
+		pr_warn("keyrouter: unload needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)\n");
+		return 1;
+	}
+	if (kr_ops_bpffs_ensure(KR_OPS_BPFFS))
+		return 1;
+	if (!instance) {
+		if (check_iface(ifname, &ifindex))
+			return 1;
+		if (find_instance_by_ifindex(ifindex, found, sizeof(found))) {
+			pr_warn("keyrouter: keyrouter is not loaded on '%s' (no instance under "
+				"%s/%s records it)\n", ifname, KR_OPS_BPFFS, KR_OPS_ROOT);
+			return 1;
+		}
+		instance = found;
+	}
+	if (kr_ops_inst_open(&in, instance, NULL))
+		return 1;
+	if (read_meta(&in, &meta)) {
+		pr_warn("keyrouter: instance '%s' was not loaded by 'keyrouter load'\n", in.name);
+		kr_ops_inst_close(&in);
+		return 1;
+	}
+	if (strcmp(meta.ifname, ifname)) {
+		pr_warn("keyrouter: instance '%s' is loaded on '%s', not on '%s'\n", in.name,
+			meta.ifname, ifname);
+		kr_ops_inst_close(&in);
+		return 1;
+	}
+	err = kr_ops_detach(&meta);
+	if (err && err != -ENOENT && err != -ENODEV) {
+		kr_ops_inst_close(&in);
+		return 1;
+	}
+	err = kr_ops_inst_remove(&in);
+	kr_ops_inst_close(&in);
+	if (err)
+		return 1;
+	pr_info("keyrouter: unloaded from %s, pins in %s removed\n", ifname, in.dir);
+	return 0;
+}
+
+static int cmd_unload(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "instance", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *instance = NULL;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': instance = optarg; break;
+		case 'h': unload_usage(stdout); return 0;
+		default: unload_usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		pr_warn("keyrouter: unload: expected one interface\n");
+		unload_usage(stderr);
+		return 2;
+	}
+	return do_unload(argv[optind], instance);
+}
+KR_COMMAND(unload, "unload", "detach from an interface and remove the pins", cmd_unload);

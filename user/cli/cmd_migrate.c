@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* keyrouter ring stage / migrate / commit / rollback / status: two-slot migration. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "cmd.h"
+#include "log.h"
+#include "ops.h"
+#include "ops_apply.h"
+#include "ops_kernel.h"
+#include "ops_report.h"
+#include "ring_sm.h"
+
+#define COMMON_OPTS_HELP \
+	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n" \
+	"  -p, --pin-dir DIR    maps pinned in DIR instead\n"
+
+static const char *const usages[] = {
+	[KR_OPS_STAGE] =
+	"Usage: keyrouter ring stage RING -c CONFIG [--instance NAME | --pin-dir DIR]\n\n"
+	"Build RING as CONFIG defines it and publish it into the ring's standby slot, with\n"
+	"the migration fraction 0: no key moves yet. Needs the ring idle (a third version\n"
+	"only after commit or rollback). RING may be a subset ring, \"RING[tag,...]\".\n\n"
+	"  -c, --config FILE    the configuration holding the new version\n" COMMON_OPTS_HELP,
+	[KR_OPS_MIGRATE] =
+	"Usage: keyrouter ring migrate RING --percent P [--instance NAME | --pin-dir DIR]\n\n"
+	"Route P percent of the keys (0..100, resolution 2^-32, e.g. 0.01 or 12.5) with the\n"
+	"staged version; a key goes to the standby slot when mix32(crc32(key)) < P% * 2^32,\n"
+	"so raising P only moves more keys over, never back. One write of the ring's\n"
+	"control word: it takes effect at once, nothing is rebuilt or reloaded.\n\n"
+	"  -P, --percent P      share of keys on the staged version\n" COMMON_OPTS_HELP,
+	[KR_OPS_COMMIT] =
+	"Usage: keyrouter ring commit RING [--instance NAME | --pin-dir DIR]\n\n"
+	"Make the staged version the active one for every key (one control-word write);\n"
+	"the previous version stays in the standby slot until the next stage.\n\n"
+	COMMON_OPTS_HELP,
+	[KR_OPS_ROLLBACK] =
+	"Usage: keyrouter ring rollback RING [--instance NAME | --pin-dir DIR]\n\n"
+	"Send every key back to the active version at once (fraction 0, ring idle).\n\n"
+	COMMON_OPTS_HELP,
+};
+
+struct ring_args {
+	const char *instance, *pin_dir, *config, *percent;
+	const char *ring;
+	bool json;
+};
+
+static int parse(int argc, char **argv, const char *usage, bool need_ring,
+		 struct ring_args *a)
+{
+	static const struct option opts[] = {
+		{ "instance", required_argument, NULL, 'i' },
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "percent", required_argument, NULL, 'P' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	while ((c = getopt_long(argc, argv, "i:p:c:P:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': a->instance = optarg; break;
+		case 'p': a->pin_dir = optarg; break;
+		case 'c': a->config = optarg; break;
+		case 'P': a->percent = optarg; break;
+		case 'j': a->json = true; break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		a->ring = argv[optind++];
+	if (optind != argc || (need_ring && !a->ring) || (a->instance && a->pin_dir)) {
+		pr_warn("keyrouter: ring %s: expected %s\n", argv[0],
+			need_ring ? "one RING argument" : "at most one RING argument");
+		fputs(usage, stderr);
+		return 2;
+	}
+	return -1;
+}
+
+static int ring_id_of(struct kr_inst *in, const char *name)
+{
+	int id = kr_ops_ring_find(in, name);
+
+	if (id < 0)
+		pr_warn("keyrouter: instance '%s' has no ring '%s' (apply a config that has it; "
+			"'keyrouter ring status' lists the rings)\n", in->name, name);
+	return id;
+}
+
+static int ctl_op(enum kr_ops_op op, int argc, char **argv)
+{
+	struct kr_ops_maps m = { .backends = -1 };
+	struct ring_args a;
+	struct kr_ops_slot standby = {};
+	struct kr_inst in;
+	const char *why;
+	__u64 frac = 0, ctl, next;
+	int rc = parse(argc, argv, usages[op], true, &a), id;
+
+	if (rc >= 0)
+		return rc;
+	if (op == KR_OPS_MIGRATE && kr_ops_percent_parse(a.percent, &frac)) {
+		pr_warn("keyrouter: ring migrate: bad --percent '%s': expected a number from 0 "
+			"to 100\n", a.percent ? a.percent : "");
+		return 2;
+	}
+	if (kr_ops_inst_open(&in, a.instance, a.pin_dir))
+		return 1;
+	rc = 1;
+	if (kr_ops_maps_open(&in, &m))
+		goto out;
+	id = ring_id_of(&in, a.ring);
+	if (id < 0 || kr_ops_ctl_read(&m, id, &ctl))
+		goto out;
+	if (kr_ops_sm_next(ctl, op, frac, &next, &why)) {
+		pr_warn("keyrouter: ring %s %s: %s (state %s)\n", kr_ops_op_name(op), a.ring, why,
+			kr_ops_state_name(kr_ctl_state(ctl)));
+		goto out;
+	}
+	if (op != KR_OPS_ROLLBACK &&
+	    (kr_ops_slot_read(&m, id, kr_ctl_active(ctl) ^ 1, false, &standby) ||
+	     !standby.present)) {
+		pr_warn("keyrouter: ring %s %s: the standby slot is empty; stage again\n",
+			kr_ops_op_name(op), a.ring);
+		goto out;
+	}
+	if (kr_ops_ctl_write(&m, id, next)) {
+		pr_warn("keyrouter: ring %s %s: couldn't write the control word: %s\n",
+			kr_ops_op_name(op), a.ring, strerror(errno));
+		goto out;
+	}
+	if (op == KR_OPS_MIGRATE)
+		printf("ring %s: %.7f%% of keys (%llu/2^32) on slot %u (generation %llu)\n",
+		       a.ring, kr_ops_frac_percent(frac), (unsigned long long)frac,
+		       kr_ctl_active(ctl) ^ 1, (unsigned long long)standby.hdr.generation);
+	else if (op == KR_OPS_COMMIT)
+		printf("ring %s: committed: slot %u (generation %llu, digest %08x) is active\n",
+		       a.ring, kr_ctl_active(next), (unsigned long long)standby.hdr.generation,
+		       standby.hdr.digest);
+	else
+		printf("ring %s: rolled back: every key on slot %u\n", a.ring, kr_ctl_active(next));
+	rc = 0;
+out:
+	if (m.backends >= 0)
+		kr_ops_maps_close(&m);
+	kr_ops_inst_close(&in);
+	return rc;
+}
+
+static int cmd_stage(int argc, char **argv)
+{
+	struct ring_args a;
+	struct kr_inst in;
+	int rc = parse(argc, argv, usages[KR_OPS_STAGE], true, &a);
+
+	if (rc >= 0)
+		return rc;
+	if (!a.config) {
+		pr_warn("keyrouter: ring stage: expected -c CONFIG (the new version)\n");
+		fputs(usages[KR_OPS_STAGE], stderr);
+		return 2;
+	}
+	if (kr_ops_apply_check(a.config, NULL, 0) || kr_ops_inst_open(&in, a.instance, a.pin_dir))
+		return 1;
+	rc = kr_ops_stage(&in, a.config, a.ring) ? 1 : 0;
+	kr_ops_inst_close(&in);
+	return rc;
+}
+
+static int cmd_migrate(int argc, char **argv) { return ctl_op(KR_OPS_MIGRATE, argc, argv); }
+static int cmd_commit(int argc, char **argv) { return ctl_op(KR_OPS_COMMIT, argc, argv); }
+static int cmd_rollback(int argc, char **argv) { return ctl_op(KR_OPS_ROLLBACK, argc, argv); }
+
+static const char status_usage[] =
+	"Usage: keyrouter ring status [RING] [--json] [--instance NAME | --pin-dir DIR]\n\n"
+	"Per ring: state (idle, staged, migrating), active slot, migration fraction; per slot:\n"
+	"digest, points, kernel memory (the kernel's own accounting), generation, when it was\n"
+	"published, packets routed by it; and the share of the key space the two slots\n"
+	"route differently (what a full migration moves: an exact diff of the two rings).\n\n"
+	"  -j, --json           one JSON object per ring, in a list\n" COMMON_OPTS_HELP;
+
+static int cmd_ring_status(int argc, char **argv)
+{
+	struct kr_ops_maps m;
+	struct ring_args a;
+	struct kr_inst in;
+	int rc = parse(argc, argv, status_usage, false, &a), n = 0;
+
+	if (rc >= 0)
+		return rc;
+	if (kr_ops_inst_open(&in, a.instance, a.pin_dir))
+		return 1;
+	if (kr_ops_maps_open(&in, &m)) {
+		kr_ops_inst_close(&in);
+		return 1;
+	}
+	rc = 0;
+	if (a.json)
+		printf("[");
+	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
+		struct kr_ops_ring_report r;
+		struct kr_ops_ring meta;
+
+		if (kr_ops_ring_get(&in, id, &meta) || !meta.name[0] ||
+		    (a.ring && strcmp(a.ring, meta.name)))
+			continue;
+		if (kr_ops_ring_report(&in, &m, id, true, &r)) {
+			pr_warn("keyrouter: couldn't read ring '%s'\n", meta.name);
+			rc = 1;
+			continue;
+		}
+		if (a.json) {
+			printf("%s", n ? "," : "");
+			kr_ops_ring_report_json(stdout, &r);
+		} else {
+			kr_ops_ring_report_text(stdout, &r);
+		}
+		n++;
+		kr_ops_ring_report_free(&r);
+	}
+	if (a.json)
+		printf("]\n");
+	else if (!a.ring)
+		kr_ops_subsets_report_text(stdout, &m);
+	if (a.ring && !n) {
+		pr_warn("keyrouter: instance '%s' has no ring '%s'\n", in.name, a.ring);
+		rc = 1;
+	}
+	kr_ops_maps_close(&m);
+	kr_ops_inst_close(&in);
+	return rc;
+}
+
+KR_COMMAND(ring_stage, "ring stage", "put a config's new ring version in the standby slot",
+	   cmd_stage);
+KR_COMMAND(ring_migrate, "ring migrate", "route a percentage of keys with the staged version",
+	   cmd_migrate);
+KR_COMMAND(ring_commit, "ring commit", "make the staged version active", cmd_commit);
+KR_COMMAND(ring_rollback, "ring rollback", "send every key back to the active version",
+	   cmd_rollback);
+KR_COMMAND(ring_status, "ring status", "both slots of every ring, fraction, packets, moved share",
+	   cmd_ring_status);

@@ -1,0 +1,764 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `keyrouter plan`: the smallest point_multiple for a target imbalance, its memory, and
+ * the trade-off table (theory and real rings) over k = 1 .. 100000 points per weight. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <jansson.h>
+#include "an_source.h"
+#include "analytics.h"
+#include "backends_file.h"
+#include "cmd.h"
+#include "json_out.h"
+#include "log.h"
+
+static const char plan_help[] =
+	"Usage: keyrouter plan --servers N [--weights LIST | --backends FILE]\n"
+	"                      (--target-cv X | --target-max-over-mean Y) [options]\n"
+	"\n"
+	"Finds the smallest v2 point_multiple (points per weight unit) whose ring meets the\n"
+	"target load imbalance: first by theory (per backend CV sqrt((H-k)/(k(H+1))), plus\n"
+	"the bias 32-bit hash collisions add; for max/mean the expected largest share ratio),\n"
+	"then confirmed on a real ring built with the engine (stepping up by 2% until the\n"
+	"measured value meets the target).  Prints its kernel memory per ring and for --rings\n"
+	"R rings, the expected collisions, and a table over k = 1 .. --kmax per weight unit:\n"
+	"theoretical CV, CV measured on a real ring, collisions, memory -- where more points\n"
+	"stop helping, and where collisions make it worse.\n"
+	"\n"
+	"Backends:\n"
+	"  --servers N            number of backends (synthetic 10.0.0.1:443, 10.0.0.2:443,\n"
+	"                         ...; with --backends: must match the file, may be left out)\n"
+	"  --weights LIST         weights, e.g. '1', '1,2,4' or '1..8', repeated over the N\n"
+	"                         servers (default 1)\n"
+	"  --backends FILE        real backends ('<SocketAddr> <weight>' per line)\n"
+	"Target (one of):\n"
+	"  --target-cv X          CV of share/weight-share, e.g. 0.01 or 1%\n"
+	"  --target-max-over-mean Y   most loaded backend / mean, e.g. 1.05\n"
+	"Options:\n"
+	"  --rings R              memory for R rings of this shape (default 1)\n"
+	"  --kmax K               the table's largest k per weight unit (default 100000)\n"
+	"  --point-budget P       build (measure) only rings of at most P points (default\n"
+	"                         20000000); larger rows show theory only\n"
+	"  --no-measure           theory only (no ring is built)\n"
+	"  --no-table             only the answer\n"
+	"  --plot FILE.svg        draw theoretical and measured CV against k (log-log)\n"
+	"  --json                 one JSON object\n"
+	"  -h, --help             this text\n";
+
+enum {
+	OPT_SERVERS = 0x100, OPT_WEIGHTS, OPT_BACKENDS, OPT_TCV, OPT_TMOM, OPT_RINGS, OPT_KMAX,
+	OPT_BUDGET, OPT_NO_MEASURE, OPT_NO_TABLE, OPT_PLOT, OPT_JSON,
+};
+
+struct plan_opts {
+	uint32_t servers, rings, kmax;
+	uint64_t budget;
+	const char *weights, *backends, *plot;
+	enum kr_an_target target;
+	double value;
+	int has_target, json, no_measure, no_table;
+};
+
+/* "0.01" or "1%" -> 0.01 */
+static int parse_fraction(const char *opt, const char *arg, double *v, struct kr_err *err)
+{
+	char *end;
+	double x = strtod(arg, &end);
+
+	if (end != arg && !strcmp(end, "%"))
+		x /= 100.0, end++;
+	if (end == arg || *end || !(x > 0) || !(x < 1))
+		return kr_errf(err, "bad %s '%s': expected a fraction between 0 and 1, e.g. 0.01 "
+			       "or 1%%", opt, arg);
+	*v = x;
+	return 0;
+}
+
+/* "1,2..4,8" -> 1 2 3 4 8, repeated over n entries (w may be NULL: syntax check only). */
+static int parse_weights(const char *list, uint32_t n, uint32_t *w, struct kr_err *err)
+{
+	uint32_t vals[1024], nv = 0;
+	const char *p = list;
+
+	while (*p) {
+		char *end;
+		unsigned long a = strtoul(p, &end, 10), b;
+
+		if (end == p || *p == '-' || a > 1000000)
+			goto bad;
+		b = a;
+		if (!strncmp(end, "..", 2)) {
+			p = end + 2;
+			b = strtoul(p, &end, 10);
+			if (end == p || *p == '-' || b < a || b > 1000000)
+				goto bad;
+		}
+		for (unsigned long x = a; x <= b; x++) {
+			if (nv == 1024)
+				return kr_errf(err, "bad --weights '%s': at most 1024 values", list);
+			vals[nv++] = (uint32_t)x;
+		}
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (!nv)
+		goto bad;
+	if (!w)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		w[i] = vals[i % nv];
+	for (uint32_t i = 0; i < n; i++)
+		if (w[i])
+			return 0;
+	return kr_errf(err, "bad --weights '%s': every weight is 0", list);
+bad:
+	return kr_errf(err, "bad --weights '%s': expected weights 0..1000000 as a list like "
+		       "'1', '1,2,4' or '1..8'", list);
+}
+
+static int plan_opt(struct plan_opts *o, int c, const char *arg, struct kr_err *err)
+{
+	char *end;
+	uint32_t u;
+
+	switch (c) {
+	case OPT_SERVERS:
+		return kr_an_parse_u32("--servers", arg, 1, &o->servers, err) ? -1 :
+		       o->servers > KR_MAX_BACKENDS ?
+		       kr_errf(err, "bad --servers '%s': at most %u backends per ring", arg,
+			       KR_MAX_BACKENDS) : 0;
+	case OPT_WEIGHTS: o->weights = arg; return 0;
+	case OPT_BACKENDS: o->backends = arg; return 0;
+	case OPT_PLOT: o->plot = arg; return 0;
+	case OPT_JSON: o->json = 1; return 0;
+	case OPT_NO_MEASURE: o->no_measure = 1; return 0;
+	case OPT_NO_TABLE: o->no_table = 1; return 0;
+	case OPT_RINGS: return kr_an_parse_u32("--rings", arg, 1, &o->rings, err);
+	case OPT_KMAX: return kr_an_parse_u32("--kmax", arg, 1, &o->kmax, err);
+	case OPT_BUDGET:
+		if (kr_an_parse_u32("--point-budget", arg, 0, &u, err))
+			return -1;
+		o->budget = u;
+		return 0;
+	case OPT_TCV:
+	case OPT_TMOM:
+		if (o->has_target)
+			return kr_errf(err, "give one target: --target-cv or --target-max-over-mean");
+		o->has_target = 1;
+		if (c == OPT_TCV) {
+			o->target = KR_AN_TARGET_CV;
+			return parse_fraction("--target-cv", arg, &o->value, err);
+		}
+		o->target = KR_AN_TARGET_MAX_OVER_MEAN;
+		o->value = strtod(arg, &end);
+		if (end == arg || *end || !(o->value > 1.0) || !(o->value < 100.0))
+			return kr_errf(err, "bad --target-max-over-mean '%s': expected a number "
+				       "above 1, e.g. 1.05", arg);
+		return 0;
+	}
+	return 1;
+}
+
+static int plan_parse(int argc, char **argv, struct plan_opts *o)
+{
+	static const struct option opts[] = {
+		{ "servers", required_argument, NULL, OPT_SERVERS },
+		{ "weights", required_argument, NULL, OPT_WEIGHTS },
+		{ "backends", required_argument, NULL, OPT_BACKENDS },
+		{ "target-cv", required_argument, NULL, OPT_TCV },
+		{ "target-max-over-mean", required_argument, NULL, OPT_TMOM },
+		{ "rings", required_argument, NULL, OPT_RINGS },
+		{ "kmax", required_argument, NULL, OPT_KMAX },
+		{ "point-budget", required_argument, NULL, OPT_BUDGET },
+		{ "no-measure", no_argument, NULL, OPT_NO_MEASURE },
+		{ "no-table", no_argument, NULL, OPT_NO_TABLE },
+		{ "plot", required_argument, NULL, OPT_PLOT },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct kr_err err;
+	int c, r;
+
+	o->rings = 1;
+	o->kmax = 100000;
+	o->budget = 20000000;
+	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(plan_help, stdout);
+			return 0;
+		}
+		r = plan_opt(o, c, optarg, &err);
+		if (r < 0)
+			goto usage_err;
+		if (r > 0) {
+			fprintf(stderr, "Run 'keyrouter plan --help' for the options.\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		kr_errf(&err, "unexpected argument '%s'", argv[optind]);
+		goto usage_err;
+	}
+	if (!o->servers && !o->backends) {
+		kr_errf(&err, "missing --servers N (or --backends FILE)");
+		goto usage_err;
+	}
+	if (o->weights && o->backends) {
+		kr_errf(&err, "--weights and --backends exclude each other (the file has weights)");
+		goto usage_err;
+	}
+	if (!o->has_target) {
+		kr_errf(&err, "missing target: --target-cv X or --target-max-over-mean Y");
+		goto usage_err;
+	}
+	if (o->weights && parse_weights(o->weights, 0, NULL, &err))
+		goto usage_err;
+	return -1;
+usage_err:
+	pr_warn("keyrouter: plan: %s\n", err.msg);
+	fprintf(stderr, "Run 'keyrouter plan --help' for the options.\n");
+	return 2;
+}
+
+struct shape {
+	struct kr_backend_spec *b;
+	uint32_t n, *w, *rank;
+	uint64_t wsum;
+	char desc[160];
+};
+
+static void shape_free(struct shape *s)
+{
+	free(s->b);
+	free(s->w);
+	free(s->rank);
+}
+
+static int shape_build(const struct plan_opts *o, struct shape *s, struct kr_err *err)
+{
+	memset(s, 0, sizeof(*s));
+	if (o->backends) {
+		if (kr_backends_load(o->backends, &s->b, &s->n, err))
+			return -1;
+		if (o->servers && o->servers != s->n)
+			return kr_errf(err, "--servers %u but %s has %u backends", o->servers,
+				       o->backends, s->n);
+		snprintf(s->desc, sizeof(s->desc), "%u servers from %.120s", s->n, o->backends);
+	} else {
+		s->n = o->servers;
+		s->b = calloc(s->n, sizeof(*s->b));
+		if (!s->b)
+			return kr_errf(err, "out of memory");
+		for (uint32_t i = 0; i < s->n; i++) {
+			uint32_t ip = 0x0a000001u + i;	/* 10.0.0.1 + i */
+
+			s->b[i].addr.family = 4;
+			s->b[i].addr.port = 443;
+			s->b[i].addr.ip[0] = ip >> 24;
+			s->b[i].addr.ip[1] = (ip >> 16) & 255;
+			s->b[i].addr.ip[2] = (ip >> 8) & 255;
+			s->b[i].addr.ip[3] = ip & 255;
+			s->b[i].weight = 1;
+		}
+		snprintf(s->desc, sizeof(s->desc), "%u servers 10.0.0.1:443.., weights %.100s",
+			 s->n, o->weights ? o->weights : "1");
+	}
+	s->w = calloc(s->n, sizeof(*s->w));
+	if (!s->w)
+		return kr_errf(err, "out of memory");
+	if (o->weights && parse_weights(o->weights, s->n, s->w, err))
+		return -1;
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (o->weights)
+			s->b[i].weight = s->w[i];
+		s->w[i] = s->b[i].weight;
+		s->wsum += s->w[i];
+	}
+	if (!s->wsum)
+		return kr_errf(err, "%s: every weight is 0", s->desc);
+	s->rank = kr_an_tie_rank(s->b, s->n, KR_RING_V2);
+	if (!s->rank)
+		return kr_errf(err, "out of memory");
+	return 0;
+}
+
+struct measure_ctx {
+	const struct shape *s;
+	double last_ms;
+};
+
+/* kr_an_measure_fn: a real v2 ring built by the engine with point_multiple m. */
+static int measure(void *ctx_, uint64_t m, struct kr_an_measured *out)
+{
+	struct measure_ctx *ctx = ctx_;
+	const struct shape *s = ctx->s;
+	struct kr_ring *r = NULL;
+	struct kr_an_stats st;
+	struct kr_err err;
+	uint64_t *share;
+
+	if (m > UINT32_MAX)
+		return -ERANGE;
+	share = calloc(s->n, sizeof(*share));
+	if (!share)
+		return -ENOMEM;
+	if (kr_ring_build(&r, s->b, s->n, KR_RING_V2, (uint32_t)m, &err)) {
+		pr_warn("keyrouter: plan: point_multiple %llu: %s\n", (unsigned long long)m, err.msg);
+		free(share);
+		return -EINVAL;
+	}
+	kr_an_ring_shares(r, share);
+	kr_an_share_stats(share, s->w, s->n, &st);
+	out->points = r->stats.generated;
+	out->ring_points = r->npoints;
+	out->cv = st.cv;
+	out->max_over_mean = st.max_over_mean;
+	ctx->last_ms = r->stats.build_ns / 1e6;
+	kr_ring_free(r);
+	free(share);
+	return 0;
+}
+
+/* One row of the table. */
+struct row {
+	uint64_t k;
+	struct kr_an_theory th;
+	int measured;			/* 1 measured, 0 over budget, -1 too big to build */
+	struct kr_an_measured meas;
+	const char *mark;
+};
+
+static int u64cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int rows_build(const struct plan_opts *o, const struct shape *s,
+		      const struct kr_an_plan *plan, uint64_t opt_m, struct row **rows_out,
+		      uint32_t *nrows_out)
+{
+	uint64_t ks[64];
+	uint32_t nk = kr_an_plan_ks(ks, 60, o->kmax), nr = 0;
+	struct measure_ctx ctx = { s, 0 };
+	struct row *rows;
+
+	if (plan->m_theory)
+		ks[nk++] = plan->m_theory;
+	if (plan->confirmed == 1 && plan->m_confirmed != plan->m_theory)
+		ks[nk++] = plan->m_confirmed;
+	if (opt_m)
+		ks[nk++] = opt_m;
+	qsort(ks, nk, sizeof(*ks), u64cmp);
+	rows = calloc(nk, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nk; i++) {
+		struct row *r = &rows[nr];
+		uint64_t pts = ks[i] * s->wsum;
+
+		if (nr && rows[nr - 1].k == ks[i])
+			continue;
+		r->k = ks[i];
+		if (kr_an_theory(s->w, s->rank, s->n, r->k, o->target == KR_AN_TARGET_MAX_OVER_MEAN,
+				 &r->th))
+			break;	/* beyond what the theory describes: stop the table */
+		if (pts > KR_MAX_POINTS)
+			r->measured = -1;
+		else if (o->no_measure || pts > o->budget)
+			r->measured = 0;
+		else if (measure(&ctx, r->k, &r->meas))
+			r->measured = -1;
+		else
+			r->measured = 1;
+		r->mark = r->k == plan->m_theory ? "<- plan (theory)" :
+			  (plan->confirmed == 1 && r->k == plan->m_confirmed) ? "<- plan (confirmed)" :
+			  r->k == opt_m ? "<- lowest theoretical CV (collisions beyond)" : "";
+		nr++;
+	}
+	*rows_out = rows;
+	*nrows_out = nr;
+	return 0;
+}
+
+static double mib(uint64_t b) { return (double)b / 1048576.0; }
+
+static void print_rows(const struct plan_opts *o, const struct row *rows, uint32_t nr)
+{
+	int mom = o->target == KR_AN_TARGET_MAX_OVER_MEAN;
+
+	printf("\n%8s %12s %10s %10s %10s %s%9s %13s %9s %10s  %s\n", "k/unit", "points",
+	       "CV theory", "+collis.", "CV meas.", mom ? "E[max/mean] " : "",
+	       "max/mean", "collis. exp.", "collis.", "image MiB", "");
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct row *r = &rows[i];
+		char cvm[32], mm[32] = "-", col[32] = "-", emax[32] = "";
+
+		if (r->measured == 1) {
+			snprintf(cvm, sizeof(cvm), "%.4f%%", 100 * r->meas.cv);
+			snprintf(mm, sizeof(mm), "%.4f", r->meas.max_over_mean);
+			snprintf(col, sizeof(col), "%llu",
+				 (unsigned long long)(r->meas.points - r->meas.ring_points));
+		} else {
+			snprintf(cvm, sizeof(cvm), "%s", r->measured ? "too big" : "(budget)");
+		}
+		if (mom)
+			snprintf(emax, sizeof(emax), "%11.4f ", r->th.max_over_mean);
+		printf("%8llu %12llu %9.4f%% %9.4f%% %10s %s%9s %13.1f %9s %10.2f  %s\n",
+		       (unsigned long long)r->k, (unsigned long long)r->th.points, 100 * r->th.cv,
+		       100 * r->th.cv_total, cvm, emax, mm, r->th.collisions, col,
+		       mib(r->th.mem.image_bytes), r->mark);
+	}
+	printf("\nCV theory: random placement; +collis.: with the tie bias of 32-bit collisions "
+	       "(expected removed points: collis. exp.).\n"
+	       "CV meas. and collis.: a real v2 ring built with that k; rings above %llu points "
+	       "(--point-budget) show \"(budget)\",\nabove the engine's limit of %u points "
+	       "\"too big\".  image MiB: the kernel ring image (6 B/point + index + table).\n",
+	       (unsigned long long)o->budget, KR_MAX_POINTS);
+}
+
+/* ---- SVG plot ---------------------------------------------------------------------- */
+
+struct plot_axes {
+	double x0, x1, y0, y1;		/* log10 ranges */
+	double left, top, w, h;
+};
+
+static double px(const struct plot_axes *a, double k)
+{
+	return a->left + (log10(k) - a->x0) / (a->x1 - a->x0) * a->w;
+}
+
+static double py(const struct plot_axes *a, double cv)
+{
+	return a->top + (a->y1 - log10(cv)) / (a->y1 - a->y0) * a->h;
+}
+
+static void plot_grid(FILE *f, const struct plot_axes *a)
+{
+	for (int e = (int)floor(a->x0); e <= (int)ceil(a->x1); e++) {
+		double x = px(a, pow(10, e));
+
+		if (e < a->x0 - 1e-9 || e > a->x1 + 1e-9)
+			continue;
+		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#ddd'/>\n", x,
+			a->top, x, a->top + a->h);
+		fprintf(f, "<text x='%.1f' y='%.1f' text-anchor='middle'>%g</text>\n", x,
+			a->top + a->h + 18, pow(10, e));
+	}
+	for (int e = (int)floor(a->y0); e <= (int)ceil(a->y1); e++) {
+		double y;
+
+		if (e < a->y0 - 1e-9 || e > a->y1 + 1e-9)
+			continue;
+		y = py(a, pow(10, e));
+		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#ddd'/>\n",
+			a->left, y, a->left + a->w, y);
+		fprintf(f, "<text x='%.1f' y='%.1f' text-anchor='end'>%g%%</text>\n", a->left - 6,
+			y + 4, 100 * pow(10, e));
+	}
+	fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='none' "
+		"stroke='#333'/>\n", a->left, a->top, a->w, a->h);
+}
+
+static void plot_curve(FILE *f, const struct plot_axes *a, const struct shape *s, uint32_t kmax,
+		       int total, const char *color, const char *dash)
+{
+	int first = 1;
+
+	fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2' %s points='", color, dash);
+	for (double l = 0; l <= log10(kmax) + 1e-9; l += 0.02) {
+		struct kr_an_theory t;
+		uint64_t k = (uint64_t)llround(pow(10, l));
+		double v;
+
+		if (kr_an_theory(s->w, s->rank, s->n, k, 0, &t))
+			break;
+		v = total ? t.cv_total : t.cv;
+		if (v <= 0 || log10(v) < a->y0 || log10(v) > a->y1)
+			continue;
+		fprintf(f, "%s%.1f,%.1f", first ? "" : " ", px(a, (double)k), py(a, v));
+		first = 0;
+	}
+	fprintf(f, "'/>\n");
+}
+
+static int plot_svg(const char *file, const struct plan_opts *o, const struct shape *s,
+		    const struct row *rows, uint32_t nr, const struct kr_an_plan *plan)
+{
+	struct plot_axes a = { 0, log10(o->kmax), 0, 0, 80, 56, 640, 400 };
+	double lo = INFINITY, hi = 0;
+	FILE *f;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		lo = fmin(lo, fmin(rows[i].th.cv_total, rows[i].th.cv));
+		hi = fmax(hi, rows[i].th.cv_total);
+		if (rows[i].measured == 1 && rows[i].meas.cv > 0) {
+			lo = fmin(lo, rows[i].meas.cv);
+			hi = fmax(hi, rows[i].meas.cv);
+		}
+	}
+	if (o->target == KR_AN_TARGET_CV)
+		lo = fmin(lo, o->value);
+	if (!(lo > 0) || !(hi > 0))
+		return -1;
+	a.y0 = floor(log10(lo));
+	a.y1 = ceil(log10(hi));
+	if (a.y1 <= a.y0)
+		a.y1 = a.y0 + 1;
+	f = fopen(file, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "<?xml version='1.0' encoding='UTF-8'?>\n"
+		"<svg xmlns='http://www.w3.org/2000/svg' width='800' height='540' "
+		"font-family='sans-serif' font-size='12'>\n"
+		"<rect width='800' height='540' fill='white'/>\n"
+		"<text x='400' y='22' text-anchor='middle' font-size='15'>Load imbalance (CV of "
+		"share / weight share) against points per weight unit</text>\n"
+		"<text x='400' y='40' text-anchor='middle' fill='#555'>%s, total weight %llu</text>\n"
+		"<text transform='translate(22,%.1f) rotate(-90)' text-anchor='middle'>CV</text>\n",
+		s->desc, (unsigned long long)s->wsum, a.top + a.h / 2);
+	plot_grid(f, &a);
+	plot_curve(f, &a, s, o->kmax, 0, "#1f77b4", "");
+	plot_curve(f, &a, s, o->kmax, 1, "#d62728", "stroke-dasharray='6,4'");
+	for (uint32_t i = 0; i < nr; i++)
+		if (rows[i].measured == 1 && rows[i].meas.cv > 0)
+			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='#2ca02c'/>\n",
+				px(&a, (double)rows[i].k), py(&a, rows[i].meas.cv));
+	if (o->target == KR_AN_TARGET_CV && log10(o->value) >= a.y0)
+		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#999' "
+			"stroke-dasharray='2,3'/>\n", a.left, py(&a, o->value), a.left + a.w,
+			py(&a, o->value));
+	if (plan->m_theory && plan->m_theory <= o->kmax)
+		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#999' "
+			"stroke-dasharray='2,3'/>\n<text x='%.1f' y='%.1f'>plan: %llu</text>\n",
+			px(&a, (double)plan->m_theory), a.top, px(&a, (double)plan->m_theory),
+			a.top + a.h, px(&a, (double)plan->m_theory) + 4, a.top + 14,
+			(unsigned long long)plan->m_theory);
+	fprintf(f, "<text x='%.1f' y='%.1f' text-anchor='middle'>k = points per weight unit "
+		"(point_multiple)</text>\n", a.left + a.w / 2, a.top + a.h + 40);
+	fprintf(f, "<g transform='translate(%.1f,%.1f)'>\n"
+		"<line x1='0' y1='0' x2='24' y2='0' stroke='#1f77b4' stroke-width='2'/>"
+		"<text x='30' y='4'>theory: random placement</text>\n"
+		"<line x1='0' y1='18' x2='24' y2='18' stroke='#d62728' stroke-width='2' "
+		"stroke-dasharray='6,4'/><text x='30' y='22'>theory with 32-bit collisions</text>\n"
+		"<circle cx='12' cy='36' r='4' fill='#2ca02c'/><text x='30' y='40'>measured on a "
+		"built ring</text>\n</g>\n</svg>\n", a.left + a.w - 250, a.top + 16);
+	return fclose(f);
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+static const char *target_name(const struct plan_opts *o)
+{
+	return o->target == KR_AN_TARGET_CV ? "CV" : "max/mean";
+}
+
+static double plan_val(const struct plan_opts *o, double cv, double mom)
+{
+	return o->target == KR_AN_TARGET_CV ? cv : mom;
+}
+
+static void print_target(const struct plan_opts *o, double v)
+{
+	if (o->target == KR_AN_TARGET_CV)
+		printf("%.4f%%", 100 * v);
+	else
+		printf("%.4f", v);
+}
+
+static char bytes_buf[4][32];
+#define B(v, i) kr_an_bytes((v), bytes_buf[i], sizeof(bytes_buf[i]))
+
+static void print_text(const struct plan_opts *o, const struct shape *s,
+		       const struct kr_an_plan *plan, int err, uint64_t opt_m, double opt_cv)
+{
+	const struct kr_an_theory *t = &plan->th;
+	struct kr_an_theory classic;
+
+	printf("plan        %s, total weight %llu, v2 ties by address\n", s->desc,
+	       (unsigned long long)s->wsum);
+	printf("target      %s <= ", target_name(o));
+	print_target(o, o->value);
+	printf("\n");
+	if (err == -EDOM) {
+		printf("answer      unreachable: the best this ring can do is %s ", target_name(o));
+		print_target(o, plan->best_value);
+		printf(" at point_multiple %llu (32-bit collisions make more points worse)\n",
+		       (unsigned long long)plan->m_best);
+		return;
+	}
+	printf("answer      point_multiple %llu (theory: CV %.4f%% random placement, %.4f%% "
+	       "with collisions", (unsigned long long)plan->m_theory, 100 * t->cv,
+	       100 * t->cv_total);
+	if (o->target == KR_AN_TARGET_MAX_OVER_MEAN)
+		printf(", E[max/mean] %.4f", t->max_over_mean);
+	printf(")\n");
+	if (plan->confirmed == 1)
+		printf("confirmed   on a built ring: point_multiple %llu gives %s ",
+		       (unsigned long long)plan->m_confirmed, target_name(o));
+	else if (plan->confirmed == -1)
+		printf("NOT confirmed: up to point_multiple %llu the built ring gives %s ",
+		       (unsigned long long)plan->m_confirmed, target_name(o));
+	if (plan->confirmed) {
+		print_target(o, plan_val(o, plan->meas.cv, plan->meas.max_over_mean));
+		printf(" (%llu points, %llu removed by collisions)\n",
+		       (unsigned long long)plan->meas.points,
+		       (unsigned long long)(plan->meas.points - plan->meas.ring_points));
+	} else if (o->no_measure) {
+		printf("confirmed   not measured (--no-measure)\n");
+	} else {
+		printf("confirmed   not measured: %llu points exceed --point-budget %llu\n",
+		       (unsigned long long)t->points, (unsigned long long)o->budget);
+	}
+	printf("points      %llu per ring; expected collisions %.1f removed points (P^2/2^33 "
+	       "= %.1f pairs)\n", (unsigned long long)t->points, t->collisions,
+	       t->collision_pairs);
+	printf("memory      kernel image %s per ring, %s for %u ring%s (v2 points alone %s, "
+	       "v1 8 B/point %s)\n", B(t->mem.image_bytes, 0), B(t->mem.image_bytes * o->rings, 1),
+	       o->rings, o->rings == 1 ? "" : "s", B(t->mem.v2_bytes, 2), B(t->mem.v1_bytes, 3));
+	if (plan->confirmed == 1 && plan->m_confirmed != plan->m_theory &&
+	    !kr_an_theory(s->w, s->rank, s->n, plan->m_confirmed, 0, &classic))
+		printf("            at the confirmed point_multiple %llu: %llu points, %s per "
+		       "ring, %s for %u ring%s\n", (unsigned long long)plan->m_confirmed,
+		       (unsigned long long)classic.points, B(classic.mem.image_bytes, 0),
+		       B(classic.mem.image_bytes * o->rings, 1), o->rings, o->rings == 1 ? "" : "s");
+	if (!kr_an_theory(s->w, s->rank, s->n, 160, 0, &classic))
+		printf("vs classic  160 per weight unit: CV %.4f%%, %s per ring as an image, %s as v1 "
+		       "(8 B/point), x%u rings = %s\n", 100 * classic.cv_total,
+		       B(classic.mem.image_bytes, 0), B(classic.mem.v1_bytes, 1), o->rings,
+		       B(classic.mem.v1_bytes * o->rings, 2));
+	if (opt_m && opt_cv > 0)
+		printf("optimum     the lowest theoretical CV is %.4f%% at point_multiple %llu; "
+		       "beyond it 32-bit collisions make the ring worse\n", 100 * opt_cv,
+		       (unsigned long long)opt_m);
+}
+
+static json_t *row_json(const struct row *r)
+{
+	return json_pack("{s:I, s:I, s:f, s:f, s:o, s:o, s:f, s:o, s:I, s:s}",
+			 "k", (json_int_t)r->k, "points", (json_int_t)r->th.points,
+			 "cv_theory", r->th.cv, "cv_theory_collisions", r->th.cv_total,
+			 "cv_measured", r->measured == 1 ? json_real(r->meas.cv) : json_null(),
+			 "max_over_mean_measured",
+			 r->measured == 1 ? json_real(r->meas.max_over_mean) : json_null(),
+			 "collisions_expected", r->th.collisions,
+			 "collisions_measured", r->measured == 1 ?
+			 json_integer((json_int_t)(r->meas.points - r->meas.ring_points)) : json_null(),
+			 "image_bytes", (json_int_t)r->th.mem.image_bytes,
+			 "measured", r->measured == 1 ? "yes" : r->measured ? "too big" : "budget");
+}
+
+static int print_json(const struct plan_opts *o, const struct shape *s,
+		      const struct kr_an_plan *plan, int err, const struct row *rows, uint32_t nr,
+		      uint64_t opt_m, double opt_cv)
+{
+	json_t *arr = json_array(), *obj;
+
+	for (uint32_t i = 0; i < nr; i++)
+		json_array_append_new(arr, row_json(&rows[i]));
+	obj = json_pack("{s:s, s:i, s:I, s:{s:s, s:f}, s:b, s:I, s:I, s:f, s:f, s:f, s:f, s:f,"
+			" s:i, s:o, s:o, s:I, s:I, s:i, s:I, s:I, s:f, s:o}",
+			"servers_desc", s->desc, "servers", (json_int_t)s->n,
+			"total_weight", (json_int_t)s->wsum,
+			"target", "type", o->target == KR_AN_TARGET_CV ? "cv" : "max_over_mean",
+			"value", o->value,
+			"reachable", err != -EDOM,
+			"point_multiple", (json_int_t)(err == -EDOM ? 0 : plan->m_theory),
+			"points", (json_int_t)plan->th.points,
+			"cv_theory", plan->th.cv, "cv_theory_collisions", plan->th.cv_total,
+			"max_over_mean_theory", isnan(plan->th.max_over_mean) ? 0.0 : plan->th.max_over_mean,
+			"collisions_expected", plan->th.collisions,
+			"collision_pairs_expected", plan->th.collision_pairs,
+			"confirmed", plan->confirmed,
+			"confirmed_point_multiple", plan->confirmed ?
+			json_integer((json_int_t)plan->m_confirmed) : json_null(),
+			"measured_cv", plan->confirmed ? json_real(plan->meas.cv) : json_null(),
+			"image_bytes_per_ring", (json_int_t)plan->th.mem.image_bytes,
+			"image_bytes_total", (json_int_t)(plan->th.mem.image_bytes * o->rings),
+			"rings", (json_int_t)o->rings,
+			"best_point_multiple", (json_int_t)(err == -EDOM ? plan->m_best : opt_m),
+			"point_budget", (json_int_t)o->budget,
+			"best_cv_theory", err == -EDOM ? plan->best_value : opt_cv,
+			"table", arr);
+	return kr_an_json_print(obj, "plan");
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+	struct plan_opts o = { 0 };
+	struct shape s = { 0 };
+	struct measure_ctx ctx = { &s, 0 };
+	struct kr_an_plan plan;
+	struct kr_an_plan_req req;
+	struct row *rows = NULL;
+	uint32_t nr = 0;
+	uint64_t opt_m = 0;
+	double opt_cv = 0;
+	struct kr_err err;
+	int ret, e;
+
+	ret = plan_parse(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	ret = 1;
+	if (shape_build(&o, &s, &err)) {
+		pr_warn("keyrouter: plan: %s\n", err.msg);
+		goto out;
+	}
+	req = (struct kr_an_plan_req){
+		.weight = s.w, .rank = s.rank, .n = s.n, .target = o.target, .value = o.value,
+		.measure = o.no_measure ? NULL : measure, .ctx = &ctx,
+		.point_budget = o.budget, .max_confirm_steps = 30,
+	};
+	e = kr_an_plan(&req, &plan);
+	if (e && e != -EDOM) {
+		pr_warn("keyrouter: plan: %s\n", e == -EINVAL ? "bad input (no weight > 0?)" :
+			"building a ring to confirm the plan failed");
+		goto out;
+	}
+	kr_an_optimum(s.w, s.rank, s.n, KR_AN_THEORY_MAX_POINTS / s.wsum, &opt_m, &opt_cv);
+	if (opt_m > o.kmax)
+		opt_m = 0;	/* off the table */
+	if (!o.no_table || o.plot) {
+		if (rows_build(&o, &s, &plan, opt_m, &rows, &nr)) {
+			pr_warn("keyrouter: plan: out of memory\n");
+			goto out;
+		}
+	}
+	if (o.json) {
+		ret = print_json(&o, &s, &plan, e, rows, nr, opt_m, opt_cv);
+	} else {
+		print_text(&o, &s, &plan, e, opt_m, opt_cv);
+		if (!o.no_table)
+			print_rows(&o, rows, nr);
+		ret = 0;
+	}
+	if (o.plot) {
+		if (plot_svg(o.plot, &o, &s, rows, nr, &plan)) {
+			pr_warn("keyrouter: plan: couldn't write the plot '%s': %m\n", o.plot);
+			ret = 1;
+		} else if (!o.json) {
+			printf("plot        %s\n", o.plot);
+		}
+	}
+	if (e == -EDOM && ret == 0)
+		ret = 1;
+out:
+	free(rows);
+	shape_free(&s);
+	return ret;
+}
+KR_COMMAND(plan, "plan",
+	   "the smallest point_multiple for a target imbalance, its memory, and the trade-off",
+	   cmd_plan);

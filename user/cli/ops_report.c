@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Ring reports for `ring status`, `status`, `stats` (see ops_report.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "analytics.h"
+#include "ops_report.h"
+#include "ring_sm.h"
+
+void kr_ops_fmt_time(__u64 ns, char *buf, size_t len)
+{
+	time_t t = ns / 1000000000ull;
+	struct tm tm;
+
+	if (!ns || !gmtime_r(&t, &tm)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void kr_ops_fmt_bytes(__u64 b, char *buf, size_t len)
+{
+	if (b >= 10ull << 20)
+		snprintf(buf, len, "%.1f MiB", b / 1048576.0);
+	else if (b >= 10ull << 10)
+		snprintf(buf, len, "%.1f KiB", b / 1024.0);
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)b);
+}
+
+/* The deduplicated ring of an image (kept duplicates dropped), owners = global ids. */
+static int image_to_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
+{
+	const struct kr_image_hdr *h = buf;
+	const char *base = buf;
+	const __u32 *bt = (const __u32 *)(base + (size_t)h->bt_chunk * KR_CHUNK_BYTES);
+	uint32_t n = 0, prev = 0;
+
+	if (kr_an_ring_alloc(r, h->npoints, nowners))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < h->npoints; i++) {
+		const struct kr_point *p = (const struct kr_point *)(base +
+			(size_t)(h->pt_chunk + (i >> KR_PTS_SHIFT)) * KR_CHUNK_BYTES) +
+			(i & (KR_PTS_PER_CHUNK - 1));
+		uint32_t hash = kr_point_hash(p);
+
+		if (i && hash == prev)
+			continue;	/* a duplicate kept after its winner */
+		prev = hash;
+		if (p->backend >= h->nbackends)
+			return -EBADMSG;
+		r->hash[n] = hash;
+		r->owner[n++] = bt[p->backend];
+	}
+	r->npoints = n;
+	return 0;
+}
+
+static uint32_t max_owner(const void *buf)
+{
+	const struct kr_image_hdr *h = buf;
+	const __u32 *bt = (const __u32 *)((const char *)buf + (size_t)h->bt_chunk * KR_CHUNK_BYTES);
+	uint32_t m = 0;
+
+	for (uint32_t i = 0; i < h->nbackends; i++)
+		m = bt[i] > m ? bt[i] : m;
+	return m;
+}
+
+double kr_ops_slots_moved(const struct kr_ops_maps *m, __u32 id)
+{
+	struct kr_an_ring a = {}, b = {};
+	void *ia = NULL, *ib = NULL;
+	size_t sa, sb;
+	uint64_t moved = 0;
+	double res = -1;
+	uint32_t no;
+
+	if (kr_ops_slot_image(m, id, 0, &ia, &sa) || kr_ops_slot_image(m, id, 1, &ib, &sb))
+		goto out;
+	no = max_owner(ia) > max_owner(ib) ? max_owner(ia) : max_owner(ib);
+	if (image_to_an(ia, &a, no + 1) || image_to_an(ib, &b, no + 1))
+		goto out;
+	if (kr_an_diff(&a, &b, &moved, NULL, NULL))
+		goto out;
+	res = (double)moved / (double)KR_AN_SPACE;
+out:
+	kr_an_ring_free(&a);
+	kr_an_ring_free(&b);
+	free(ia);
+	free(ib);
+	return res;
+}
+
+int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id,
+		       bool with_diff, struct kr_ops_ring_report *r)
+{
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	err = kr_ops_ring_get(in, id, &r->meta);
+	if (!err)
+		err = kr_ops_ctl_read(m, id, &r->ctl);
+	for (__u32 s = 0; s < 2 && !err; s++) {
+		__u64 v[16] = {};
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		err = kr_ops_slot_read(m, id, s, false, &r->slot[s]);
+		if (err || m->slot_stats < 0 || bpf_obj_get_info_by_fd(m->slot_stats, &info, &len) ||
+		    info.value_size > sizeof(v) || info.value_size < 16)
+			continue;
+		if (!kr_ops_percpu_sum(m, m->slot_stats, id * 2 + s, v, info.value_size)) {
+			r->packets[s] = v[0];
+			r->bytes[s] = v[1];
+		}
+	}
+	if (!err && with_diff && r->slot[0].present && r->slot[1].present) {
+		r->moved = kr_ops_slots_moved(m, id);
+		r->have_moved = r->moved >= 0;
+	}
+	return err;
+}
+
+void kr_ops_ring_report_free(struct kr_ops_ring_report *r)
+{
+	kr_ops_slot_free(&r->slot[0]);
+	kr_ops_slot_free(&r->slot[1]);
+}
+
+void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r)
+{
+	__u32 active = kr_ctl_active(r->ctl);
+
+	fprintf(f, "ring %s (id %u%s): %s, active slot %u, fraction %.7f%% on slot %u\n",
+		r->meta.name, r->id, r->meta.flags & KR_OPS_RING_DEDICATED ? ", subset" : "",
+		kr_ops_state_name(kr_ctl_state(r->ctl)), active,
+		kr_ops_frac_percent(kr_ctl_frac(r->ctl)), active ^ 1);
+	for (__u32 s = 0; s < 2; s++) {
+		const struct kr_ops_slot *sl = &r->slot[s];
+		char t[32], mem[32];
+
+		if (!sl->present) {
+			fprintf(f, "  slot %u (%s): empty, packets %llu\n", s,
+				s == active ? "active" : "standby", (unsigned long long)r->packets[s]);
+			continue;
+		}
+		kr_ops_fmt_time(sl->hdr.published_ns, t, sizeof(t));
+		kr_ops_fmt_bytes(sl->memlock, mem, sizeof(mem));
+		fprintf(f, "  slot %u (%s): digest %08x, %u points (+%u kept duplicates), %u "
+			"backends, v%u pm %u, kernel memory %s, generation %llu, published %s, "
+			"packets %llu\n", s, s == active ? "active" : "standby", sl->hdr.digest,
+			sl->hdr.npoints - sl->hdr.ndups, sl->hdr.ndups, sl->hdr.nbackends,
+			sl->hdr.ring_version, sl->hdr.point_multiple, mem,
+			(unsigned long long)sl->hdr.generation, t, (unsigned long long)r->packets[s]);
+	}
+	if (r->have_moved)
+		fprintf(f, "  key space owned differently by the two slots: %.4f%%\n",
+			r->moved * 100.0);
+}
+
+void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r)
+{
+	fprintf(f, "{\"name\":\"%s\",\"id\":%u,\"subset\":%s,\"state\":\"%s\",\"active\":%u,"
+		"\"fraction\":%llu,\"percent\":%.9f,\"slots\":[", r->meta.name, r->id,
+		r->meta.flags & KR_OPS_RING_DEDICATED ? "true" : "false",
+		kr_ops_state_name(kr_ctl_state(r->ctl)), kr_ctl_active(r->ctl),
+		(unsigned long long)kr_ctl_frac(r->ctl), kr_ops_frac_percent(kr_ctl_frac(r->ctl)));
+	for (__u32 s = 0; s < 2; s++) {
+		const struct kr_ops_slot *sl = &r->slot[s];
+
+		fprintf(f, "%s{\"slot\":%u,\"present\":%s", s ? "," : "", s,
+			sl->present ? "true" : "false");
+		if (sl->present)
+			fprintf(f, ",\"digest\":\"%08x\",\"points\":%u,\"kept_duplicates\":%u,"
+				"\"backends\":%u,\"version\":%u,\"point_multiple\":%u,"
+				"\"memlock\":%llu,\"generation\":%llu,\"published_ns\":%llu",
+				sl->hdr.digest, sl->hdr.npoints - sl->hdr.ndups, sl->hdr.ndups,
+				sl->hdr.nbackends, sl->hdr.ring_version, sl->hdr.point_multiple,
+				(unsigned long long)sl->memlock,
+				(unsigned long long)sl->hdr.generation,
+				(unsigned long long)sl->hdr.published_ns);
+		fprintf(f, ",\"packets\":%llu,\"bytes\":%llu}", (unsigned long long)r->packets[s],
+			(unsigned long long)r->bytes[s]);
+	}
+	fprintf(f, "]");
+	if (r->have_moved)
+		fprintf(f, ",\"moved_share\":%.9f", r->moved);
+	fprintf(f, "}");
+}
+
+/* ---- shared subsets: memory saved ---------------------------------------------- */
+
+/* Points of an image whose backend (global id) is a member of subset sid. */
+static __u64 subset_points(const struct kr_ops_maps *m, const void *buf, __u32 sid)
+{
+	const struct kr_image_hdr *h = buf;
+	const char *base = buf;
+	const __u32 *bt = (const __u32 *)(base + (size_t)h->bt_chunk * KR_CHUNK_BYTES);
+	const struct kr_point *pt = (const void *)(base + (size_t)h->pt_chunk * KR_CHUNK_BYTES);
+	uint8_t *in = calloc(h->nbackends ? h->nbackends : 1, 1);
+	__u64 n = 0;
+	__u32 one;
+
+	if (!in)
+		return 0;
+	for (__u32 b = 0; b < h->nbackends; b++) {
+		struct kr_subset_key k = { .subset_id = sid, .backend_id = bt[b] };
+
+		in[b] = !bpf_map_lookup_elem(m->members, &k, &one);
+	}
+	for (__u32 i = 0; i < h->npoints; i++)
+		n += pt[i].backend < h->nbackends && in[pt[i].backend];
+	free(in);
+	return n;
+}
+
+/* Dedicated-ring estimate of subset sid on ring_id: the ring's memory x the subset's share
+ * of its points (index and points scale with the points). */
+static __u64 subset_dedicated(const struct kr_ops_maps *m, __u32 ring_id, __u32 sid)
+{
+	struct kr_ops_slot s = {};
+	__u64 ctl = 0, est = 0, pts;
+	size_t size = 0;
+	void *buf = NULL;
+	__u32 slot;
+
+	if (kr_ops_ctl_read(m, ring_id, &ctl))
+		return 0;
+	slot = kr_ctl_active(ctl);
+	if (kr_ops_slot_read(m, ring_id, slot, false, &s) || !s.present ||
+	    kr_ops_slot_image(m, ring_id, slot, &buf, &size) || !s.hdr.npoints)
+		goto out;
+	pts = subset_points(m, buf, sid);
+	est = (__u64)((double)s.memlock * pts / s.hdr.npoints);
+out:
+	free(buf);
+	kr_ops_slot_free(&s);
+	return est;
+}
+
+void kr_ops_subsets_report_text(FILE *f, const struct kr_ops_maps *m)
+{
+	struct kr_service_key k, *pk = NULL;
+	__u32 sids[KR_MAX_SERVICES], nsid = 0;
+	struct kr_subset_key mk, *pmk = NULL;
+	__u64 dedicated = 0, members = 0, mem;
+	struct kr_service v;
+	char a[32], b[32];
+
+	if (m->members < 0)
+		return;
+	while (!bpf_map_get_next_key(m->services, pk, &k) && nsid < KR_MAX_SERVICES) {
+		bool seen = false;
+
+		pk = &k;
+		if (bpf_map_lookup_elem(m->services, &k, &v) || !v.subset_id)
+			continue;
+		for (__u32 i = 0; i < nsid && !seen; i++)
+			seen = sids[i] == v.subset_id;
+		if (seen)
+			continue;
+		sids[nsid++] = v.subset_id;
+		dedicated += subset_dedicated(m, v.ring_id, v.subset_id);
+	}
+	while (!bpf_map_get_next_key(m->members, pmk, &mk)) {
+		pmk = &mk;
+		members++;
+	}
+	if (!nsid)
+		return;
+	mem = kr_ops_fd_memlock(m->members);
+	kr_ops_fmt_bytes(dedicated, a, sizeof(a));
+	kr_ops_fmt_bytes(mem, b, sizeof(b));
+	fprintf(f, "subsets: %u sharing their rings (%llu members in kr_subset_members, %s); "
+		"one dedicated ring each would take ~%s (estimate: ring memory x the subset's "
+		"share of its points): ", nsid, (unsigned long long)members, b, a);
+	kr_ops_fmt_bytes(dedicated > mem ? dedicated - mem : mem - dedicated, a, sizeof(a));
+	fprintf(f, "%s %s\n", dedicated > mem ? "saved" : "costs", a);
+}

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The Prometheus exposition of keyrouter instances (prom.h). */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "addr.h"
+#include "ops.h"
+#include "ops_kernel.h"
+#include "ops_report.h"
+#include "ring_sm.h"
+#include "ops_stats.h"
+#include "prom.h"
+
+/*
+ * Families, in the order they are written.  A family's samples are collected in its own
+ * memory stream while the instances are walked, then each family is written whole (HELP,
+ * TYPE, samples): the exposition format wants one group per metric name.
+ */
+enum fam {
+	F_UP, F_ERRORS, F_INFO, F_LOADED, F_SERVICES,
+	F_PACKETS, F_UNROUTED, F_DROPPED, F_FAILOVER,
+	F_RING_STATE, F_RING_RATIO, F_RING_ACTIVE,
+	F_SLOT_PACKETS, F_SLOT_BYTES, F_SLOT_FAILOVER, F_SLOT_POINTS, F_SLOT_BACKENDS,
+	F_SLOT_MEMORY, F_SLOT_GENERATION, F_SLOT_PUBLISHED,
+	F_BE_UP, F_BE_STATE, F_BE_PACKETS, F_BE_BYTES,
+	F_N
+};
+
+static const struct {
+	const char *name, *type, *help;
+} fams[F_N] = {
+	[F_UP] = { "keyrouter_up", "gauge",
+		"1 when the instance's maps are pinned and readable, 0 when it is not loaded." },
+	[F_ERRORS] = { "keyrouter_read_errors", "gauge",
+		"Reads of the instance's maps that failed during this scrape (e.g. EPERM: "
+		"reading ring images needs CAP_SYS_ADMIN); when > 0 some ring and backend "
+		"series are missing." },
+	[F_INFO] = { "keyrouter_info", "gauge",
+		"Always 1: how the instance is attached (interface, mode) as labels." },
+	[F_LOADED] = { "keyrouter_loaded_timestamp_seconds", "gauge",
+		"Unix time at which keyrouter load attached the instance." },
+	[F_SERVICES] = { "keyrouter_services", "gauge",
+		"Services (VIP, port, protocol) configured in the instance." },
+	[F_PACKETS] = { "keyrouter_packets_total", "counter",
+		"Packets the program ran on, by outcome (routed, passed to the stack, dropped "
+		"by a service policy); sum() is every packet." },
+	[F_UNROUTED] = { "keyrouter_unrouted_packets_total", "counter",
+		"Packets not routed, by the reason (no_service, parse_error, fragment, "
+		"bad_service, no_key, key_too_long, no_ring, bad_image, all_down, walk_limit, "
+		"forward_error); sum() is the passed and dropped packets." },
+	[F_DROPPED] = { "keyrouter_dropped_packets_total", "counter",
+		"Packets dropped by a service policy, by the reason (no_key, key_too_long, "
+		"no_route); sum() is the dropped packets." },
+	[F_FAILOVER] = { "keyrouter_failover_packets_total", "counter",
+		"Routed packets whose ring walk skipped at least one down or draining point." },
+	[F_RING_STATE] = { "keyrouter_ring_state", "gauge",
+		"Migration state of the ring: 0 idle, 1 staged, 2 migrating." },
+	[F_RING_RATIO] = { "keyrouter_ring_migration_ratio", "gauge",
+		"Share of the key space (0..1) routed by the standby slot (the staged version)." },
+	[F_RING_ACTIVE] = { "keyrouter_ring_active_slot", "gauge",
+		"The ring's active slot (0 or 1)." },
+	[F_SLOT_PACKETS] = { "keyrouter_ring_slot_packets_total", "counter",
+		"Packets routed by the ring slot (reset when a new version is published)." },
+	[F_SLOT_BYTES] = { "keyrouter_ring_slot_bytes_total", "counter",
+		"Bytes of the packets routed by the ring slot." },
+	[F_SLOT_FAILOVER] = { "keyrouter_ring_slot_failover_packets_total", "counter",
+		"Packets the ring slot routed after skipping at least one down point." },
+	[F_SLOT_POINTS] = { "keyrouter_ring_slot_points", "gauge",
+		"Points on the ring published in the slot (after duplicates are removed)." },
+	[F_SLOT_BACKENDS] = { "keyrouter_ring_slot_backends", "gauge",
+		"Backends of the ring published in the slot." },
+	[F_SLOT_MEMORY] = { "keyrouter_ring_slot_memory_bytes", "gauge",
+		"Kernel memory of the ring image in the slot, as the kernel accounts it." },
+	[F_SLOT_GENERATION] = { "keyrouter_ring_slot_generation", "gauge",
+		"Generation of the ring image in the slot (incremented by every publish)." },
+	[F_SLOT_PUBLISHED] = { "keyrouter_ring_slot_published_timestamp_seconds", "gauge",
+		"Unix time at which the ring image in the slot was published." },
+	[F_BE_UP] = { "keyrouter_backend_up", "gauge",
+		"1 when the backend takes new keys (state up), else 0." },
+	[F_BE_STATE] = { "keyrouter_backend_state", "gauge",
+		"State of the backend: 0 up, 1 down (skipped, keys move to the next point), "
+		"2 drain (skipped like down, for maintenance)." },
+	[F_BE_PACKETS] = { "keyrouter_backend_packets_total", "counter",
+		"Packets forwarded to the backend." },
+	[F_BE_BYTES] = { "keyrouter_backend_bytes_total", "counter",
+		"Bytes of the packets forwarded to the backend." },
+};
+
+struct prom {
+	FILE *f[F_N];
+	char *buf[F_N];
+	size_t len[F_N];
+	int errors;		/* failed reads in the current instance */
+};
+
+void kr_prom_escape(const char *in, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	if (!size)
+		return;
+	for (; *in && o + 3 <= size; in++) {
+		if (*in == '\\' || *in == '"') {
+			buf[o++] = '\\';
+			buf[o++] = *in;
+		} else if (*in == '\n') {
+			buf[o++] = '\\';
+			buf[o++] = 'n';
+		} else {
+			buf[o++] = *in;
+		}
+	}
+	buf[o] = 0;
+}
+
+/* One sample: LABELS is "k1", "v1", "k2", "v2", ..., NULL (values escaped here). */
+static void sample(struct prom *p, enum fam fam, const char *value, ...)
+{
+	FILE *f = p->f[fam];
+	const char *k, *v;
+	char esc[512];
+	va_list ap;
+	int n = 0;
+
+	fputs(fams[fam].name, f);
+	va_start(ap, value);
+	while ((k = va_arg(ap, const char *))) {
+		v = va_arg(ap, const char *);
+		kr_prom_escape(v ? v : "", esc, sizeof(esc));
+		fprintf(f, "%s%s=\"%s\"", n++ ? "," : "{", k, esc);
+	}
+	va_end(ap);
+	fprintf(f, "%s %s\n", n ? "}" : "", value);
+}
+
+static const char *u64s(char *buf, unsigned long long v)
+{
+	snprintf(buf, 24, "%llu", v);
+	return buf;
+}
+
+static const char *dbls(char *buf, double v)
+{
+	snprintf(buf, 32, "%.9g", v);
+	return buf;
+}
+
+/* Unix time in seconds with milliseconds (a double's %g would round to 10 s). */
+static const char *times(char *buf, __u64 ns)
+{
+	snprintf(buf, 32, "%llu.%03llu", (unsigned long long)(ns / 1000000000ull),
+		 (unsigned long long)(ns % 1000000000ull / 1000000ull));
+	return buf;
+}
+
+/* An instance's maps, opened read-only: no lock, nothing created. */
+static int open_inst(struct kr_inst *in, const char *instance, const char *pin_dir)
+{
+	struct stat st;
+	int err = kr_ops_inst_path(in, instance, pin_dir);
+
+	if (err)
+		return err;
+	if (stat(in->dir, &st) || !S_ISDIR(st.st_mode))
+		return -ENOENT;
+	in->meta_fd = kr_ops_map_open(in, KR_OPS_MAP_META, true);
+	in->rings_fd = kr_ops_map_open(in, KR_OPS_MAP_RINGS, true);
+	return 0;
+}
+
+static void close_inst(struct kr_inst *in)
+{
+	if (in->meta_fd >= 0)
+		close(in->meta_fd);
+	if (in->rings_fd >= 0)
+		close(in->rings_fd);
+	in->meta_fd = in->rings_fd = -1;
+}
+
+/* Are the data-plane maps there?  (kr_ops_maps_open warns when they are not.) */
+static bool has_maps(const struct kr_inst *in)
+{
+	static const char *const need[] = { KR_MAP_BACKENDS, KR_MAP_SERVICES, KR_MAP_RINGS,
+					    KR_MAP_RING_CTL };
+
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		int fd = kr_ops_map_open(in, need[i], true);
+
+		if (fd < 0)
+			return false;
+		close(fd);
+	}
+	return true;
+}
+
+static void counters(struct prom *p, const char *inst, const struct kr_ops_maps *m)
+{
+	static const char *const outcome[] = { "routed", "passed", "dropped" };
+	/* label value, kr_counters field */
+	static const char *const unrouted[][2] = {
+		{ "no_service", "passed_nomatch" }, { "parse_error", "parse_error" },
+		{ "fragment", "fragment" }, { "bad_service", "bad_service" },
+		{ "no_key", "no_key" }, { "key_too_long", "key_too_long" },
+		{ "no_ring", "no_ring" }, { "bad_image", "bad_image" },
+		{ "all_down", "all_down" }, { "walk_limit", "walk_limit" },
+		{ "forward_error", "fwd_error" },
+	};
+	static const char *const dropped[][2] = {
+		{ "no_key", "dropped_no_key" }, { "key_too_long", "dropped_key_too_long" },
+		{ "no_route", "dropped_no_route" },
+	};
+	struct kr_ops_named n;
+	char b[32];
+
+	if (m->counters < 0 || kr_ops_named_read(m->counters, 0, m->ncpus, &n)) {
+		p->errors++;
+		return;
+	}
+	for (size_t i = 0; i < 3; i++)
+		sample(p, F_PACKETS, u64s(b, kr_ops_named_get(&n, outcome[i])), "instance", inst,
+		       "outcome", outcome[i], NULL);
+	for (size_t i = 0; i < sizeof(unrouted) / sizeof(unrouted[0]); i++)
+		sample(p, F_UNROUTED, u64s(b, kr_ops_named_get(&n, unrouted[i][1])), "instance",
+		       inst, "reason", unrouted[i][0], NULL);
+	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)
+		sample(p, F_DROPPED, u64s(b, kr_ops_named_get(&n, dropped[i][1])), "instance",
+		       inst, "reason", dropped[i][0], NULL);
+	sample(p, F_FAILOVER, u64s(b, kr_ops_named_get(&n, "failover_walks")), "instance", inst,
+	       NULL);
+}
+
+static void backend(struct prom *p, const char *inst, const char *ring,
+		    const struct kr_ops_maps *m, __u32 id)
+{
+	struct kr_sockaddr sa = {};
+	char addr[KR_SOCKADDR_STRLEN], ids[16], b[32];
+	struct kr_ops_named st = {};
+	struct kr_backend be;
+
+	if (bpf_map_lookup_elem(m->backends, &id, &be) || !be.family)
+		return;
+	sa.family = be.family;
+	sa.port = ntohs(be.port);
+	memcpy(sa.ip, be.addr, 16);
+	kr_sockaddr_format(&sa, addr);
+	snprintf(ids, sizeof(ids), "%u", id);
+	kr_ops_named_read(m->backend_stats, id, m->ncpus, &st);
+#define BE_LABELS "instance", inst, "ring", ring, "backend", addr, "id", ids, NULL
+	sample(p, F_BE_UP, be.state == KR_BACKEND_UP ? "1" : "0", BE_LABELS);
+	sample(p, F_BE_STATE, u64s(b, be.state), BE_LABELS);
+	sample(p, F_BE_PACKETS, u64s(b, kr_ops_named_get(&st, "packets")), BE_LABELS);
+	sample(p, F_BE_BYTES, u64s(b, kr_ops_named_get(&st, "bytes")), BE_LABELS);
+#undef BE_LABELS
+}
+
+static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m, __u32 id)
+{
+	struct kr_ops_ring_report r;
+	const char *inst = in->name, *name;
+	char b[32];
+
+	if (kr_ops_ring_report(in, m, id, false, &r)) {
+		p->errors++;
+		return;
+	}
+	name = r.meta.name;
+	sample(p, F_RING_STATE, u64s(b, kr_ctl_state(r.ctl)), "instance", inst, "ring", name,
+	       NULL);
+	sample(p, F_RING_RATIO, dbls(b, kr_ops_frac_percent(kr_ctl_frac(r.ctl)) / 100.0),
+	       "instance", inst, "ring", name, NULL);
+	sample(p, F_RING_ACTIVE, u64s(b, kr_ctl_active(r.ctl)), "instance", inst, "ring", name,
+	       NULL);
+	for (__u32 s = 0; s < 2; s++) {
+		const struct kr_ops_slot *sl = &r.slot[s];
+		struct kr_ops_named st = {};
+		char slot[4] = { (char)('0' + s) };
+
+#define SLOT_LABELS "instance", inst, "ring", name, "slot", slot, NULL
+		kr_ops_named_read(m->slot_stats, id * 2 + s, m->ncpus, &st);
+		sample(p, F_SLOT_PACKETS, u64s(b, kr_ops_named_get(&st, "packets")), SLOT_LABELS);
+		sample(p, F_SLOT_BYTES, u64s(b, kr_ops_named_get(&st, "bytes")), SLOT_LABELS);
+		sample(p, F_SLOT_FAILOVER, u64s(b, kr_ops_named_get(&st, "failover")),
+		       SLOT_LABELS);
+		if (!sl->present)
+			continue;
+		sample(p, F_SLOT_POINTS, u64s(b, sl->hdr.npoints - sl->hdr.ndups), SLOT_LABELS);
+		sample(p, F_SLOT_BACKENDS, u64s(b, sl->hdr.nbackends), SLOT_LABELS);
+		sample(p, F_SLOT_MEMORY, u64s(b, sl->memlock), SLOT_LABELS);
+		sample(p, F_SLOT_GENERATION, u64s(b, sl->hdr.generation), SLOT_LABELS);
+		sample(p, F_SLOT_PUBLISHED, times(b, sl->hdr.published_ns), SLOT_LABELS);
+#undef SLOT_LABELS
+	}
+	kr_ops_ring_report_free(&r);
+
+	/* Backends of the active slot, and of the standby while it is staged or migrating;
+	 * one series per (ring, backend id). */
+	struct kr_ops_slot s[2] = {};
+	__u64 ctl = 0;
+
+	kr_ops_ctl_read(m, id, &ctl);
+	for (__u32 k = 0; k < 2; k++) {
+		bool want = k == kr_ctl_active(ctl) || kr_ctl_state(ctl) != KR_RING_IDLE;
+
+		if (!want)
+			continue;
+		if (kr_ops_slot_read(m, id, k, true, &s[k])) {
+			p->errors++;
+			continue;
+		}
+		if (!s[k].present)
+			continue;
+		for (__u32 i = 0; i < s[k].hdr.nbackends; i++) {
+			bool dup = false;
+
+			for (__u32 j = 0; k == 1 && s[0].present && j < s[0].hdr.nbackends; j++)
+				dup = dup || s[0].bt[j] == s[k].bt[i];
+			if (!dup)
+				backend(p, inst, name, m, s[k].bt[i]);
+		}
+	}
+	kr_ops_slot_free(&s[0]);
+	kr_ops_slot_free(&s[1]);
+}
+
+static int services_count(const struct kr_ops_maps *m)
+{
+	unsigned char key[64], next[64];
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	void *pk = NULL;
+	int n = 0;
+
+	if (bpf_obj_get_info_by_fd(m->services, &info, &len) || info.key_size > sizeof(key))
+		return 0;
+	while (!bpf_map_get_next_key(m->services, pk, next)) {
+		memcpy(key, next, info.key_size);
+		pk = key;
+		n++;
+	}
+	return n;
+}
+
+/* One instance; returns 1 when it is loaded. */
+static int instance(struct prom *p, const char *name, const char *pin_dir)
+{
+	struct kr_ops_meta meta = {};
+	struct kr_ops_maps m;
+	struct kr_inst in;
+	__u32 zero = 0;
+	char b[32];
+	int err;
+
+	err = open_inst(&in, name, pin_dir);
+	if (err == -EINVAL || err == -ENAMETOOLONG)
+		return err;
+	if (err || !has_maps(&in) || kr_ops_maps_open(&in, &m)) {
+		sample(p, F_UP, "0", "instance", in.name, NULL);
+		if (!err)
+			close_inst(&in);
+		return 0;
+	}
+	sample(p, F_UP, "1", "instance", in.name, NULL);
+	if (in.meta_fd >= 0 && !bpf_map_lookup_elem(in.meta_fd, &zero, &meta) &&
+	    meta.magic == KR_OPS_META_MAGIC) {
+		char ifname[sizeof(meta.ifname) + 1] = {};
+
+		memcpy(ifname, meta.ifname, sizeof(meta.ifname));
+		sample(p, F_INFO, "1", "instance", in.name, "interface", ifname, "mode",
+		       kr_ops_mode_name(meta.mode), NULL);
+		sample(p, F_LOADED, times(b, meta.loaded_ns), "instance", in.name, NULL);
+	}
+	sample(p, F_SERVICES, u64s(b, services_count(&m)), "instance", in.name, NULL);
+	p->errors = 0;
+	counters(p, in.name, &m);
+	if (in.rings_fd >= 0) {
+		for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
+			struct kr_ops_ring r;
+
+			if (!kr_ops_ring_get(&in, id, &r) && r.name[0])
+				ring(p, &in, &m, id);
+		}
+	}
+	sample(p, F_ERRORS, u64s(b, p->errors), "instance", in.name, NULL);
+	kr_ops_maps_close(&m);
+	close_inst(&in);
+	return 1;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every instance directory under bpffs/keyrouter, sorted. */
+static int all_instances(struct prom *p)
+{
+	char root[256], **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	int loaded = 0;
+	DIR *d;
+
+	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
+	d = opendir(root);
+	while (d && (e = readdir(d))) {
+		char path[512];
+		struct stat st;
+
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= KR_OPS_NAME_MAX)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", root, e->d_name);
+		if (stat(path, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? cap * 2 : 8) * sizeof(*names));
+
+			if (!nn)
+				break;
+			names = nn;
+		}
+		if (!(names[n] = strdup(e->d_name)))
+			break;
+		n++;
+	}
+	if (d)
+		closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
+	for (size_t i = 0; i < n; i++) {
+		int r = instance(p, names[i], NULL);
+
+		loaded += r > 0;
+		free(names[i]);
+	}
+	free(names);
+	if (!n)
+		sample(p, F_UP, "0", NULL);
+	return loaded;
+}
+
+int kr_prom_render(const char *inst, const char *pin_dir, char **out, size_t *len,
+		   int *loaded)
+{
+	struct prom p = {};
+	FILE *o = NULL;
+	int err = 0, r;
+
+	*out = NULL;
+	*len = 0;
+	*loaded = 0;
+	for (int i = 0; i < F_N; i++) {
+		p.f[i] = open_memstream(&p.buf[i], &p.len[i]);
+		if (!p.f[i]) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	if (inst || pin_dir) {
+		r = instance(&p, inst, pin_dir);
+		if (r < 0) {
+			err = r;
+			goto out;
+		}
+		*loaded = r;
+	} else {
+		*loaded = all_instances(&p);
+	}
+	o = open_memstream(out, len);
+	if (!o) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < F_N; i++) {
+		fflush(p.f[i]);
+		if (!p.len[i])
+			continue;
+		fprintf(o, "# HELP %s %s\n# TYPE %s %s\n", fams[i].name, fams[i].help,
+			fams[i].name, fams[i].type);
+		fwrite(p.buf[i], 1, p.len[i], o);
+	}
+	if (fclose(o))
+		err = -ENOMEM;
+out:
+	for (int i = 0; i < F_N; i++) {
+		if (p.f[i])
+			fclose(p.f[i]);
+		free(p.buf[i]);
+	}
+	if (err) {
+		free(*out);
+		*out = NULL;
+		*len = 0;
+	}
+	return err;
+}

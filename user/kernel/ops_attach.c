@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Attaching the keyrouter program: XDP through libxdp (a multi-program dispatcher, so
+ * other XDP programs keep running beside it), TC through a clsact qdisc (ingress).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "log.h"
+#include "ops.h"
+#include "ops_attach.h"
+#include "keyrouter.skel.h"
+
+#define KR_OPS_TC_HANDLE	0x4b52u
+#define KR_OPS_TC_PRIO		0x4b52u
+
+int kr_ops_mode_parse(const char *s, enum kr_ops_mode *mode)
+{
+	if (!strcmp(s, "native"))
+		*mode = KR_OPS_MODE_NATIVE;
+	else if (!strcmp(s, "generic") || !strcmp(s, "skb"))
+		*mode = KR_OPS_MODE_GENERIC;
+	else if (!strcmp(s, "tc"))
+		*mode = KR_OPS_MODE_TC;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *kr_ops_mode_name(__u32 mode)
+{
+	switch (mode) {
+	case KR_OPS_MODE_NATIVE: return "native";
+	case KR_OPS_MODE_GENERIC: return "generic";
+	case KR_OPS_MODE_TC: return "tc";
+	default: return "?";
+	}
+}
+
+static struct bpf_program *find_prog(struct bpf_object *obj, enum bpf_prog_type type)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, obj)
+		if (bpf_program__type(p) == type)
+			return p;
+	return NULL;
+}
+
+/* Only the program of the chosen mode is loaded. */
+static struct bpf_program *select_prog(struct bpf_object *obj, enum kr_ops_mode mode)
+{
+	enum bpf_prog_type want = mode == KR_OPS_MODE_TC ? BPF_PROG_TYPE_SCHED_CLS :
+							    BPF_PROG_TYPE_XDP;
+	struct bpf_program *sel = find_prog(obj, want), *p;
+
+	if (!sel)
+		return NULL;
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, p == sel);
+	return sel;
+}
+
+static int attach_xdp(struct kr_ops_attach *a, struct bpf_program *prog,
+		      struct kr_ops_meta *meta)
+{
+	enum xdp_attach_mode xm = meta->mode == KR_OPS_MODE_NATIVE ? XDP_MODE_NATIVE :
+								       XDP_MODE_SKB;
+	char msg[256];
+	int err;
+
+	a->xdp = xdp_program__from_bpf_obj(a->obj, bpf_program__section_name(prog));
+	err = libxdp_get_error(a->xdp);
+	if (err) {
+		a->xdp = NULL;
+		libxdp_strerror(err, msg, sizeof(msg));
+		pr_warn("keyrouter: couldn't prepare the XDP program: %s\n", msg);
+		return err;
+	}
+	err = xdp_program__attach(a->xdp, meta->ifindex, xm, 0);
+	if (err) {
+		libxdp_strerror(err, msg, sizeof(msg));
+		pr_warn("keyrouter: couldn't attach XDP (%s mode) to '%s': %s%s\n",
+			kr_ops_mode_name(meta->mode), meta->ifname, msg, kr_ops_perm_hint(-err));
+		return err;
+	}
+	meta->prog_id = xdp_program__id(a->xdp);
+	return 0;
+}
+
+static int attach_tc(struct kr_ops_attach *a, struct bpf_program *prog,
+		     struct kr_ops_meta *meta)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = meta->ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = KR_OPS_TC_HANDLE, .priority = KR_OPS_TC_PRIO);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int err;
+
+	err = bpf_object__load(a->obj);
+	if (err) {
+		pr_warn("keyrouter: couldn't load the BPF object: %s%s\n", strerror(-err),
+			kr_ops_perm_hint(-err));
+		return err;
+	}
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST) {
+		pr_warn("keyrouter: couldn't create the clsact qdisc on '%s': %s%s\n",
+			meta->ifname, strerror(-err), kr_ops_perm_hint(-err));
+		return err;
+	}
+	meta->tc_made_qdisc = err == 0;
+	opts.prog_fd = bpf_program__fd(prog);
+	err = bpf_tc_attach(&hook, &opts);
+	if (err) {
+		pr_warn("keyrouter: couldn't attach the TC program to '%s' ingress: %s%s\n",
+			meta->ifname, strerror(-err),
+			err == -EEXIST ? " (a keyrouter filter is already there)" : "");
+		if (meta->tc_made_qdisc) {
+			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+			bpf_tc_hook_destroy(&hook);
+		}
+		return err;
+	}
+	meta->tc_handle = opts.handle;
+	meta->tc_priority = opts.priority;
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		meta->prog_id = info.id;
+	return 0;
+}
+
+/* The object embedded in the tool (the skeleton's bytes), or the file the user names. */
+static struct bpf_object *open_object(const char *obj_path)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "keyrouter_bpf");
+	const void *bytes;
+	size_t size;
+
+	if (obj_path)
+		return bpf_object__open_file(obj_path, NULL);
+	bytes = keyrouter_bpf__elf_bytes(&size);
+	return bpf_object__open_mem(bytes, size, &opts);
+}
+
+int kr_ops_attach(struct kr_ops_attach *a, const char *obj_path, struct kr_ops_meta *meta)
+{
+	struct bpf_program *prog;
+	struct timespec ts;
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->obj = open_object(obj_path);
+	if (!a->obj) {
+		err = -errno;
+		a->obj = NULL;
+		pr_warn("keyrouter: couldn't open the BPF object '%s': %s\n",
+			obj_path ? obj_path : "(built in)", strerror(-err));
+		return err;
+	}
+	prog = select_prog(a->obj, meta->mode);
+	if (!prog) {
+		pr_warn("keyrouter: the BPF object '%s' has no %s program\n",
+			obj_path ? obj_path : "(built in)",
+			meta->mode == KR_OPS_MODE_TC ? "TC (SEC(\"tc\"))" : "XDP (SEC(\"xdp\"))");
+		return -ENOENT;
+	}
+	err = meta->mode == KR_OPS_MODE_TC ? attach_tc(a, prog, meta) : attach_xdp(a, prog, meta);
+	if (err)
+		return err;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	meta->loaded_ns = (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	meta->magic = KR_OPS_META_MAGIC;
+	return 0;
+}
+
+int kr_ops_pin_maps(struct kr_ops_attach *a, const char *dir)
+{
+	int err = bpf_object__pin_maps(a->obj, dir);
+
+	if (err)
+		pr_warn("keyrouter: couldn't pin the maps in '%s': %s\n", dir, strerror(-err));
+	return err;
+}
+
+void kr_ops_attach_close(struct kr_ops_attach *a)
+{
+	if (a->xdp)
+		xdp_program__close(a->xdp);	/* does not close an object it was given */
+	if (a->obj)
+		bpf_object__close(a->obj);
+	memset(a, 0, sizeof(*a));
+}
+
+static int detach_xdp(const struct kr_ops_meta *meta)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *p;
+	int err = -ENOENT;
+
+	mp = xdp_multiprog__get_from_ifindex(meta->ifindex);
+	if (libxdp_get_error(mp)) {
+		pr_warn("keyrouter: no XDP program on '%s' (already detached?)\n", meta->ifname);
+		return -ENOENT;
+	}
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		if (p && xdp_program__id(p) == meta->prog_id)
+			err = xdp_multiprog__detach(mp);
+		goto out;
+	}
+	for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp)) {
+		if (xdp_program__id(p) != meta->prog_id)
+			continue;
+		err = xdp_program__detach(p, meta->ifindex, xdp_multiprog__attach_mode(mp), 0);
+		break;
+	}
+out:
+	if (err == -ENOENT)
+		pr_warn("keyrouter: keyrouter's XDP program (id %u) is not attached to '%s' "
+			"any more\n", meta->prog_id, meta->ifname);
+	else if (err)
+		pr_warn("keyrouter: couldn't detach XDP from '%s': %s\n", meta->ifname,
+			strerror(-err));
+	xdp_multiprog__close(mp);
+	return err;
+}
+
+static int detach_tc(const struct kr_ops_meta *meta)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = meta->ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = meta->tc_handle, .priority = meta->tc_priority);
+	int err;
+
+	err = bpf_tc_detach(&hook, &opts);
+	if (err)
+		pr_warn("keyrouter: couldn't detach the TC program from '%s': %s\n",
+			meta->ifname, strerror(-err));
+	if (meta->tc_made_qdisc) {
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+	}
+	return err;
+}
+
+int kr_ops_detach(const struct kr_ops_meta *meta)
+{
+	char name[IF_NAMESIZE];
+
+	if (!if_indextoname(meta->ifindex, name)) {
+		pr_warn("keyrouter: interface '%s' (index %u) is gone; only the pins are removed\n",
+			meta->ifname, meta->ifindex);
+		return -ENODEV;
+	}
+	return meta->mode == KR_OPS_MODE_TC ? detach_tc(meta) : detach_xdp(meta);
+}
