@@ -5,16 +5,16 @@
 # reporting a failure, prints no plan, or whose plan (1..N) disagrees with the results it
 # printed (it stopped early, or printed a point twice) counts as one failure more.
 # Timeouts: a C program runs at most KR_TEST_TIMEOUT seconds (default 900), one bats test
-# at most BATS_TEST_TIMEOUT (default 600) and a bats file at most KR_BATS_FILE_TIMEOUT
-# (default 2400); a hang becomes one failure naming the program or the test.
+# at most BATS_TEST_TIMEOUT (default 1200) and a bats file at most KR_BATS_FILE_TIMEOUT
+# (default 3600); a hang becomes one failure naming the program or the test.
 # TESTS=pattern runs only the programs / bats files whose name matches.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build}
 pat=${TESTS:-}
 prog_timeout=${KR_TEST_TIMEOUT:-900}
-file_timeout=${KR_BATS_FILE_TIMEOUT:-2400}
-export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-600}
+file_timeout=${KR_BATS_FILE_TIMEOUT:-3600}
+export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-1200}
 log=$(mktemp -d /tmp/kr-test.XXXXXX)
 trap 'rm -rf "$log"' EXIT
 passed=0 failed=0 skipped=0
