@@ -7,11 +7,13 @@
 # Timeouts: a C program runs at most KR_TEST_TIMEOUT seconds (default 900), one bats test
 # at most BATS_TEST_TIMEOUT (default 1200) and a bats file at most KR_BATS_FILE_TIMEOUT
 # (default 3600); a hang becomes one failure naming the program or the test.
-# TESTS=pattern runs only the programs / bats files whose name matches.
+# TESTS=pattern runs only the programs / bats files whose name matches; KR_BATS_DIR (default
+# tests/bats) is where the bats files are.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build}
 pat=${TESTS:-}
+bats_dir=${KR_BATS_DIR:-tests/bats}
 prog_timeout=${KR_TEST_TIMEOUT:-900}
 file_timeout=${KR_BATS_FILE_TIMEOUT:-3600}
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-1200}
@@ -70,8 +72,8 @@ for t in "$OUT"/tests/*; do
 	echo "# $name: $(grep -cE '^ok ' "$log/$name.tap") ok, $f not ok"
 done
 
-if ls tests/bats/*.bats >/dev/null 2>&1; then
-	for b in tests/bats/*.bats; do
+if ls "$bats_dir"/*.bats >/dev/null 2>&1; then
+	for b in "$bats_dir"/*.bats; do
 		name=$(basename "$b" .bats)
 		[ -n "$pat" ] && [[ "$name" != *$pat* ]] && continue
 		echo "# == bats $name"

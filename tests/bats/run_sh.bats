@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # tests/run.sh itself: a program whose TAP plan and results disagree, one without a plan,
 # one that hangs and one that exits non-zero without a failure each count as one failure
-# naming the program; a whole program passes.  Fake programs in a scratch OUT directory.
+# naming the program; a hanging bats test is one failure naming the test; a whole program
+# passes.  Fake programs in a scratch OUT directory, a fake bats file in a scratch dir.
 bats_require_minimum_version 1.5.0
 
 setup() {
@@ -46,5 +47,15 @@ prog() { # name body
 	prog zzrs_exit 'echo "ok 1 - a"; echo "1..1"; exit 3'
 	run -1 env OUT="$O" TESTS=zzrs_ tests/run.sh
 	[[ "$output" == *"not ok - zzrs_exit exited with status 3"* ]]
+	[ "${lines[-1]}" = "1 passed, 1 failed" ]
+}
+
+@test "run.sh: a hanging bats test becomes one failure naming it; the other tests still run" {
+	mkdir -p "$BATS_TEST_TMPDIR/bats"
+	printf '%s\n' "@""test \"zzrs sleeper\" {" '	sleep 60' '}' "@""test \"zzrs quick\" {" \
+		'	true' '}' > "$BATS_TEST_TMPDIR/bats/zzrs_hang.bats"
+	run -1 env OUT="$O" TESTS=zzrs_ KR_BATS_DIR="$BATS_TEST_TMPDIR/bats" BATS_TEST_TIMEOUT=2 \
+		tests/run.sh
+	[[ "$output" == *"not ok 1 zzrs sleeper # timeout after 2s"* ]]
 	[ "${lines[-1]}" = "1 passed, 1 failed" ]
 }
