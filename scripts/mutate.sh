@@ -36,6 +36,8 @@ dns-too-long ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_pa
 memcache-gat-skip ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ {T}{T}return 1;{N}{T}default:{N}{T}{T}return -1; ~~ {T}{T}return 0;{N}{T}default:{N}{T}{T}return -1;
 memcache-tab ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ return b == ' ' || b == '\t';{N}} ~~ return b == ' ';{N}}
 memcache-key-end-cr ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ return b == ' ' || b == '\t' || b == '\r' || b == '\n'; ~~ return b == ' ' || b == '\t' || b == '\n';
+memcache-stride-separators ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ sc->adv += 7;{T}{T}/* 8 separators in one step */ ~~ sc->adv += 8;{T}{T}/* 8 separators in one step */
+memcache-stride-key ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ sc->klen = k + 8; ~~ sc->klen = k + 7;
 memcache-nul-command ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ if (kr_mc_is_end(b) || b == 0 || i == 15) ~~ if (kr_mc_is_end(b) || i == 15)
 quic-short-dcid-offset ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ __u32 start = 1, len = svc->quic_cid_len; ~~ __u32 start = 2, len = svc->quic_cid_len;
 quic-long-dcid-length ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ len = s->win[5]; ~~ len = s->win[5] & 0x7f;

@@ -445,11 +445,14 @@ class Gen:
         c = r.choice(cmds)
         klen = r.choice([1 + r.randrange(40), 1 + r.randrange(40), 250 + r.randrange(10),
                          r.randrange(300)])
-        sep = lambda: r.choice([b' ', b' ', b'\t', b'  ', b' \t '])
+        sep = lambda: r.choice([b' ', b' ', b'\t', b'  ', b' \t ',
+                                bytes(r.choice(b' \t') for _ in range(1 + r.randrange(30)))])
         key = bytes(33 + r.randrange(94) for _ in range(klen))
         line = c + sep()
         if c.startswith(b'gat') or r.randrange(20) == 0:
-            line += str(r.randrange(1000)).encode() + sep()
+            exp = str(r.randrange(1000)) if r.randrange(2) else ''.join(
+                r.choice('0123456789') for _ in range(1 + r.randrange(40)))
+            line += exp.encode() + sep()
         if r.randrange(6) == 0:                 # push the key towards the window's end
             line += b' ' * (440 + r.randrange(80))
         line += key
