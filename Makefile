@@ -187,13 +187,13 @@ $(OUT)/tests/%: tests/unit/%.c $(CORE_LIB) $(MAKEFILES_DEP)
 $(OUT)/tests/%: tests/bpf/%.c $(KERNEL_LIB) $(CORE_LIB) $(MAKEFILES_DEP)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(INC_KERNEL) -Itests/unit -Itests/bpf $(LDFLAGS) $< \
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC_KERNEL) -Itests/unit -Itests/bpf -Itests/bpf/progs $(LDFLAGS) $< \
 		$(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
 
 $(OUT)/bench/%: tests/bench/%.c $(KERNEL_LIB) $(CORE_LIB) $(MAKEFILES_DEP)
 	$(call msg,CC-BENCH,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(INC_KERNEL) -Itests/unit -Itests/bpf $(LDFLAGS) $< \
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC_KERNEL) -Itests/unit -Itests/bpf -Itests/bpf/progs $(LDFLAGS) $< \
 		$(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
 
 # libFuzzer harnesses: only with FUZZ=1 (they need clang's -fsanitize=fuzzer).

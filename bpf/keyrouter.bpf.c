@@ -16,7 +16,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "kr_parse.h"
 #include "kr_key.h"
 #include "kr_crc32.h"

@@ -9,7 +9,7 @@
 #ifndef KR_BACKEND_MAP_H
 #define KR_BACKEND_MAP_H
 
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 
 #ifndef KR_BACKENDS_MAX_ENTRIES
 #define KR_BACKENDS_MAX_ENTRIES	KR_DEFAULT_BACKEND_IDS

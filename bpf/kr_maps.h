@@ -8,7 +8,7 @@
 #ifndef KR_MAPS_H
 #define KR_MAPS_H
 
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "kr_key.h"
 #include "kr_siphash.h"
 

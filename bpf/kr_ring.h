@@ -30,7 +30,7 @@
 #define KR_RING_H
 
 #include <bpf/bpf_helpers.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 
 /* Template of the per-ring image maps (userspace creates each one with the ring's own
  * max_entries; BPF_F_INNER_MAP lets the sizes differ, BPF_F_RDONLY_PROG keeps programs from

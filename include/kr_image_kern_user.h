@@ -34,6 +34,7 @@
 #ifndef __bpf__
 #include <linux/types.h>
 #endif
+#include "kr_layout.h"
 
 #define KR_IMAGE_MAGIC		0x4b52494du	/* "KRIM" */
 #define KR_IMAGE_FORMAT		1u
@@ -60,7 +61,10 @@ struct kr_point {
 	__u16 hash_hi;
 	__u16 backend;		/* ring-local backend index */
 };
-_Static_assert(sizeof(struct kr_point) == 6, "kr_point must be 6 bytes");
+KR_LAYOUT_SIZE(kr_point, 6);
+KR_LAYOUT_AT(kr_point, hash_lo, 0);
+KR_LAYOUT_AT(kr_point, hash_hi, 2);
+KR_LAYOUT_AT(kr_point, backend, 4);
 
 struct kr_image_hdr {
 	__u32 magic;		/* KR_IMAGE_MAGIC */
@@ -81,7 +85,24 @@ struct kr_image_hdr {
 	__u64 published_ns;	/* CLOCK_REALTIME of the publish, informational */
 	__u32 pad[4];
 };
-_Static_assert(sizeof(struct kr_image_hdr) == 88, "kr_image_hdr layout");
+KR_LAYOUT_SIZE(kr_image_hdr, 88);
+KR_LAYOUT_AT(kr_image_hdr, magic, 0);
+KR_LAYOUT_AT(kr_image_hdr, format, 4);
+KR_LAYOUT_AT(kr_image_hdr, npoints, 8);
+KR_LAYOUT_AT(kr_image_hdr, ndups, 12);
+KR_LAYOUT_AT(kr_image_hdr, nbackends, 16);
+KR_LAYOUT_AT(kr_image_hdr, bucket_bits, 20);
+KR_LAYOUT_AT(kr_image_hdr, max_bucket, 24);
+KR_LAYOUT_AT(kr_image_hdr, idx_chunk, 28);
+KR_LAYOUT_AT(kr_image_hdr, bt_chunk, 32);
+KR_LAYOUT_AT(kr_image_hdr, pt_chunk, 36);
+KR_LAYOUT_AT(kr_image_hdr, nchunks, 40);
+KR_LAYOUT_AT(kr_image_hdr, ring_version, 44);
+KR_LAYOUT_AT(kr_image_hdr, point_multiple, 48);
+KR_LAYOUT_AT(kr_image_hdr, digest, 52);
+KR_LAYOUT_AT(kr_image_hdr, generation, 56);
+KR_LAYOUT_AT(kr_image_hdr, published_ns, 64);
+KR_LAYOUT_AT(kr_image_hdr, pad, 72);
 _Static_assert(sizeof(struct kr_image_hdr) <= KR_CHUNK_BYTES, "header fits chunk 0");
 
 static inline __u32 kr_point_hash(const struct kr_point *p)

@@ -54,6 +54,9 @@ struct kr_scratch {
 	__u8 win[KR_PAYLOAD_WINDOW];
 	__u8 key[KR_KEY_BUF];
 };
+KR_LAYOUT_SIZE(kr_scratch, 768);
+KR_LAYOUT_AT(kr_scratch, win, 0);
+KR_LAYOUT_AT(kr_scratch, key, 512);
 
 #ifdef __bpf__
 #define kr_loop(n, fn, ctx) bpf_loop((n), (fn), (ctx), 0)

@@ -21,7 +21,7 @@
 #include <linux/types.h>
 #include <stddef.h>
 #endif
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))

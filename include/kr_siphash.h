@@ -20,6 +20,7 @@
 #ifndef __bpf__
 #include <linux/types.h>
 #endif
+#include "kr_layout.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
@@ -36,7 +37,9 @@ struct kr_hash_secret {
 	__u64 k0;
 	__u64 k1;
 };
-_Static_assert(sizeof(struct kr_hash_secret) == 16, "kr_hash_secret layout");
+KR_LAYOUT_SIZE(kr_hash_secret, 16);
+KR_LAYOUT_AT(kr_hash_secret, k0, 0);
+KR_LAYOUT_AT(kr_hash_secret, k1, 8);
 
 static __always_inline __u64 kr_rotl64(__u64 x, int b)
 {

@@ -80,3 +80,24 @@ teardown() {
 	run git grep -nE 'DESIGN\.md|\.\./shared|/work/' -- . ':!tests/bats/layout.bats'
 	assert_failure 1
 }
+
+# Only the command-line layer prints: the library archives call no stdio output function and
+# name no stdout/stderr (their diagnostics go through log.h's handler, which user/cli/output.c
+# installs; results are returned).  Checked on the built objects: a printf the compiler turned
+# into puts or fwrite counts, a comment does not.
+PRINTERS='printf|fprintf|vprintf|vfprintf|dprintf|vdprintf|puts|fputs|putchar|putc|fputc|perror|fwrite|putchar_unlocked|fputc_unlocked|fputs_unlocked|fwrite_unlocked|__printf_chk|__fprintf_chk|__vprintf_chk|__vfprintf_chk|__dprintf_chk|stdout|stderr'
+
+@test "only user/cli prints: libkrcore.a and libkrkernel.a call no printf/fprintf/puts/fputs/putchar/perror/vprintf" {
+	for lib in libkrcore.a libkrkernel.a; do
+		[ -f "$OUT/$lib" ] || fail "no $OUT/$lib (run make)"
+		run -0 nm -A -u "$OUT/$lib"
+		[ "${#lines[@]}" -gt 10 ] || fail "nm listed nothing for $lib"
+		run -1 grep -E " U ($PRINTERS)\$" <<< "$output"
+	done
+}
+
+@test "the check sees a printing call (it would fail on one)" {
+	# the command library prints, so the same check finds its calls
+	run -0 nm -A -u "$OUT/libkrcli.a"
+	run -0 grep -E " U ($PRINTERS)\$" <<< "$output"
+}

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "publish.h"
 #include "../bpf/pktbuild.h"
 #include "../bpf/ring_fixture.h"

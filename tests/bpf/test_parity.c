@@ -17,7 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tap.h"
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "kr_parse.h"
 #include "pktbuild.h"
 #include "pktref.h"

@@ -27,7 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tap.h"
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "publish.h"
 #include "ring_fixture.h"
 #include "keyrouter.skel.h"

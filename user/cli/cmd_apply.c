@@ -5,7 +5,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
-#include "ops_apply.h"
+#include "apply_out.h"
 
 static void usage(FILE *f)
 {
@@ -39,7 +39,7 @@ static int cmd_apply(int argc, char **argv)
 	};
 	const char *config = NULL, *instance = NULL, *pin_dir = NULL;
 	struct kr_ops_apply_opts o = {};
-	char cfg_inst[KR_OPS_NAME_MAX];
+	struct kr_config *cfg;
 	struct kr_inst in;
 	int c, err;
 
@@ -59,15 +59,19 @@ static int cmd_apply(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (kr_ops_apply_check(config, cfg_inst, sizeof(cfg_inst)))
+	cfg = kr_cli_config_load(config);
+	if (!cfg)
 		return 1;
-	if (!instance && !pin_dir && cfg_inst[0])
-		instance = cfg_inst;
-	if (kr_ops_inst_open(&in, instance, pin_dir))
+	if (!instance && !pin_dir && cfg->instance)
+		instance = cfg->instance;
+	if (kr_ops_inst_open(&in, instance, pin_dir)) {
+		kr_config_free(cfg);
 		return 1;
-	err = kr_ops_apply(&in, config, &o);
+	}
+	err = kr_cli_apply(&in, config, cfg, &o);
 	kr_ops_inst_close(&in);
-	return err ? 1 : 0;
+	kr_config_free(cfg);
+	return err;
 }
 KR_COMMAND(apply, "apply", "make the data plane route as a config says (idempotent)",
 	   cmd_apply);

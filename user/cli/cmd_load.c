@@ -12,7 +12,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
-#include "ops_apply.h"
+#include "apply_out.h"
 #include "ops_attach.h"
 
 static void load_usage(FILE *f)
@@ -143,7 +143,10 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	struct kr_ops_meta meta = {};
 	struct kr_ops_attach att = {};
 	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
-	char other[KR_OPS_NAME_MAX], cfg_inst[KR_OPS_NAME_MAX];
+	struct kr_ops_apply_opts apply_opts = {};
+	struct kr_err perr = {};
+	char other[KR_OPS_NAME_MAX];
+	struct kr_config *cfg;
 	__u32 key = 0;
 	int err, attached = 0;
 
@@ -162,14 +165,23 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 			"'keyrouter unload %s' first\n", ifname, other, ifname);
 		return 1;
 	}
-	err = kr_ops_apply_check(config, cfg_inst, sizeof(cfg_inst));
-	if (err)
+	cfg = kr_cli_config_load(config);
+	if (!cfg)
 		return 1;
+	if (kr_ops_apply_precheck(cfg, &perr)) {
+		pr_warn("keyrouter: %s\n", perr.msg);
+		pr_warn("keyrouter: load on '%s' failed; nothing was left attached or pinned\n",
+			ifname);
+		kr_config_free(cfg);
+		return 1;
+	}
 	if (!instance)
-		instance = cfg_inst[0] ? cfg_inst : KR_OPS_DEFAULT_INSTANCE;
+		instance = cfg->instance ? cfg->instance : KR_OPS_DEFAULT_INSTANCE;
 	err = prepare_dir(&in, instance, ifname);
-	if (err)
+	if (err) {
+		kr_config_free(cfg);
 		return 1;
+	}
 	meta.mode = mode;
 	meta.netns_ino = kr_ops_netns_ino();
 	snprintf(meta.ifname, sizeof(meta.ifname), "%s", ifname);
@@ -186,13 +198,14 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 		pr_warn("keyrouter: couldn't record the attachment: %s\n", strerror(-err));
 		goto fail;
 	}
-	err = kr_ops_apply(&in, config, NULL);
+	err = kr_cli_apply(&in, config, cfg, &apply_opts);
 	if (err)
 		goto fail;
 	pr_info("keyrouter: loaded on %s (%s mode, program id %u), instance '%s', pins in %s\n",
 		ifname, kr_ops_mode_name(mode), meta.prog_id, in.name, in.dir);
 	kr_ops_attach_close(&att);
 	kr_ops_inst_close(&in);
+	kr_config_free(cfg);
 	return 0;
 fail:
 	if (attached)
@@ -200,6 +213,7 @@ fail:
 	kr_ops_attach_close(&att);
 	kr_ops_inst_remove(&in);
 	kr_ops_inst_close(&in);
+	kr_config_free(cfg);
 	pr_warn("keyrouter: load on '%s' failed; nothing was left attached or pinned\n", ifname);
 	return 1;
 }

@@ -8,7 +8,7 @@
 #include "cmd.h"
 #include "continuum.h"
 #include "image.h"
-#include "kernel_lookup.h"
+#include "lookup_out.h"
 #include "keyform.h"
 #include "log.h"
 #include "ring_opts.h"

@@ -7,7 +7,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
-#include "ops_apply.h"
+#include "apply_out.h"
 #include "ops_kernel.h"
 #include "ops_report.h"
 #include "ring_sm.h"
@@ -156,6 +156,7 @@ out:
 
 static int cmd_stage(int argc, char **argv)
 {
+	struct kr_config *cfg;
 	struct ring_args a;
 	struct kr_inst in;
 	int rc = parse(argc, argv, usages[KR_OPS_STAGE], true, &a);
@@ -167,10 +168,15 @@ static int cmd_stage(int argc, char **argv)
 		fputs(usages[KR_OPS_STAGE], stderr);
 		return 2;
 	}
-	if (kr_ops_apply_check(a.config, NULL, 0) || kr_ops_inst_open(&in, a.instance, a.pin_dir))
+	cfg = kr_cli_config_load(a.config);
+	if (!cfg)
 		return 1;
-	rc = kr_ops_stage(&in, a.config, a.ring) ? 1 : 0;
-	kr_ops_inst_close(&in);
+	rc = 1;
+	if (!kr_ops_inst_open(&in, a.instance, a.pin_dir)) {
+		rc = kr_cli_stage(&in, cfg, a.ring);
+		kr_ops_inst_close(&in);
+	}
+	kr_config_free(cfg);
 	return rc;
 }
 

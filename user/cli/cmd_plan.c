@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "json_out.h"
 #include "log.h"
+#include "plot_svg.h"
 
 static const char plan_help[] =
 	"Usage: keyrouter plan --servers N [--weights LIST | --backends FILE]\n"
@@ -291,43 +292,6 @@ static int shape_build(const struct plan_opts *o, struct shape *s, struct kr_err
 	return 0;
 }
 
-struct measure_ctx {
-	const struct shape *s;
-	double last_ms;
-};
-
-/* kr_an_measure_fn: a real v2 ring built by the engine with point_multiple m. */
-static int measure(void *ctx_, uint64_t m, struct kr_an_measured *out)
-{
-	struct measure_ctx *ctx = ctx_;
-	const struct shape *s = ctx->s;
-	struct kr_ring *r = NULL;
-	struct kr_an_stats st;
-	struct kr_err err;
-	uint64_t *share;
-
-	if (m > UINT32_MAX)
-		return -ERANGE;
-	share = calloc(s->n, sizeof(*share));
-	if (!share)
-		return -ENOMEM;
-	if (kr_ring_build(&r, s->b, s->n, KR_RING_V2, (uint32_t)m, &err)) {
-		pr_warn("keyrouter: plan: point_multiple %llu: %s\n", (unsigned long long)m, err.msg);
-		free(share);
-		return -EINVAL;
-	}
-	kr_an_ring_shares(r, share);
-	kr_an_share_stats(share, s->w, s->n, &st);
-	out->points = r->stats.generated;
-	out->ring_points = r->npoints;
-	out->cv = st.cv;
-	out->max_over_mean = st.max_over_mean;
-	ctx->last_ms = r->stats.build_ns / 1e6;
-	kr_ring_free(r);
-	free(share);
-	return 0;
-}
-
 /* One row of the table. */
 struct row {
 	uint64_t k;
@@ -350,7 +314,7 @@ static int rows_build(const struct plan_opts *o, const struct shape *s,
 {
 	uint64_t ks[64];
 	uint32_t nk = kr_an_plan_ks(ks, 60, o->kmax), nr = 0;
-	struct measure_ctx ctx = { s, 0 };
+	struct kr_an_v2_measure ctx = { .b = s->b, .w = s->w, .n = s->n };
 	struct row *rows;
 
 	if (plan->m_theory)
@@ -377,8 +341,8 @@ static int rows_build(const struct plan_opts *o, const struct shape *s,
 			r->measured = -1;
 		else if (o->no_measure || pts > o->budget)
 			r->measured = 0;
-		else if (measure(&ctx, r->k, &r->meas))
-			r->measured = -1;
+		else if (kr_an_measure_v2(&ctx, r->k, &r->meas))
+			r->measured = -1;	/* ctx.err says why */
 		else
 			r->measured = 1;
 		r->mark = r->k == plan->m_theory ? "<- plan (theory)" :
@@ -386,6 +350,8 @@ static int rows_build(const struct plan_opts *o, const struct shape *s,
 			  r->k == opt_m ? "<- lowest theoretical CV (collisions beyond)" : "";
 		nr++;
 	}
+	if (ctx.err.msg[0])
+		pr_warn("keyrouter: plan: %s\n", ctx.err.msg);
 	*rows_out = rows;
 	*nrows_out = nr;
 	return 0;
@@ -427,134 +393,27 @@ static void print_rows(const struct plan_opts *o, const struct row *rows, uint32
 	       (unsigned long long)o->budget, KR_MAX_POINTS);
 }
 
-/* ---- SVG plot ---------------------------------------------------------------------- */
-
-struct plot_axes {
-	double x0, x1, y0, y1;		/* log10 ranges */
-	double left, top, w, h;
-};
-
-static double px(const struct plot_axes *a, double k)
+/* The plot's view of the table (plot_svg.c draws it). */
+static int plot(const char *file, const struct plan_opts *o, const struct shape *s,
+		const struct row *rows, uint32_t nr, const struct kr_an_plan *plan)
 {
-	return a->left + (log10(k) - a->x0) / (a->x1 - a->x0) * a->w;
-}
+	struct kr_plot_point *pts = calloc(nr ? nr : 1, sizeof(*pts));
+	struct kr_plot p = { .desc = s->desc, .wsum = s->wsum, .w = s->w, .rank = s->rank,
+			     .n = s->n, .kmax = o->kmax, .pts = pts, .npts = nr,
+			     .target_cv = o->target == KR_AN_TARGET_CV ? o->value : 0,
+			     .plan_k = plan->m_theory };
+	int rc;
 
-static double py(const struct plot_axes *a, double cv)
-{
-	return a->top + (a->y1 - log10(cv)) / (a->y1 - a->y0) * a->h;
-}
-
-static void plot_grid(FILE *f, const struct plot_axes *a)
-{
-	for (int e = (int)floor(a->x0); e <= (int)ceil(a->x1); e++) {
-		double x = px(a, pow(10, e));
-
-		if (e < a->x0 - 1e-9 || e > a->x1 + 1e-9)
-			continue;
-		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#ddd'/>\n", x,
-			a->top, x, a->top + a->h);
-		fprintf(f, "<text x='%.1f' y='%.1f' text-anchor='middle'>%g</text>\n", x,
-			a->top + a->h + 18, pow(10, e));
-	}
-	for (int e = (int)floor(a->y0); e <= (int)ceil(a->y1); e++) {
-		double y;
-
-		if (e < a->y0 - 1e-9 || e > a->y1 + 1e-9)
-			continue;
-		y = py(a, pow(10, e));
-		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#ddd'/>\n",
-			a->left, y, a->left + a->w, y);
-		fprintf(f, "<text x='%.1f' y='%.1f' text-anchor='end'>%g%%</text>\n", a->left - 6,
-			y + 4, 100 * pow(10, e));
-	}
-	fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='none' "
-		"stroke='#333'/>\n", a->left, a->top, a->w, a->h);
-}
-
-static void plot_curve(FILE *f, const struct plot_axes *a, const struct shape *s, uint32_t kmax,
-		       int total, const char *color, const char *dash)
-{
-	int first = 1;
-
-	fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2' %s points='", color, dash);
-	for (double l = 0; l <= log10(kmax) + 1e-9; l += 0.02) {
-		struct kr_an_theory t;
-		uint64_t k = (uint64_t)llround(pow(10, l));
-		double v;
-
-		if (kr_an_theory(s->w, s->rank, s->n, k, 0, &t))
-			break;
-		v = total ? t.cv_total : t.cv;
-		if (v <= 0 || log10(v) < a->y0 || log10(v) > a->y1)
-			continue;
-		fprintf(f, "%s%.1f,%.1f", first ? "" : " ", px(a, (double)k), py(a, v));
-		first = 0;
-	}
-	fprintf(f, "'/>\n");
-}
-
-static int plot_svg(const char *file, const struct plan_opts *o, const struct shape *s,
-		    const struct row *rows, uint32_t nr, const struct kr_an_plan *plan)
-{
-	struct plot_axes a = { 0, log10(o->kmax), 0, 0, 80, 56, 640, 400 };
-	double lo = INFINITY, hi = 0;
-	FILE *f;
-
-	for (uint32_t i = 0; i < nr; i++) {
-		lo = fmin(lo, fmin(rows[i].th.cv_total, rows[i].th.cv));
-		hi = fmax(hi, rows[i].th.cv_total);
-		if (rows[i].measured == 1 && rows[i].meas.cv > 0) {
-			lo = fmin(lo, rows[i].meas.cv);
-			hi = fmax(hi, rows[i].meas.cv);
-		}
-	}
-	if (o->target == KR_AN_TARGET_CV)
-		lo = fmin(lo, o->value);
-	if (!(lo > 0) || !(hi > 0))
+	if (!pts)
 		return -1;
-	a.y0 = floor(log10(lo));
-	a.y1 = ceil(log10(hi));
-	if (a.y1 <= a.y0)
-		a.y1 = a.y0 + 1;
-	f = fopen(file, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "<?xml version='1.0' encoding='UTF-8'?>\n"
-		"<svg xmlns='http://www.w3.org/2000/svg' width='800' height='540' "
-		"font-family='sans-serif' font-size='12'>\n"
-		"<rect width='800' height='540' fill='white'/>\n"
-		"<text x='400' y='22' text-anchor='middle' font-size='15'>Load imbalance (CV of "
-		"share / weight share) against points per weight unit</text>\n"
-		"<text x='400' y='40' text-anchor='middle' fill='#555'>%s, total weight %llu</text>\n"
-		"<text transform='translate(22,%.1f) rotate(-90)' text-anchor='middle'>CV</text>\n",
-		s->desc, (unsigned long long)s->wsum, a.top + a.h / 2);
-	plot_grid(f, &a);
-	plot_curve(f, &a, s, o->kmax, 0, "#1f77b4", "");
-	plot_curve(f, &a, s, o->kmax, 1, "#d62728", "stroke-dasharray='6,4'");
 	for (uint32_t i = 0; i < nr; i++)
-		if (rows[i].measured == 1 && rows[i].meas.cv > 0)
-			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='#2ca02c'/>\n",
-				px(&a, (double)rows[i].k), py(&a, rows[i].meas.cv));
-	if (o->target == KR_AN_TARGET_CV && log10(o->value) >= a.y0)
-		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#999' "
-			"stroke-dasharray='2,3'/>\n", a.left, py(&a, o->value), a.left + a.w,
-			py(&a, o->value));
-	if (plan->m_theory && plan->m_theory <= o->kmax)
-		fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#999' "
-			"stroke-dasharray='2,3'/>\n<text x='%.1f' y='%.1f'>plan: %llu</text>\n",
-			px(&a, (double)plan->m_theory), a.top, px(&a, (double)plan->m_theory),
-			a.top + a.h, px(&a, (double)plan->m_theory) + 4, a.top + 14,
-			(unsigned long long)plan->m_theory);
-	fprintf(f, "<text x='%.1f' y='%.1f' text-anchor='middle'>k = points per weight unit "
-		"(point_multiple)</text>\n", a.left + a.w / 2, a.top + a.h + 40);
-	fprintf(f, "<g transform='translate(%.1f,%.1f)'>\n"
-		"<line x1='0' y1='0' x2='24' y2='0' stroke='#1f77b4' stroke-width='2'/>"
-		"<text x='30' y='4'>theory: random placement</text>\n"
-		"<line x1='0' y1='18' x2='24' y2='18' stroke='#d62728' stroke-width='2' "
-		"stroke-dasharray='6,4'/><text x='30' y='22'>theory with 32-bit collisions</text>\n"
-		"<circle cx='12' cy='36' r='4' fill='#2ca02c'/><text x='30' y='40'>measured on a "
-		"built ring</text>\n</g>\n</svg>\n", a.left + a.w - 250, a.top + 16);
-	return fclose(f);
+		pts[i] = (struct kr_plot_point){ .k = rows[i].k, .cv = rows[i].th.cv,
+						 .cv_total = rows[i].th.cv_total,
+						 .measured = rows[i].measured == 1,
+						 .cv_measured = rows[i].meas.cv };
+	rc = kr_plot_svg(file, &p);
+	free(pts);
+	return rc;
 }
 
 /* ---- output ------------------------------------------------------------------------ */
@@ -698,7 +557,7 @@ static int cmd_plan(int argc, char **argv)
 {
 	struct plan_opts o = { 0 };
 	struct shape s = { 0 };
-	struct measure_ctx ctx = { &s, 0 };
+	struct kr_an_v2_measure ctx = { 0 };
 	struct kr_an_plan plan;
 	struct kr_an_plan_req req;
 	struct row *rows = NULL;
@@ -716,13 +575,16 @@ static int cmd_plan(int argc, char **argv)
 		pr_warn("keyrouter: plan: %s\n", err.msg);
 		goto out;
 	}
+	ctx = (struct kr_an_v2_measure){ .b = s.b, .w = s.w, .n = s.n };
 	req = (struct kr_an_plan_req){
 		.weight = s.w, .rank = s.rank, .n = s.n, .target = o.target, .value = o.value,
-		.measure = o.no_measure ? NULL : measure, .ctx = &ctx,
+		.measure = o.no_measure ? NULL : kr_an_measure_v2, .ctx = &ctx,
 		.point_budget = o.budget, .max_confirm_steps = 30,
 	};
 	e = kr_an_plan(&req, &plan);
 	if (e && e != -EDOM) {
+		if (ctx.err.msg[0])
+			pr_warn("keyrouter: plan: %s\n", ctx.err.msg);
 		pr_warn("keyrouter: plan: %s\n", e == -EINVAL ? "bad input (no weight > 0?)" :
 			"building a ring to confirm the plan failed");
 		goto out;
@@ -745,7 +607,7 @@ static int cmd_plan(int argc, char **argv)
 		ret = 0;
 	}
 	if (o.plot) {
-		if (plot_svg(o.plot, &o, &s, rows, nr, &plan)) {
+		if (plot(o.plot, &o, &s, rows, nr, &plan)) {
 			pr_warn("keyrouter: plan: couldn't write the plot '%s': %m\n", o.plot);
 			ret = 1;
 		} else if (!o.json) {

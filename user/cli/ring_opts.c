@@ -4,23 +4,7 @@
 #include "backends_file.h"
 #include "config.h"
 #include "ring_opts.h"
-
-static int parse_u32(const char *s, uint32_t *v)
-{
-	uint64_t x = 0;
-
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		x = x * 10 + (uint64_t)(*s - '0');
-		if (x > UINT32_MAX)
-			return -1;
-	}
-	*v = (uint32_t)x;
-	return 0;
-}
+#include "util.h"
 
 int kr_ring_opt(struct kr_ring_opts *o, int opt, const char *arg, struct kr_err *err)
 {
@@ -37,7 +21,7 @@ int kr_ring_opt(struct kr_ring_opts *o, int opt, const char *arg, struct kr_err 
 			return kr_errf(err, "bad --version '%s': expected v1 or v2", arg);
 		return 1;
 	case KR_OPT_POINT_MULTIPLE:
-		if (parse_u32(arg, &o->pm) || o->pm == 0)
+		if (kr_parse_u32(arg, 1, &o->pm))
 			return kr_errf(err, "bad --point-multiple '%s': expected an integer "
 				       "1..4294967295", arg);
 		o->pm_given = 1;

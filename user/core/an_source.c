@@ -10,6 +10,7 @@
 #include "backends_file.h"
 #include "config.h"
 #include "image.h"
+#include "util.h"
 
 int kr_an_parse_version(const char *opt, const char *arg, uint32_t *version, struct kr_err *err)
 {
@@ -25,17 +26,8 @@ int kr_an_parse_version(const char *opt, const char *arg, uint32_t *version, str
 int kr_an_parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t *v,
 		    struct kr_err *err)
 {
-	unsigned long long x;
-	char *end;
-
-	if (!arg[0] || arg[0] == '-' || arg[0] == '+')
-		goto bad;
-	x = strtoull(arg, &end, 10);
-	if (*end || x < min || x > UINT32_MAX)
-		goto bad;
-	*v = (uint32_t)x;
-	return 0;
-bad:
+	if (!kr_parse_u32(arg, min, v))
+		return 0;
 	return kr_errf(err, "bad %s '%s': expected an integer %u..%u", opt, arg, min, UINT32_MAX);
 }
 
@@ -67,23 +59,10 @@ int kr_an_src_check(const struct kr_an_src *s, const char *side, struct kr_err *
 	return 0;
 }
 
-struct rank_ent {
-	const struct kr_sockaddr *a;
-	uint32_t idx;
-};
-
-static int rank_cmp(const void *x, const void *y)
-{
-	const struct rank_ent *a = x, *b = y;
-	int c = kr_sockaddr_cmp(a->a, b->a);
-
-	return c ? c : (a->idx < b->idx ? -1 : a->idx > b->idx);
-}
-
 uint32_t *kr_an_tie_rank(const struct kr_backend_spec *b, uint32_t n, uint32_t version)
 {
 	uint32_t *rank = malloc((n ? n : 1) * sizeof(*rank));
-	struct rank_ent *e = NULL;
+	uint32_t *order;
 
 	if (!rank)
 		return NULL;
@@ -91,30 +70,45 @@ uint32_t *kr_an_tie_rank(const struct kr_backend_spec *b, uint32_t n, uint32_t v
 		rank[i] = i;
 	if (version == KR_RING_V1)
 		return rank;
-	e = malloc((n ? n : 1) * sizeof(*e));
-	if (!e) {
+	order = malloc((n ? n : 1) * sizeof(*order));
+	if (!order) {
 		free(rank);
 		return NULL;
 	}
+	kr_ring_tie_order(b, n, order);	/* the engine's own v2 tie order */
 	for (uint32_t i = 0; i < n; i++)
-		e[i] = (struct rank_ent){ &b[i].addr, i };
-	qsort(e, n, sizeof(*e), rank_cmp);
-	for (uint32_t i = 0; i < n; i++)
-		rank[e[i].idx] = i;
-	free(e);
+		rank[order[i]] = i;
+	free(order);
 	return rank;
 }
 
-void kr_an_ring_shares(const struct kr_ring *r, uint64_t *share)
+int kr_an_measure_v2(void *ctx_, uint64_t m, struct kr_an_measured *out)
 {
-	uint32_t n = r->npoints;
+	struct kr_an_v2_measure *ctx = ctx_;
+	struct kr_ring *r = NULL;
+	struct kr_an_stats st;
+	uint64_t *share;
 
-	memset(share, 0, r->nbackends * sizeof(*share));
-	if (!n)
-		return;
-	share[r->backend[0]] += (uint64_t)r->hash[0] + 1 + (KR_AN_SPACE - 1 - r->hash[n - 1]);
-	for (uint32_t j = 1; j < n; j++)
-		share[r->backend[j]] += (uint64_t)(r->hash[j] - r->hash[j - 1]);
+	if (m > UINT32_MAX)
+		return -ERANGE;
+	share = calloc(ctx->n ? ctx->n : 1, sizeof(*share));
+	if (!share)
+		return -ENOMEM;
+	if (kr_ring_build(&r, ctx->b, ctx->n, KR_RING_V2, (uint32_t)m, &ctx->err)) {
+		kr_err_prefix(&ctx->err, "point_multiple %llu", (unsigned long long)m);
+		free(share);
+		return -EINVAL;
+	}
+	kr_an_ring_shares(r, share);
+	kr_an_share_stats(share, ctx->w, ctx->n, &st);
+	out->points = r->stats.generated;
+	out->ring_points = r->npoints;
+	out->cv = st.cv;
+	out->max_over_mean = st.max_over_mean;
+	ctx->last_ms = r->stats.build_ns / 1e6;
+	kr_ring_free(r);
+	free(share);
+	return 0;
 }
 
 /* Ring `name` of a config (or its only ring), as backend specs. */

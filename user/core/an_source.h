@@ -10,6 +10,7 @@
 #define KR_AN_SOURCE_H
 
 #include <stdint.h>
+#include "analytics.h"
 #include "continuum.h"
 #include "err.h"
 
@@ -52,5 +53,17 @@ uint32_t *kr_an_tie_rank(const struct kr_backend_spec *b, uint32_t n, uint32_t v
 
 /* Shares of a ring (kr_an_shares on the engine's arrays): share[nbackends]. */
 void kr_an_ring_shares(const struct kr_ring *r, uint64_t *share);
+
+/* Ring measurement for kr_an_plan (its kr_an_measure_fn, ctx = struct kr_an_v2_measure):
+ * builds the v2 ring of b[0..n) with point_multiple m and measures the shares against the
+ * weights w: CV and max/mean, generated and kept points.  0 or -errno (err says why). */
+struct kr_an_v2_measure {
+	const struct kr_backend_spec *b;
+	const uint32_t *w;
+	uint32_t n;
+	double last_ms;			/* build time of the last ring */
+	struct kr_err err;
+};
+int kr_an_measure_v2(void *ctx, uint64_t m, struct kr_an_measured *out);
 
 #endif

@@ -7,6 +7,8 @@
 #include <string.h>
 #include "kr_image_kern_user.h"
 #include "analytics.h"
+#include "an_source.h"
+#include "continuum.h"
 
 int kr_an_ring_alloc(struct kr_an_ring *r, uint32_t npoints, uint32_t nowners)
 {
@@ -355,17 +357,27 @@ out:
 
 /* ---- measurement ------------------------------------------------------------------- */
 
-void kr_an_shares(const struct kr_an_ring *r, uint64_t *share)
+/* The one share computation: point j (owner o32[j], or o16[j] for the engine's rings) owns
+ * (hash[j-1], hash[j]]; point 0 owns [0, hash[0]] and the wrap-around (hash[n-1], 2^32). */
+static void shares(const uint32_t *hash, uint32_t n, const uint32_t *o32, const uint16_t *o16,
+		   uint32_t nowners, uint64_t *share)
 {
-	uint32_t n = r->npoints;
-
-	memset(share, 0, r->nowners * sizeof(*share));
+	memset(share, 0, nowners * sizeof(*share));
 	if (!n)
 		return;
-	/* point 0 owns [0, hash[0]] and the wrap-around (hash[n-1], 2^32) */
-	share[r->owner[0]] += (uint64_t)r->hash[0] + 1 + (KR_AN_SPACE - 1 - r->hash[n - 1]);
+	share[o32 ? o32[0] : o16[0]] += (uint64_t)hash[0] + 1 + (KR_AN_SPACE - 1 - hash[n - 1]);
 	for (uint32_t j = 1; j < n; j++)
-		share[r->owner[j]] += (uint64_t)(r->hash[j] - r->hash[j - 1]);
+		share[o32 ? o32[j] : o16[j]] += (uint64_t)(hash[j] - hash[j - 1]);
+}
+
+void kr_an_shares(const struct kr_an_ring *r, uint64_t *share)
+{
+	shares(r->hash, r->npoints, r->owner, NULL, r->nowners, share);
+}
+
+void kr_an_ring_shares(const struct kr_ring *r, uint64_t *share)
+{
+	shares(r->hash, r->npoints, NULL, r->backend, r->nbackends, share);
 }
 
 int kr_an_share_stats(const uint64_t *share, const uint32_t *weight, uint32_t n,

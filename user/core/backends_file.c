@@ -4,29 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backends_file.h"
+#include "util.h"
 
 struct bf {
 	struct kr_backend_spec *b;
 	uint32_t *line;		/* line number of each backend */
 	uint32_t n, cap;
 };
-
-static int parse_weight(const char *s, uint32_t *w)
-{
-	uint64_t v = 0;
-
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > UINT32_MAX)
-			return -1;
-	}
-	*w = (uint32_t)v;
-	return 0;
-}
 
 static int bf_push(struct bf *bf, const struct kr_backend_spec *s, uint32_t line)
 {
@@ -66,7 +50,7 @@ static int parse_line(char *ln, struct kr_backend_spec *s, struct kr_err *err)
 			       "got %d field%s", nf, nf == 1 ? "" : "s or more");
 	if (kr_sockaddr_parse(f[0], &s->addr, err))
 		return -1;
-	if (parse_weight(f[1], &s->weight))
+	if (kr_parse_u32(f[1], 0, &s->weight))
 		return kr_errf(err, "bad weight '%s' for %s: expected an integer 0..4294967295",
 			       f[1], f[0]);
 	return 0;

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "keyform.h"
 #include "addr.h"
 #include "continuum.h"
@@ -34,7 +34,7 @@
 #define KR_CFG_IFNAMSIZ		16
 
 /* enum kr_fwd_mode (KR_FWD_L2, KR_FWD_IPIP) and enum kr_policy (KR_POLICY_PASS, _DROP)
- * are the data path's, in keyrouter_kern_user.h. */
+ * are the data path's, in kr_datapath_kern_user.h. */
 
 struct kr_cfg_backend {
 	struct kr_sockaddr addr;	/* ip + port (engine's parser, user/core/addr.h) */

@@ -13,6 +13,7 @@
 #include <zlib.h>
 #include "continuum.h"
 #include "crc32.h"
+#include "util.h"
 
 /* Radix digits: RADIX_PASSES passes of RADIX_BITS over the 32-bit hash.  Byte digits:
  * small histograms, fewest write streams; measured faster here than 3 x 11 or 2 x 16. */
@@ -70,13 +71,6 @@ static void *acct_realloc(struct acct *a, void *p, size_t old, size_t n)
 	return q;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);	/* one thread: its CPU time */
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 uint32_t kr_key_hash(const void *key, size_t len)
 {
@@ -164,16 +158,21 @@ static int by_addr_then_index(const void *x, const void *y)
 	return c ? c : (a > b) - (a < b);
 }
 
+void kr_ring_tie_order(const struct kr_backend_spec *b, uint32_t n, uint32_t *order)
+{
+	for (uint32_t i = 0; i < n; i++)
+		order[i] = i;
+	sort_base = b;
+	qsort(order, n, sizeof(*order), by_addr_then_index);	/* n backends, not points */
+}
+
 /* order[] = backend indices sorted by address (v2 tie order); duplicates are an error. */
 static int address_order(const struct kr_backend_spec *b, uint32_t n, uint32_t *order,
 			 struct kr_err *err)
 {
 	char s[KR_SOCKADDR_STRLEN];
 
-	for (uint32_t i = 0; i < n; i++)
-		order[i] = i;
-	sort_base = b;
-	qsort(order, n, sizeof(*order), by_addr_then_index);	/* n backends, not points */
+	kr_ring_tie_order(b, n, order);
 	for (uint32_t i = 1; i < n; i++) {
 		if (kr_sockaddr_cmp(&b[order[i - 1]].addr, &b[order[i]].addr) == 0) {
 			kr_sockaddr_format(&b[order[i]].addr, s);
@@ -369,12 +368,12 @@ static int build_small(struct kr_ring *r, struct work *w, const struct kr_backen
 	if (alloc_buf(w, 0, w->total, a, err) || alloc_buf(w, 1, w->total, a, err) ||
 	    alloc_cnt(w, a, err))
 		return -1;
-	t1 = now_ns();
+	t1 = kr_cpu_ns();
 	generate(w, b, order, n, pm);
-	r->stats.gen_ns = now_ns() - t1;
-	t1 = now_ns();
+	r->stats.gen_ns = kr_cpu_ns() - t1;
+	t1 = kr_cpu_ns();
 	s = sort_lsd(w);
-	r->stats.sort_ns = now_ns() - t1;
+	r->stats.sort_ns = kr_cpu_ns() - t1;
 	return s;
 }
 
@@ -595,7 +594,7 @@ static int build_large(struct kr_ring *r, struct work *w, const struct kr_backen
 	uint32_t start[RADIX_SIZE + 1], pos[RADIX_SIZE] = { 0 }, maxb = 0, (*c)[BIG_SIZE];
 	uint32_t (*rows)[RADIX_SIZE] = NULL;
 	size_t rows_bytes = (size_t)n * sizeof(*rows);
-	uint64_t t1 = now_ns();
+	uint64_t t1 = kr_cpu_ns();
 	int ret = -1;
 
 	c = acct_alloc(a, 2 * sizeof(*c));
@@ -627,11 +626,11 @@ static int build_large(struct kr_ring *r, struct work *w, const struct kr_backen
 		lanes_run(w, b, order, n, pm, rows, 1);
 	else
 		generate_scattered(w, b, order, n, pm, pos);
-	r->stats.gen_ns = now_ns() - t1;
-	t1 = now_ns();
+	r->stats.gen_ns = kr_cpu_ns() - t1;
+	t1 = kr_cpu_ns();
 	for (uint32_t k = 0; k < RADIX_SIZE; k++)
 		sort_bucket(w, start[k], start[k + 1], c);
-	r->stats.sort_ns = now_ns() - t1;
+	r->stats.sort_ns = kr_cpu_ns() - t1;
 	ret = 0;
 out:
 	acct_free(a, rows, rows_bytes);
@@ -642,12 +641,12 @@ out:
 /* Frees the other buffer, dedups buffer s and hands it over to the ring (shrunk). */
 static int keep(struct kr_ring *r, struct work *w, int s, struct acct *a, struct kr_err *err)
 {
-	uint64_t t1 = now_ns();
+	uint64_t t1 = kr_cpu_ns();
 
 	free_buf(w, 1 - s, a);
 	if (dedup(r, w, s, a, err))
 		return -1;
-	r->stats.dedup_ns = now_ns() - t1;
+	r->stats.dedup_ns = kr_cpu_ns() - t1;
 	r->hash = acct_realloc(a, w->h[s], w->cap[s] * sizeof(uint32_t),
 			       (size_t)r->npoints * sizeof(uint32_t));
 	w->h[s] = NULL;
@@ -664,7 +663,7 @@ int kr_ring_build(struct kr_ring **out, const struct kr_backend_spec *b, uint32_
 	struct acct a = { 0 };
 	struct kr_ring *r = NULL;
 	uint32_t *order = NULL;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = kr_cpu_ns();
 	int ret = -1, s;
 
 	*out = NULL;
@@ -693,7 +692,7 @@ int kr_ring_build(struct kr_ring **out, const struct kr_backend_spec *b, uint32_
 	if (s < 0 || keep(r, &w, s, &a, err))
 		goto cleanup;
 	r->stats.peak_bytes = a.peak;
-	r->stats.build_ns = now_ns() - t0;
+	r->stats.build_ns = kr_cpu_ns() - t0;
 	*out = r;
 	r = NULL;
 	ret = 0;

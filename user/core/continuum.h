@@ -82,6 +82,11 @@ int kr_ring_build(struct kr_ring **out, const struct kr_backend_spec *b, uint32_
 		  uint32_t version, uint32_t pm, struct kr_err *err);
 void kr_ring_free(struct kr_ring *r);
 
+/* The v2 tie order: order[0..n) = backend indices sorted by socket address, equal addresses
+ * by index (a point of an earlier backend in this order wins an equal hash).  v1 breaks
+ * ties by index; the analytics' tie ranks come from here too (kr_an_tie_rank). */
+void kr_ring_tie_order(const struct kr_backend_spec *b, uint32_t n, uint32_t *order);
+
 /* "v1" / "v2 point_multiple=16" */
 const char *kr_ring_describe(const struct kr_ring *r, char *buf, size_t len);
 

@@ -5,14 +5,8 @@
 #include <string.h>
 #include <time.h>
 #include "image.h"
+#include "util.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);	/* one thread: its CPU time */
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint32_t chunks_for(uint64_t entries, uint32_t per_chunk)
 {
@@ -75,7 +69,7 @@ static void fill_backends(struct kr_image *img, const struct kr_ring *r, const u
 int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_t *backend_ids,
 		    struct kr_err *err)
 {
-	uint64_t t0 = now_ns(), n = (uint64_t)r->npoints + r->ndups;
+	uint64_t t0 = kr_cpu_ns(), n = (uint64_t)r->npoints + r->ndups;
 	struct kr_image_hdr h = { 0 };
 	uint32_t idx_chunks, bt_chunks, pt_chunks;
 
@@ -117,7 +111,7 @@ int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_
 	fill_points(img, r);
 	fill_index(img);
 	fill_backends(img, r, backend_ids);
-	img->encode_ns = now_ns() - t0;
+	img->encode_ns = kr_cpu_ns() - t0;
 	return 0;
 }
 

@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 
 #define KR_QUIC_MAX_CID		20	/* RFC 9000: connection IDs are 0..20 bytes (0: no key) */
 #define KR_DNS_MAX_LABEL	63
@@ -32,7 +32,7 @@
 #define KR_PAYLOAD_MAX		65507	/* largest UDP payload over IPv4 */
 
 /* enum kr_key_type (KR_KEY_TUPLE .. KR_KEY_QUIC) and KR_MAX_PAYLOAD_OFFSET are the data
- * path's, in keyrouter_kern_user.h (the kr_service map value). */
+ * path's, in kr_datapath_kern_user.h (the kr_service map value). */
 #define KR_KEY_NONE ((enum kr_key_type)0)	/* no extractor (hex keys) */
 
 /* A key extractor and its parameters (one per service). */

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 
 struct kr_ref_out {
 	int parse_rc;		/* enum kr_parse_rc (kr_parse.h) */

@@ -16,6 +16,8 @@
 
 /* Names of rings, units and instances (the tool's pinned maps hold them too). */
 #define KR_OPS_NAME_MAX		64
+/* kr_ops_rings flags of a ring id */
+#define KR_OPS_RING_DEDICATED	1u	/* made automatically for a small subset */
 
 struct kr_ops_unit {
 	char name[KR_OPS_NAME_MAX];

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `lookup --via-kernel`: keys through the data path program (see kernel_lookup.h). */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -10,7 +9,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "kernel_lookup.h"
 #include "publish.h"
 #include "keyrouter.skel.h"
@@ -161,51 +160,28 @@ int kr_klookup_key(struct kr_klookup *kl, const uint8_t *key, size_t len,
 	return 0;
 }
 
-static const char *kl_status_name(uint32_t st)
+int kr_klookup_answer(struct kr_klookup *kl, const struct kr_image *img, const uint8_t *key,
+		      size_t len, struct kr_kanswer *a, struct kr_err *err)
 {
-	switch (st) {
-	case KR_KEY_TOO_LONG:
-		return "key longer than 255 bytes: outside the kernel's range";
-	case KR_KEY_NOT_FOUND:
-		return "no key in the packet";
-	default:
-		return "bad service";
-	}
-}
+	uint32_t ii, hh, be;
 
-static const char *kl_verdict_name(uint32_t v)
-{
-	return v == 1 ? "drop" : v == 2 ? "pass" : v == 3 ? "tx" : v == 4 ? "redirect" : "aborted";
-}
-
-int kr_klookup_print(struct kr_klookup *kl, const struct kr_image *img, const uint8_t *key,
-		     size_t len, struct kr_err *err)
-{
-	uint32_t ii, hh, be, w[3];
-	struct kr_kresult r;
-
-	if (kr_klookup_key(kl, key, len, &r, err))
+	memset(a, 0, sizeof(*a));
+	if (kr_klookup_key(kl, key, len, &a->r, err))
 		return -1;
-	fputs(len ? "" : "-", stdout);
-	for (size_t i = 0; i < len; i++)
-		printf("%02x", key[i]);
-	if (r.status != KR_KEY_OK) {
-		printf(" %08x policy %s (%s)\n", kr_key_hash(key, len), kl_verdict_name(r.verdict),
-		       kl_status_name(r.status));
+	a->key_hash = kr_key_hash(key, len);
+	if (a->r.status != KR_KEY_OK)
 		return 0;
-	}
-	if (r.reason != KR_ROUTE_OK)
+	if (a->r.reason != KR_ROUTE_OK)
 		return kr_errf(err, "the kernel did not route key hash %08x (reason %u)",
-			       r.key_hash, r.reason);
-	ii = r.image_index;
+			       a->r.key_hash, a->r.reason);
+	ii = a->r.image_index;
 	for (int k = 0; k < 3; k++) {
 		ii = kr_image_next_ring_point(img, ii);
 		if (kr_image_point(img, ii, &hh, &be))
 			return kr_errf(err, "image point %u out of range", ii);
-		w[k] = be;
+		a->next[k] = be;
 	}
-	printf(" %08x %u %u %u %u %u\n", r.key_hash, kr_image_ring_index(img, r.image_index),
-	       r.backend_id, w[0], w[1], w[2]);
+	a->ring_index = kr_image_ring_index(img, a->r.image_index);
 	return 0;
 }
 

@@ -32,12 +32,21 @@ int kr_klookup_open(struct kr_klookup **out, const struct kr_image *img, uint32_
 /* One key through the program. 0, or -1 with err set (the run itself failed). */
 int kr_klookup_key(struct kr_klookup *kl, const uint8_t *key, size_t len,
 		   struct kr_kresult *res, struct kr_err *err);
-/* One output line, the format of `lookup` (key crc ring_index backend b1 b2 b3): ring
- * index, backend and crc from the kernel; b1..b3 are the image's points after the
- * kernel's point.  A key the program does not route (longer than 255 bytes: the service's
- * policy) is printed as "<key> <crc> policy <what the program did>".  0 or -1 (err). */
-int kr_klookup_print(struct kr_klookup *kl, const struct kr_image *img, const uint8_t *key,
-		     size_t len, struct kr_err *err);
+/* What `lookup --via-kernel` shows for one key: the program's result, and the backends of
+ * the image's next three ring points after the program's point (the format of `lookup`:
+ * key crc ring_index backend b1 b2 b3). */
+struct kr_kanswer {
+	struct kr_kresult r;
+	uint32_t key_hash;	/* crc32 of the key computed here (for a key not routed) */
+	uint32_t ring_index;	/* ring index of the program's image point */
+	uint32_t next[3];	/* backends of the next three ring points */
+};
+
+/* One key: 0, or -1 (err): the run failed, or the kernel routed nothing for a key it
+ * extracted.  A key the program does not route by policy (longer than 255 bytes) is an
+ * answer: a->r.status != KR_KEY_OK and a->r.verdict says what the program did. */
+int kr_klookup_answer(struct kr_klookup *kl, const struct kr_image *img, const uint8_t *key,
+		      size_t len, struct kr_kanswer *a, struct kr_err *err);
 void kr_klookup_close(struct kr_klookup *kl);
 
 #endif

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "units.h"
 
 #define KR_OPS_BPFFS		"/sys/fs/bpf"
@@ -46,7 +46,18 @@ struct kr_ops_meta {
 	char ifname[16];
 	char instance[KR_OPS_NAME_MAX];
 };
-_Static_assert(sizeof(struct kr_ops_meta) == 120, "kr_ops_meta layout");
+KR_LAYOUT_SIZE(kr_ops_meta, 120);
+KR_LAYOUT_AT(kr_ops_meta, magic, 0);
+KR_LAYOUT_AT(kr_ops_meta, ifindex, 4);
+KR_LAYOUT_AT(kr_ops_meta, mode, 8);
+KR_LAYOUT_AT(kr_ops_meta, prog_id, 12);
+KR_LAYOUT_AT(kr_ops_meta, tc_handle, 16);
+KR_LAYOUT_AT(kr_ops_meta, tc_priority, 20);
+KR_LAYOUT_AT(kr_ops_meta, tc_made_qdisc, 24);
+KR_LAYOUT_AT(kr_ops_meta, netns_ino, 28);
+KR_LAYOUT_AT(kr_ops_meta, loaded_ns, 32);
+KR_LAYOUT_AT(kr_ops_meta, ifname, 40);
+KR_LAYOUT_AT(kr_ops_meta, instance, 56);
 #define KR_OPS_META_MAGIC	0x4b524f50u	/* "KROP" */
 
 /* kr_ops_rings[id]: the ring's config name; name[0] == 0: id free. */
@@ -56,8 +67,11 @@ struct kr_ops_ring {
 	__u32 pad;
 	__u64 assigned_ns;
 };
-_Static_assert(sizeof(struct kr_ops_ring) == 80, "kr_ops_ring layout");
-#define KR_OPS_RING_DEDICATED	1u	/* made automatically for a small subset */
+KR_LAYOUT_SIZE(kr_ops_ring, 80);
+KR_LAYOUT_AT(kr_ops_ring, name, 0);
+KR_LAYOUT_AT(kr_ops_ring, flags, 64);
+KR_LAYOUT_AT(kr_ops_ring, pad, 68);
+KR_LAYOUT_AT(kr_ops_ring, assigned_ns, 72);
 
 /* An opened instance: the pin directory and the fds of the maps found there. */
 struct kr_inst {
@@ -95,8 +109,8 @@ const char *kr_ops_mode_name(__u32 mode);
 /* ---- ring names (ops_rings.c) ----------------------------------------------------- */
 /* Ring id of NAME, or -ENOENT. */
 int kr_ops_ring_find(const struct kr_inst *in, const char *name);
-/* Ring id of NAME, assigning the lowest free id when it has none (or -errno). */
-int kr_ops_ring_assign(const struct kr_inst *in, const char *name, __u32 flags);
+/* Record NAME (flags KR_OPS_RING_*) as the name of ring id ID (apply's plan chose the id). */
+int kr_ops_ring_set(const struct kr_inst *in, __u32 id, const char *name, __u32 flags);
 int kr_ops_ring_release(const struct kr_inst *in, __u32 id);
 int kr_ops_ring_get(const struct kr_inst *in, __u32 id, struct kr_ops_ring *out);
 

@@ -1,635 +1,476 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* apply: converge the pinned maps of an instance on a configuration (see ops_apply.h). */
+/* apply: read the live state once, plan (user/core/apply_plan.c), execute (see ops_apply.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include "config.h"
-#include "continuum.h"
 #include "image.h"
 #include "log.h"
 #include "ops_apply.h"
-#include "backend_ids.h"
-#include "ops_kernel.h"
 #include "ops_publish.h"
-#include "publish.h"
-#include "units.h"
-#include "ops_services.h"
-#include "ring_sm.h"
+#include "util.h"
 
-int kr_ops_apply_check(const char *config, char *instance, size_t len)
+static int fail(struct kr_err *err, int rc, const char *what)
 {
-	struct kr_config *cfg;
-	char *errs = NULL;
-
-	cfg = kr_config_load(config, &errs);
-	if (!cfg) {
-		fprintf(stderr, "%s", errs ? errs : "keyrouter: invalid configuration\n");
-		free(errs);
-		return -EINVAL;
-	}
-	if (instance && len)
-		snprintf(instance, len, "%s", cfg->instance ? cfg->instance : "");
-	kr_config_free(cfg);
-	return 0;
+	kr_errf(err, "couldn't %s: %s", what, strerror(-rc));
+	return rc;
 }
 
-/* ---- backends ------------------------------------------------------------------- */
+/* ---- the live state, read once ------------------------------------------------------------ */
 
-static void sockaddr_from_backend(const struct kr_backend *b, struct kr_sockaddr *a)
+static int read_rings(const struct kr_inst *in, const struct kr_ops_maps *m, struct kr_live *lv,
+		      struct kr_err *err)
 {
-	memset(a, 0, sizeof(*a));
-	a->family = b->family;
-	a->port = ntohs(b->port);
-	memcpy(a->ip, b->addr, 16);
-}
+	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
+		struct kr_live_ring *lr = &lv->ring[id];
+		struct kr_ops_ring r;
+		int rc = kr_ops_ring_get(in, id, &r);
 
-/* The kr_backends entry a config backend asks for; state from the current entry. */
-static void backend_value(const struct kr_cfg_backend *cb, const struct kr_backend *cur,
-			  bool is_new, struct kr_backend *v)
-{
-	memset(v, 0, sizeof(*v));
-	memcpy(v->addr, cb->addr.ip, 16);
-	v->port = htons(cb->addr.port);
-	v->family = cb->addr.family;
-	if (cb->has_mac)
-		memcpy(v->mac, cb->mac, 6);
-	v->ifindex = kr_ops_backend_ifindex(cb);
-	/* Health is runtime state (`backend set`); the config decides it for a new backend,
-	 * and whenever it says down or drain. */
-	v->state = is_new || cb->state != KR_BACKEND_UP ? cb->state : cur->state;
-	if (v->state > KR_BACKEND_DRAIN)
-		v->state = KR_BACKEND_UP;
-}
+		if (!rc) {
+			snprintf(lr->name, sizeof(lr->name), "%s", r.name);
+			lr->flags = r.flags;
+			rc = kr_ops_ctl_read(m, id, &lr->ctl);
+		}
+		for (__u32 s = 0; s < 2 && !rc; s++) {
+			struct kr_ops_slot sl;
 
-struct apply_ctx {
-	struct kr_inst *in;
-	struct kr_ops_maps m;
-	const struct kr_config *cfg;
-	const struct kr_ops_apply_opts *o;
-	struct kr_ops_apply_result *res;
-	struct kr_ops_idset used;	/* ids referenced at the start + assigned now */
-	struct kr_ops_units units;
-	const char *stage;		/* ring stage: the unit to stage, nothing else */
-};
-
-/* Every id referenced by any published image (both slots of every ring). */
-static int collect_used(struct apply_ctx *c)
-{
-	struct kr_ops_slot s;
-
-	for (__u32 r = 0; r < KR_MAX_RINGS; r++) {
-		for (__u32 slot = 0; slot < 2; slot++) {
-			int err = kr_ops_slot_read(&c->m, r, slot, true, &s);
-
-			if (err)
-				return err;
-			for (__u32 i = 0; s.present && i < s.hdr.nbackends; i++)
-				kr_ops_idset_add(&c->used, s.bt[i]);
-			kr_ops_slot_free(&s);
+			rc = kr_ops_slot_read(m, id, s, true, &sl);
+			if (rc)
+				break;
+			lr->slot[s].present = sl.present;
+			lr->slot[s].hdr = sl.hdr;
+			lr->slot[s].bt = sl.bt;		/* the live state owns it now */
+		}
+		if (rc) {
+			kr_errf(err, "couldn't read ring id %u: %s", id, strerror(-rc));
+			return rc;
 		}
 	}
 	return 0;
 }
 
-/* ids and addresses the ring's published images use now. */
-static int prev_ids(struct apply_ctx *c, __u32 ring_id, struct kr_ops_idmap **out, __u32 *n)
+static int id_cmp(const void *a, const void *b)
 {
-	struct kr_ops_idmap *v = NULL;
-	struct kr_ops_slot s[2];
-	__u32 cnt = 0;
-	int err = 0;
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
 
-	memset(s, 0, sizeof(s));
-	for (int i = 0; i < 2 && !err; i++)
-		err = kr_ops_slot_read(&c->m, ring_id, i, true, &s[i]);
-	if (err)
-		goto out;
-	v = calloc((size_t)s[0].hdr.nbackends + s[1].hdr.nbackends + 1, sizeof(*v));
-	if (!v) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (int i = 0; i < 2; i++) {
-		for (__u32 b = 0; s[i].present && b < s[i].hdr.nbackends; b++) {
-			struct kr_backend be;
-
-			if (bpf_map_lookup_elem(c->m.backends, &s[i].bt[b], &be) || !be.family)
-				continue;
-			sockaddr_from_backend(&be, &v[cnt].addr);
-			v[cnt++].id = s[i].bt[b];
-		}
-	}
-out:
-	kr_ops_slot_free(&s[0]);
-	kr_ops_slot_free(&s[1]);
-	if (err) {
-		free(v);
-		return err;
-	}
-	*out = v;
-	*n = cnt;
-	return 0;
+	return (x > y) - (x < y);
 }
 
-/* Write the kr_backends entries of a unit's backends (only those that differ). */
-static int write_backends(struct apply_ctx *c, const struct kr_ops_unit *u, const __u32 *ids,
-			  const struct kr_ops_idmap *prev, __u32 nprev)
+/* The kr_backends entries of every id a published image references (sorted by id). */
+static int read_backends(const struct kr_ops_maps *m, struct kr_live *lv, struct kr_err *err)
 {
-	for (__u32 i = 0; i < u->n; i++) {
-		const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
-		struct kr_backend cur = {}, want;
-		bool is_new = true;
+	__u32 n = 0, k = 0, *ids;
 
-		for (__u32 j = 0; j < nprev; j++)
-			is_new = is_new && prev[j].id != ids[i];
-		if (ids[i] >= c->m.backends_max) {
-			pr_warn("keyrouter: backend id %u is beyond kr_backends (%u entries)\n",
-				ids[i], c->m.backends_max);
-			return -ENOSPC;
-		}
-		bpf_map_lookup_elem(c->m.backends, &ids[i], &cur);
-		if (!cur.family)
-			is_new = true;
-		backend_value(cb, &cur, is_new, &want);
-		if (!memcmp(&cur, &want, sizeof(want))) {
-			c->res->backends_same++;
+	for (__u32 id = 0; id < KR_MAX_RINGS; id++)
+		for (int s = 0; s < 2; s++)
+			n += lv->ring[id].slot[s].present ? lv->ring[id].slot[s].hdr.nbackends : 0;
+	ids = calloc(n + 1, sizeof(*ids));
+	lv->backends = calloc(n + 1, sizeof(*lv->backends));
+	if (!ids || !lv->backends) {
+		free(ids);
+		return fail(err, -ENOMEM, "allocate the live state");
+	}
+	for (__u32 id = 0; id < KR_MAX_RINGS; id++)
+		for (int s = 0; s < 2; s++)
+			for (__u32 i = 0; lv->ring[id].slot[s].present &&
+			     i < lv->ring[id].slot[s].hdr.nbackends; i++)
+				ids[k++] = lv->ring[id].slot[s].bt[i];
+	qsort(ids, n, sizeof(*ids), id_cmp);
+	for (__u32 i = 0; i < n; i++) {
+		struct kr_live_backend *b = &lv->backends[lv->nbackends];
+
+		if (i && ids[i] == ids[i - 1])
 			continue;
-		}
-		if (is_new)
-			c->res->backends_added++;
-		else
-			c->res->backends_changed++;
-		if (c->o->dry_run)
-			continue;
-		if (bpf_map_update_elem(c->m.backends, &ids[i], &want, BPF_ANY)) {
-			int err = -errno;
-
-			pr_warn("keyrouter: couldn't write backend id %u: %s\n", ids[i],
-				strerror(-err));
-			return err;
-		}
+		b->id = ids[i];
+		if (bpf_map_lookup_elem(m->backends, &b->id, &b->v))
+			continue;	/* beyond the map: the plan treats it as unused */
+		lv->nbackends++;
 	}
+	free(ids);
 	return 0;
 }
 
-/* ---- rings ---------------------------------------------------------------------- */
-
-static bool same_version(const struct kr_ops_slot *s, const struct kr_ring *r, const __u32 *ids)
+/* Every key of a map (HASH): *keys, *n.  The scan never deletes, so it ends. */
+static int read_keys(int fd, size_t ksize, void **keys, __u32 *n)
 {
-	if (!s->present || s->hdr.digest != r->digest || s->hdr.ring_version != r->version ||
-	    s->hdr.point_multiple != r->point_multiple || s->hdr.nbackends != r->nbackends ||
-	    s->hdr.npoints != r->npoints + r->ndups)
-		return false;
-	return !memcmp(s->bt, ids, r->nbackends * sizeof(__u32));
-}
-
-static int build_ring(const struct kr_ops_unit *u, struct kr_ring **out)
-{
-	struct kr_backend_spec *spec;
-	struct kr_err err = {};
-	int rc;
-
-	spec = calloc(u->n ? u->n : 1, sizeof(*spec));
-	if (!spec)
-		return -ENOMEM;
-	for (__u32 i = 0; i < u->n; i++) {
-		spec[i].addr = u->ring->backends[u->idx[i]].addr;
-		spec[i].weight = u->ring->backends[u->idx[i]].weight;
-	}
-	rc = kr_ring_build(out, spec, u->n, u->ring->format, u->ring->point_multiple, &err);
-	free(spec);
-	if (rc) {
-		pr_warn("keyrouter: ring '%s': %s\n", u->name, err.msg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* The standby slot already holds this version (a stage that completed, e.g. before the
- * tool was killed): staging it again is a no-op, so a repeated stage converges. */
-static bool already_staged(struct apply_ctx *c, const struct kr_ops_unit *u, __u64 ctl,
-			   const struct kr_ring *ring, const __u32 *ids)
-{
-	struct kr_ops_slot st = {};
-	bool same;
-
-	if (kr_ops_slot_read(&c->m, u->ring_id, kr_ctl_active(ctl) ^ 1, true, &st))
-		return false;
-	same = same_version(&st, ring, ids);
-	kr_ops_slot_free(&st);
-	return same;
-}
-
-/* ring stage: allowed from idle only, onto a published ring, with a different version;
- * staging the version that is already staged changes nothing and succeeds. */
-static int stage_check(struct apply_ctx *c, const struct kr_ops_unit *u, __u64 ctl,
-		       const struct kr_ops_slot *act, const struct kr_ring *ring, const __u32 *ids)
-{
-	const char *why;
-	__u64 next;
-
-	if (kr_ops_sm_next(ctl, KR_OPS_STAGE, 0, &next, &why)) {
-		if (already_staged(c, u, ctl, ring, ids)) {
-			printf("ring %s: already staged: digest %08x in slot %u (state %s); "
-			       "nothing changed\n", u->name, ring->digest, kr_ctl_active(ctl) ^ 1,
-			       kr_ops_state_name(kr_ctl_state(ctl)));
-			c->res->rings_same++;
-			return 0;
-		}
-		pr_warn("keyrouter: ring stage %s: %s (state %s)\n", u->name, why,
-			kr_ops_state_name(kr_ctl_state(ctl)));
-		return -EBUSY;
-	}
-	if (!act->present) {
-		pr_warn("keyrouter: ring stage %s: nothing is published for it yet; run "
-			"'keyrouter apply' first\n", u->name);
-		return -ENOENT;
-	}
-	if (same_version(act, ring, ids)) {
-		printf("ring %s: nothing to stage: the config's version equals the active one "
-		       "(digest %08x)\n", u->name, ring->digest);
-		c->res->rings_same++;
-		return 0;
-	}
-	c->res->rings_published++;
-	return 0;
-}
-
-static int apply_unit(struct apply_ctx *c, struct kr_ops_unit *u)
-{
-	struct kr_ops_idmap *prev = NULL;
-	struct kr_ops_slot act = {};
-	struct kr_ring *ring = NULL;
-	struct kr_image img = {};
-	struct kr_err kerr = {};
-	__u32 nprev = 0, *ids = NULL, active, slot;
-	__u64 t_build, t_enc, t_pub;
-	__u64 ctl = 0;
-	int err;
-
-	err = u->ring_id = kr_ops_ring_assign(c->in, u->name,
-					      u->subset_mask ? KR_OPS_RING_DEDICATED : 0);
-	if (err < 0)
-		return err;
-	err = kr_ops_ctl_read(&c->m, u->ring_id, &ctl);
-	if (err)
-		goto out;
-	active = slot = kr_ctl_active(ctl);
-	err = prev_ids(c, u->ring_id, &prev, &nprev);
-	if (err)
-		goto out;
-	free(u->gid);
-	u->gid = ids = calloc(u->n ? u->n : 1, sizeof(*ids));	/* the unit owns them */
-	if (!ids) {
-		err = -ENOMEM;
-		goto out;
-	}
-	{
-		struct kr_sockaddr *want = calloc(u->n ? u->n : 1, sizeof(*want));
-
-		if (!want) {
-			err = -ENOMEM;
-			goto out;
-		}
-		for (__u32 i = 0; i < u->n; i++)
-			want[i] = u->ring->backends[u->idx[i]].addr;
-		err = kr_ops_ids_assign(prev, nprev, want, u->n, &c->used, ids) ? -ENOSPC : 0;
-		free(want);
-		if (err) {
-			pr_warn("keyrouter: ring '%s': no free backend ids left (%u)\n", u->name,
-				c->used.max);
-			goto out;
-		}
-	}
-	err = write_backends(c, u, ids, prev, nprev);
-	if (err)
-		goto out;
-	t_build = kr_ops_now_ns();
-	err = build_ring(u, &ring);
-	if (err)
-		goto out;
-	err = kr_ops_slot_read(&c->m, u->ring_id, active, true, &act);
-	if (err)
-		goto out;
-	if (c->stage) {
-		err = stage_check(c, u, ctl, &act, ring, ids);
-		if (err || !c->res->rings_published)
-			goto out;
-		slot = active ^ 1;
-	} else if (same_version(&act, ring, ids)) {
-		c->res->rings_same++;
-		pr_debug("keyrouter: ring '%s' (id %d): unchanged, digest %08x\n", u->name,
-			 u->ring_id, ring->digest);
-		goto out;
-	} else if (kr_ctl_state(ctl) != KR_RING_IDLE) {
-		c->res->rings_skipped++;
-		pr_warn("keyrouter: ring '%s' is %s: apply leaves it alone (commit or roll back "
-			"first)\n", u->name, kr_ctl_state(ctl) == KR_RING_STAGED ? "staged" :
-			"migrating");
-		goto out;
-	} else {
-		c->res->rings_published++;
-	}
-	if (!c->o->quiet && !c->stage)
-		pr_info("keyrouter: ring '%s' (id %d): publishing digest %08x, %u points "
-			"(was %s%08x)\n", u->name, u->ring_id, ring->digest, ring->npoints,
-			act.present ? "" : "nothing, ", act.present ? act.hdr.digest : 0);
-	if (c->o->dry_run)
-		goto out;
-	t_enc = kr_ops_now_ns();
-	if (kr_image_encode(&img, ring, ids, &kerr)) {
-		pr_warn("keyrouter: ring '%s': couldn't encode the image: %s\n", u->name, kerr.msg);
-		err = -EINVAL;
-		goto out;
-	}
-	t_pub = kr_ops_now_ns();
-	err = kr_ops_publish(&c->m, u->ring_id, slot, &img);
-	pr_debug("keyrouter: ring '%s': %u points; build %.3f ms, encode %.3f ms, publish "
-		 "(map create + fill + freeze + slot update) %.3f ms\n", u->name, ring->npoints,
-		 (t_enc - t_build) / 1e6, (t_pub - t_enc) / 1e6, (kr_ops_now_ns() - t_pub) / 1e6);
-	if (!err && c->stage) {
-		struct kr_ops_slot st = {};
-
-		err = kr_ops_ctl_write(&c->m, u->ring_id, kr_ctl_make(active, 0, KR_RING_STAGED));
-		if (!err && !kr_ops_slot_read(&c->m, u->ring_id, slot, false, &st))
-			printf("ring %s: staged digest %08x (%u points, generation %llu) in slot %u; "
-			       "fraction 0%%, slot %u stays active\n", u->name, ring->digest,
-			       ring->npoints, (unsigned long long)st.hdr.generation, slot,
-			       active);
-	}
-out:
-	kr_image_free(&img);
-	kr_ops_slot_free(&act);
-	if (ring)
-		kr_ring_free(ring);
-	free(prev);
-	return err;
-}
-
-/* ---- shared subsets (kr_subset_members) ----------------------------------------- */
-
-static bool member_wanted(const struct apply_ctx *c, const struct kr_subset_key *k)
-{
-	for (uint32_t s = 0; s < c->units.nsub; s++) {
-		const struct kr_ops_subset *sub = &c->units.sub[s];
-		const struct kr_ops_unit *u = &c->units.u[sub->unit];
-
-		if (sub->id != k->subset_id || !u->gid)
-			continue;
-		for (uint32_t i = 0; i < u->n; i++)
-			if (u->gid[i] == k->backend_id &&
-			    (u->ring->backends[u->idx[i]].tags & sub->mask) == sub->mask)
-				return true;
-	}
-	return false;
-}
-
-/* Members of every shared subset: written before the services that name the subsets. */
-static int write_members(struct apply_ctx *c)
-{
-	__u32 one = 1, cur;
-
-	for (uint32_t s = 0; s < c->units.nsub && !c->o->dry_run; s++) {
-		const struct kr_ops_subset *sub = &c->units.sub[s];
-		const struct kr_ops_unit *u = &c->units.u[sub->unit];
-
-		for (uint32_t i = 0; u->gid && i < u->n; i++) {
-			struct kr_subset_key k = { .subset_id = sub->id, .backend_id = u->gid[i] };
-
-			if ((u->ring->backends[u->idx[i]].tags & sub->mask) != sub->mask ||
-			    !bpf_map_lookup_elem(c->m.members, &k, &cur))
-				continue;
-			if (bpf_map_update_elem(c->m.members, &k, &one, BPF_ANY)) {
-				int err = -errno;
-
-				pr_warn("keyrouter: subset '%s': couldn't write member %u into %s: "
-					"%s\n", sub->name, k.backend_id, KR_MAP_SUBSET_MEMBERS,
-					strerror(-err));
-				return err;
-			}
-		}
-	}
-	return 0;
-}
-
-/* Remove members of subsets (or backends) the configuration no longer has: after the
- * services stopped naming them. */
-static int gc_members(struct apply_ctx *c)
-{
-	struct kr_subset_key k, next;
+	__u32 cap = 0;
+	char *buf = NULL, *next = malloc(ksize);
 	void *pk = NULL;
 
-	if (c->m.members < 0 || c->o->dry_run)
-		return 0;
-	while (!bpf_map_get_next_key(c->m.members, pk, &next)) {
-		k = next;
-		pk = &k;
-		if (member_wanted(c, &k))
-			continue;
-		if (bpf_map_delete_elem(c->m.members, &k) && errno != ENOENT)
-			return -errno;
-		pk = NULL;	/* deleted: restart (the map is small) */
-	}
-	return 0;
-}
-
-/* ---- garbage -------------------------------------------------------------------- */
-
-static int gc_rings(struct apply_ctx *c)
-{
-	struct kr_ops_ring r;
-
-	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
-		if (kr_ops_ring_get(c->in, id, &r) || !r.name[0] ||
-		    kr_ops_units_find(&c->units, r.name) >= 0)
-			continue;
-		c->res->rings_removed++;
-		if (!c->o->quiet)
-			pr_info("keyrouter: ring '%s' (id %u): no longer in the config, removed\n",
-				r.name, id);
-		if (c->o->dry_run)
-			continue;
-		for (__u32 slot = 0; slot < 2; slot++)
-			kr_unpublish(c->m.rings, id, slot, NULL);
-		kr_ops_ctl_write(&c->m, id, 0);
-		kr_ops_ring_release(c->in, id);
-	}
-	return 0;
-}
-
-/* Clear kr_backends entries that no published image references any more. */
-static int gc_backends(struct apply_ctx *c, const struct kr_ops_idset *before)
-{
-	struct kr_ops_idset now = {};
-	struct kr_backend unused = { .state = KR_BACKEND_UNUSED };
-	struct kr_ops_apply_opts o = *c->o;
-	int err;
-
-	if (c->o->dry_run)
-		return 0;
-	if (kr_ops_idset_init(&now, c->used.max))
+	*n = 0;
+	if (!next)
 		return -ENOMEM;
-	{
-		struct kr_ops_idset keep = c->used;
+	while (!bpf_map_get_next_key(fd, pk, next)) {
+		if (*n == cap) {
+			char *b = realloc(buf, (cap = cap ? cap * 2 : 64) * ksize);
 
-		c->used = now;
-		err = collect_used(c);
-		now = c->used;
-		c->used = keep;
-	}
-	(void)o;
-	for (__u32 id = 0; !err && id < before->max; id++) {
-		if (!kr_ops_idset_has(before, id) || kr_ops_idset_has(&now, id))
-			continue;
-		c->res->backends_removed++;
-		if (bpf_map_update_elem(c->m.backends, &id, &unused, BPF_ANY))
-			err = -errno;
-	}
-	kr_ops_idset_free(&now);
-	return err;
-}
-
-/* ---- apply ---------------------------------------------------------------------- */
-
-static void print_result(const struct kr_ops_apply_result *r, bool dry)
-{
-	unsigned changes = r->rings_published + r->rings_removed + r->services_added +
-			   r->services_changed + r->services_removed + r->backends_added +
-			   r->backends_changed + r->backends_removed;
-
-	if (!changes && !r->rings_skipped) {
-		printf("apply: nothing changed (%u rings, %u services, %u backends up to date)\n",
-		       r->rings_same, r->services_same, r->backends_same);
-		return;
-	}
-	printf("apply%s: rings %u published, %u unchanged, %u skipped (migrating), %u removed; "
-	       "services %u added, %u changed, %u removed, %u unchanged; backends %u added, "
-	       "%u changed, %u released, %u unchanged\n", dry ? " (dry run)" : "",
-	       r->rings_published, r->rings_same, r->rings_skipped, r->rings_removed,
-	       r->services_added, r->services_changed, r->services_removed, r->services_same,
-	       r->backends_added, r->backends_changed, r->backends_removed, r->backends_same);
-}
-
-static int apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
-		     const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res,
-		     const char *stage)
-{
-	static const struct kr_ops_apply_opts defaults = {};
-	struct apply_ctx c = { .in = in, .cfg = cfg, .o = o ? o : &defaults, .res = res,
-			       .stage = stage };
-	struct kr_ops_idset before = {};
-	int err;
-
-	memset(res, 0, sizeof(*res));
-	err = kr_ops_maps_open(in, &c.m);
-	if (err)
-		return err;
-	/* the keyed-hash secret first: a data path without kr_hash_key is refused before
-	 * anything is published */
-	if (!c.stage) {
-		err = kr_ops_apply_hash_key(in, cfg, c.o);
-		if (err)
-			goto out;
-	}
-	err = kr_ops_units_plan(cfg, &c.units, c.m.members >= 0);
-	if (err)
-		goto out;
-	if (kr_ops_idset_init(&c.used, c.m.backends_max) ||
-	    kr_ops_idset_init(&before, c.m.backends_max)) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = collect_used(&c);
-	if (err)
-		goto out;
-	memcpy(before.bits, c.used.bits, ((c.used.max + 63) / 64) * sizeof(uint64_t));
-	if (c.stage) {
-		int i = kr_ops_units_find(&c.units, c.stage);
-
-		if (i < 0) {
-			pr_warn("keyrouter: ring stage: the config has no ring '%s'\n", c.stage);
-			err = -ENOENT;
-		} else {
-			err = apply_unit(&c, &c.units.u[i]);
+			if (!b) {
+				free(buf);
+				free(next);
+				return -ENOMEM;
+			}
+			buf = b;
 		}
-		goto out;
+		memcpy(buf + (size_t)*n * ksize, next, ksize);
+		pk = buf + (size_t)(*n)++ * ksize;
 	}
-	for (__u32 i = 0; i < c.units.n && !err; i++)
-		err = apply_unit(&c, &c.units.u[i]);
-	if (err)
-		goto out;
-	kr_ops_apply_devices(c.in, c.m.devices, cfg, c.o, c.res);
-	err = kr_ops_units_resolve(&c.units, cfg);
-	if (!err)
-		err = write_members(&c);
-	if (!err)
-		err = kr_ops_apply_services(c.m.services, cfg, c.units.svc_ring,
-					    c.units.svc_subset, c.o, c.res);
-	if (!err)
-		err = gc_members(&c);
-	if (!err)
-		err = gc_rings(&c);
-	if (!err)
-		err = gc_backends(&c, &before);
-out:
-	kr_ops_idset_free(&before);
-	kr_ops_idset_free(&c.used);
-	kr_ops_units_free(&c.units);
-	kr_ops_maps_close(&c.m);
-	return err;
+	free(next);
+	*keys = buf;
+	return 0;
 }
 
-int kr_ops_apply_cfg(struct kr_inst *in, const struct kr_config *cfg,
-		     const struct kr_ops_apply_opts *o, struct kr_ops_apply_result *res)
+static int read_services(const struct kr_ops_maps *m, struct kr_live *lv, struct kr_err *err)
 {
-	return apply_cfg(in, cfg, o, res, NULL);
+	struct kr_service_key *keys = NULL;
+	__u32 n = 0;
+	int rc = read_keys(m->services, sizeof(*keys), (void **)&keys, &n);
+
+	if (!rc)
+		lv->services = calloc(n + 1, sizeof(*lv->services));
+	if (rc || !lv->services) {
+		free(keys);
+		return fail(err, -ENOMEM, "allocate the live state");
+	}
+	for (__u32 i = 0; i < n; i++) {
+		struct kr_live_service *s = &lv->services[lv->nservices];
+
+		s->k = keys[i];
+		if (!bpf_map_lookup_elem(m->services, &s->k, &s->v))
+			lv->nservices++;
+	}
+	free(keys);
+	return 0;
 }
 
-int kr_ops_stage(struct kr_inst *in, const char *config, const char *ring)
+static int read_members(const struct kr_ops_maps *m, struct kr_live *lv, struct kr_err *err)
 {
-	struct kr_ops_apply_opts o = { .quiet = true };
-	struct kr_ops_apply_result res;
-	struct kr_config *cfg;
-	char *errs = NULL;
-	int err;
+	lv->has_members = m->members >= 0;
+	if (lv->has_members &&
+	    read_keys(m->members, sizeof(*lv->members), (void **)&lv->members, &lv->nmembers))
+		return fail(err, -ENOMEM, "allocate the live state");
+	return 0;
+}
 
-	cfg = kr_config_load(config, &errs);
-	if (!cfg) {
-		fprintf(stderr, "%s", errs ? errs : "keyrouter: invalid configuration\n");
-		free(errs);
+static struct kr_live_device *add_device(struct kr_live *lv, __u32 *cap)
+{
+	if (lv->ndevices == *cap) {
+		struct kr_live_device *d = realloc(lv->devices, (*cap = *cap ? *cap * 2 : 16) *
+						   sizeof(*d));
+
+		if (!d)
+			return NULL;
+		lv->devices = d;
+	}
+	memset(&lv->devices[lv->ndevices], 0, sizeof(lv->devices[0]));
+	return &lv->devices[lv->ndevices++];
+}
+
+/* An egress device by ifindex: its MAC (SIOCGIFHWADDR) and its kr_devices entry. */
+static int read_device_ifindex(const struct kr_ops_maps *m, struct kr_live *lv, __u32 *cap,
+			       int sock, __u32 ifindex)
+{
+	struct kr_live_device *d;
+	struct ifreq ifr = {};
+
+	if (!ifindex || kr_live_device(lv, NULL, ifindex))
+		return 0;
+	d = add_device(lv, cap);
+	if (!d)
+		return -ENOMEM;
+	d->ifindex = ifindex;
+	if (sock >= 0 && if_indextoname(ifindex, ifr.ifr_name) &&
+	    !ioctl(sock, SIOCGIFHWADDR, &ifr)) {
+		memcpy(d->mac, ifr.ifr_hwaddr.sa_data, 6);
+		d->has_mac = true;
+	}
+	d->has_entry = m && m->devices >= 0 &&
+		       !bpf_map_lookup_elem(m->devices, &ifindex, &d->entry);
+	return 0;
+}
+
+/* The devices the backends name ("dev" resolved here: 0 when there is no such device) and
+ * the loaded interface.  in and m may be NULL (no instance yet: names resolved only). */
+static int read_devices(const struct kr_inst *in, const struct kr_ops_maps *m,
+			const struct kr_config *cfg, struct kr_live *lv, struct kr_err *err)
+{
+	struct kr_ops_meta meta = {};
+	__u32 key = 0, cap = 0;
+	int sock, rc = 0;
+
+	lv->has_devices = m && m->devices >= 0;
+	if (in && in->meta_fd >= 0 && !bpf_map_lookup_elem(in->meta_fd, &key, &meta) &&
+	    meta.magic == KR_OPS_META_MAGIC)
+		lv->loaded_ifindex = meta.ifindex;
+	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	for (__u32 r = 0; r < cfg->nrings && !rc; r++) {
+		for (__u32 b = 0; b < cfg->rings[r].nbackends && !rc; b++) {
+			const struct kr_cfg_backend *cb = &cfg->rings[r].backends[b];
+			__u32 ifindex = cb->ifindex;
+			struct kr_live_device *d;
+
+			if (!ifindex && cb->dev[0]) {
+				const struct kr_live_device *seen = kr_live_device(lv, cb->dev, 0);
+
+				if (seen) {
+					ifindex = seen->ifindex;
+				} else if ((d = add_device(lv, &cap))) {
+					snprintf(d->name, sizeof(d->name), "%s", cb->dev);
+					d->ifindex = ifindex = if_nametoindex(cb->dev);
+				} else {
+					rc = -ENOMEM;
+					break;
+				}
+			}
+			rc = read_device_ifindex(m, lv, &cap, sock, ifindex);
+		}
+	}
+	if (!rc)
+		rc = read_device_ifindex(m, lv, &cap, sock, lv->loaded_ifindex);
+	if (sock >= 0)
+		close(sock);
+	if (rc)
+		kr_errf(err, "out of memory");
+	return rc;
+}
+
+static int read_hash_key(const struct kr_inst *in, const struct kr_config *cfg,
+			 struct kr_live *lv)
+{
+	__u32 zero = 0;
+	int fd;
+
+	if (!cfg->hash.keyed)
+		return 0;
+	fd = kr_ops_map_open(in, "kr_hash_key", true);
+	if (fd < 0)
+		return 0;
+	lv->has_hash_key = !bpf_map_lookup_elem(fd, &zero, &lv->hash_key);
+	close(fd);
+	return 0;
+}
+
+int kr_ops_live_read(const struct kr_inst *in, const struct kr_ops_maps *m,
+		     const struct kr_config *cfg, struct kr_live *lv, struct kr_err *err)
+{
+	int rc;
+
+	memset(lv, 0, sizeof(*lv));
+	lv->backends_max = m->backends_max;
+	rc = read_rings(in, m, lv, err);
+	if (!rc)
+		rc = read_backends(m, lv, err);
+	if (!rc)
+		rc = read_services(m, lv, err);
+	if (!rc)
+		rc = read_members(m, lv, err);
+	if (!rc)
+		rc = read_devices(in, m, cfg, lv, err);
+	if (!rc)
+		rc = read_hash_key(in, cfg, lv);
+	return rc;
+}
+
+/* ---- the executor ------------------------------------------------------------------------- */
+
+static int exec_hash_key(const struct kr_inst *in, const struct kr_apply_plan *p,
+			 struct kr_err *err)
+{
+	__u32 zero = 0;
+	int fd, rc = 0;
+
+	if (!p->write_hash_key)
+		return 0;
+	fd = kr_ops_map_open(in, "kr_hash_key", true);
+	if (fd < 0)
+		return fail(err, fd, "open kr_hash_key");
+	if (bpf_map_update_elem(fd, &zero, &p->hash_key, BPF_ANY))
+		rc = fail(err, -errno, "write the keyed-hash secret");
+	close(fd);
+	return rc;
+}
+
+/* Encode and publish one ring (ring stage: into the standby slot, control word staged). */
+static int exec_ring(const struct kr_ops_maps *m, struct kr_plan_ring *pr, struct kr_err *err)
+{
+	struct kr_image img = {};
+	struct kr_ops_slot st = {};
+	__u64 t0 = kr_wall_ns(), t1;
+	int rc;
+
+	if (kr_image_encode(&img, pr->ring, pr->unit->gid, err)) {
+		kr_err_prefix(err, "ring '%s': couldn't encode the image", pr->unit->name);
 		return -EINVAL;
 	}
-	err = apply_cfg(in, cfg, &o, &res, ring);
-	kr_config_free(cfg);
-	return err;
+	t1 = kr_wall_ns();
+	pr->encode_ns = t1 - t0;
+	rc = kr_ops_publish(m, pr->ring_id, pr->slot, &img);
+	pr->publish_ns = kr_wall_ns() - t1;
+	kr_image_free(&img);
+	if (rc)
+		return fail(err, rc, "publish the ring");
+	if (pr->act == KR_PLAN_STAGE) {
+		rc = kr_ops_ctl_write(m, pr->ring_id, kr_ctl_make(pr->active, 0, KR_RING_STAGED));
+		if (rc)
+			return fail(err, rc, "write the control word");
+	}
+	if (!kr_ops_slot_read(m, pr->ring_id, pr->slot, false, &st) && st.present)
+		pr->generation = st.hdr.generation;
+	pr->done = true;
+	return 0;
 }
 
-int kr_ops_apply(struct kr_inst *in, const char *config, const struct kr_ops_apply_opts *o)
+static int exec_rings(const struct kr_inst *in, const struct kr_ops_maps *m,
+		      struct kr_apply_plan *p, struct kr_err *err)
 {
-	struct kr_ops_apply_result res;
-	struct kr_config *cfg;
-	char *errs = NULL;
-	int err;
+	int rc;
 
-	cfg = kr_config_load(config, &errs);
-	if (!cfg) {
-		fprintf(stderr, "%s", errs ? errs : "keyrouter: invalid configuration\n");
-		free(errs);
-		return -EINVAL;
+	for (__u32 i = 0; i < p->nrings; i++) {	/* 1. ring ids */
+		struct kr_plan_ring *pr = &p->rings[i];
+
+		if (pr->new_id && (rc = kr_ops_ring_set(in, pr->ring_id, pr->unit->name,
+							   pr->flags)))
+			return fail(err, rc, "record a ring id");
 	}
-	err = kr_ops_apply_cfg(in, cfg, o, &res);
-	if (!err && !(o && o->quiet))
-		print_result(&res, o && o->dry_run);
-	if (err)
-		pr_warn("keyrouter: apply of '%s' stopped: %s; what was published before still "
-			"routes, the next apply converges\n", config, strerror(-err));
-	kr_config_free(cfg);
-	return err;
+	for (__u32 i = 0; i < p->nbackends; i++) {	/* 2. backends */
+		if (bpf_map_update_elem(m->backends, &p->backends[i].id, &p->backends[i].v,
+					BPF_ANY)) {
+			rc = -errno;
+			kr_errf(err, "couldn't write backend id %u: %s", p->backends[i].id,
+				strerror(-rc));
+			return rc;
+		}
+	}
+	for (__u32 i = 0; i < p->nrings; i++) {	/* 3. rings */
+		struct kr_plan_ring *pr = &p->rings[i];
+
+		if (pr->act == KR_PLAN_PUBLISH || pr->act == KR_PLAN_STAGE) {
+			rc = exec_ring(m, pr, err);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int exec_members_services(const struct kr_ops_maps *m, const struct kr_apply_plan *p,
+				 struct kr_err *err)
+{
+	__u32 one = 1;
+
+	for (__u32 i = 0; i < p->ndevices; i++)		/* 4. devices, members */
+		if (bpf_map_update_elem(m->devices, &p->devices[i].ifindex, &p->devices[i].v,
+					BPF_ANY))
+			return fail(err, -errno, "write kr_devices");
+	for (__u32 i = 0; i < p->nmembers_add; i++) {
+		if (bpf_map_update_elem(m->members, &p->members_add[i].k, &one, BPF_ANY)) {
+			int rc = -errno;
+
+			kr_errf(err, "subset '%s': couldn't write member %u into %s: %s",
+				p->members_add[i].subset, p->members_add[i].k.backend_id,
+				KR_MAP_SUBSET_MEMBERS, strerror(-rc));
+			return rc;
+		}
+	}
+	for (__u32 i = 0; i < p->nservices; i++) {	/* 5. services */
+		if (bpf_map_update_elem(m->services, &p->services[i].k, &p->services[i].v,
+					BPF_ANY)) {
+			int rc = -errno;
+
+			kr_errf(err, "couldn't write service '%s': %s", p->services[i].name,
+				strerror(-rc));
+			return rc;
+		}
+	}
+	for (__u32 i = 0; i < p->nservices_del; i++)
+		if (bpf_map_delete_elem(m->services, &p->services_del[i]) && errno != ENOENT)
+			return fail(err, -errno, "remove a service");
+	return 0;
+}
+
+static int exec_garbage(const struct kr_inst *in, const struct kr_ops_maps *m,
+			const struct kr_apply_plan *p, struct kr_err *err)
+{
+	struct kr_backend unused = { .state = KR_BACKEND_UNUSED };
+
+	for (__u32 i = 0; i < p->nmembers_del; i++)	/* 6. garbage */
+		if (bpf_map_delete_elem(m->members, &p->members_del[i].k) && errno != ENOENT)
+			return fail(err, -errno, "remove a subset member");
+	for (__u32 i = 0; i < p->nrings_del; i++) {
+		__u32 id = p->rings_del[i].id;
+
+		for (__u32 slot = 0; slot < 2; slot++)
+			kr_ops_unpublish(m, id, slot);
+		kr_ops_ctl_write(m, id, 0);
+		kr_ops_ring_release(in, id);
+	}
+	for (__u32 i = 0; i < p->nbackends_release; i++)
+		if (bpf_map_update_elem(m->backends, &p->backends_release[i], &unused, BPF_ANY))
+			return fail(err, -errno, "release a backend id");
+	return 0;
+}
+
+int kr_ops_apply_exec(const struct kr_inst *in, const struct kr_ops_maps *m,
+		      struct kr_apply_plan *p, struct kr_err *err)
+{
+	int rc = p->stage ? 0 : exec_hash_key(in, p, err);
+
+	if (!rc)
+		rc = exec_rings(in, m, p, err);
+	if (!rc && !p->stage)
+		rc = exec_members_services(m, p, err);
+	if (!rc && !p->stage)
+		rc = exec_garbage(in, m, p, err);
+	return rc;
+}
+
+int kr_ops_apply_precheck(const struct kr_config *cfg, struct kr_err *err)
+{
+	struct kr_apply_plan p = {};
+	struct kr_live *lv = calloc(1, sizeof(*lv));
+	int rc;
+
+	if (!lv)
+		return fail(err, -ENOMEM, "allocate the live state");
+	lv->backends_max = KR_MAX_BACKEND_IDS;
+	lv->has_members = true;
+	rc = read_devices(NULL, NULL, cfg, lv, err);
+	if (!rc)
+		rc = kr_apply_plan(cfg, lv, NULL, &p, err);
+	kr_apply_plan_free(&p);
+	kr_live_free(lv);
+	free(lv);
+	return rc;
+}
+
+int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
+		 const struct kr_ops_apply_opts *o, struct kr_apply_plan *p, struct kr_err *err)
+{
+	struct kr_ops_maps m;
+	struct kr_live *lv;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	lv = calloc(1, sizeof(*lv));
+	if (!lv)
+		return fail(err, -ENOMEM, "allocate the live state");
+	rc = kr_ops_maps_open(in, &m);
+	if (rc) {
+		free(lv);
+		return rc;	/* said by kr_ops_maps_open */
+	}
+	rc = kr_ops_live_read(in, &m, cfg, lv, err);
+	if (!rc)
+		rc = kr_apply_plan(cfg, lv, o->stage, p, err);
+	if (!rc && !o->dry_run)
+		rc = kr_ops_apply_exec(in, &m, p, err);
+	kr_live_free(lv);
+	free(lv);
+	kr_ops_maps_close(&m);
+	return rc;
 }

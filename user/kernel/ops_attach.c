@@ -16,6 +16,7 @@
 #include "log.h"
 #include "ops.h"
 #include "ops_attach.h"
+#include "util.h"
 #include "keyrouter.skel.h"
 
 #define KR_OPS_TC_HANDLE	0x4b52u
@@ -152,7 +153,6 @@ static struct bpf_object *open_object(const char *obj_path)
 int kr_ops_attach(struct kr_ops_attach *a, const char *obj_path, struct kr_ops_meta *meta)
 {
 	struct bpf_program *prog;
-	struct timespec ts;
 	int err;
 
 	memset(a, 0, sizeof(*a));
@@ -174,8 +174,7 @@ int kr_ops_attach(struct kr_ops_attach *a, const char *obj_path, struct kr_ops_m
 	err = meta->mode == KR_OPS_MODE_TC ? attach_tc(a, prog, meta) : attach_xdp(a, prog, meta);
 	if (err)
 		return err;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	meta->loaded_ns = (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	meta->loaded_ns = kr_wall_ns();
 	meta->magic = KR_OPS_META_MAGIC;
 	return 0;
 }

@@ -58,7 +58,6 @@ int kr_ops_ctl_write(const struct kr_ops_maps *m, __u32 ring_id, __u64 ctl);
 
 /* memlock of a BPF map fd, from /proc/self/fdinfo (0 when unknown). */
 __u64 kr_ops_fd_memlock(int fd);
-__u64 kr_ops_now_ns(void);
 
 /* Per-CPU map values summed: value_size bytes of u64 fields. */
 int kr_ops_percpu_sum(const struct kr_ops_maps *m, int fd, __u32 key, void *out,

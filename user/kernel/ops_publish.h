@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Publishing an encoded ring image into a slot (one outer-map update, atomic for readers). */
+/*
+ * Publishing an encoded ring image into a slot (one outer-map update, atomic for readers),
+ * and emptying a slot.  The slot's counters (kr_slot_stats) belong to the image it holds:
+ * they are zeroed right after the image changes, so a slot never shows packets an earlier
+ * version routed (at most the few packets of the new version that raced the reset are not
+ * counted).
+ */
 #ifndef KR_OPS_PUBLISH_H
 #define KR_OPS_PUBLISH_H
 
@@ -7,8 +13,11 @@
 #include "ops_kernel.h"
 
 /* kr_publish(): generation = newest of the ring's slots + 1, time; create the image map,
- * fill, freeze, put it in slot `slot` of ring_id.  0 or -errno (nothing changed). */
+ * fill, freeze, put it in slot `slot` of ring_id; then zero the slot's counters.  0 or
+ * -errno (nothing changed). */
 int kr_ops_publish(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot,
 		   struct kr_image *img);
+/* Empty slot `slot` of ring_id (and zero its counters).  0 or -errno. */
+int kr_ops_unpublish(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot);
 
 #endif

@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <bpf/bpf.h>
 #include "log.h"
 #include "ops.h"
+#include "util.h"
 
 int kr_ops_ring_get(const struct kr_inst *in, __u32 id, struct kr_ops_ring *out)
 {
@@ -28,40 +28,25 @@ int kr_ops_ring_find(const struct kr_inst *in, const char *name)
 	return -ENOENT;
 }
 
-int kr_ops_ring_assign(const struct kr_inst *in, const char *name, __u32 flags)
+int kr_ops_ring_set(const struct kr_inst *in, __u32 id, const char *name, __u32 flags)
 {
-	struct kr_ops_ring r;
-	struct timespec ts;
-	int id;
+	struct kr_ops_ring r = {};
 
-	if (strlen(name) == 0 || strlen(name) >= KR_OPS_NAME_MAX) {
-		pr_warn("keyrouter: ring name '%s': expected 1..%d characters\n", name,
+	if (id >= KR_MAX_RINGS || !name[0] || strlen(name) >= KR_OPS_NAME_MAX) {
+		pr_warn("keyrouter: ring name '%s' (id %u): expected 1..%d characters\n", name, id,
 			KR_OPS_NAME_MAX - 1);
 		return -EINVAL;
 	}
-	id = kr_ops_ring_find(in, name);
-	if (id >= 0)
-		return id;
-	for (id = 0; id < (int)KR_MAX_RINGS; id++)
-		if (!kr_ops_ring_get(in, id, &r) && !r.name[0])
-			break;
-	if (id == (int)KR_MAX_RINGS) {
-		pr_warn("keyrouter: no free ring id for ring '%s' (at most %u rings)\n", name,
-			KR_MAX_RINGS);
-		return -ENOSPC;
-	}
-	memset(&r, 0, sizeof(r));
 	snprintf(r.name, sizeof(r.name), "%s", name);
 	r.flags = flags;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	r.assigned_ns = (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	r.assigned_ns = kr_wall_ns();
 	if (bpf_map_update_elem(in->rings_fd, &id, &r, BPF_ANY)) {
 		int err = -errno;
 
 		pr_warn("keyrouter: couldn't record ring '%s': %s\n", name, strerror(-err));
 		return err;
 	}
-	return id;
+	return 0;
 }
 
 int kr_ops_ring_release(const struct kr_inst *in, __u32 id)

@@ -7,8 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "publish.h"
+#include "util.h"
 
 #define PUB_BATCH	256	/* chunks per batch update: 768 KiB per syscall */
 
@@ -133,7 +134,6 @@ int kr_publish(int rings_fd, uint32_t ring_id, uint32_t slot, const void *buf, u
 {
 	uint32_t key = ring_id * 2 + slot;
 	struct kr_image_hdr *hdr = NULL;
-	struct timespec ts;
 	char name[16];
 	int fd = -1, ret = -1;
 
@@ -144,8 +144,7 @@ int kr_publish(int rings_fd, uint32_t ring_id, uint32_t slot, const void *buf, u
 		return kr_errf(err, "out of memory");
 	memcpy(hdr, buf, KR_CHUNK_BYTES);
 	hdr->generation = pub_last_generation(rings_fd, ring_id) + 1;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	hdr->published_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	hdr->published_ns = kr_wall_ns();
 	snprintf(name, sizeof(name), "kr_ring%u_s%u", ring_id, slot);
 
 	fd = pub_map_create(buf, nchunks, hdr, name, err);

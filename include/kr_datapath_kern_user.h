@@ -3,8 +3,8 @@
  * Map keys/values and constants shared by the BPF programs and the keyrouter tool
  * (the ring image itself is in kr_image_kern_user.h).
  */
-#ifndef KEYROUTER_KERN_USER_H
-#define KEYROUTER_KERN_USER_H
+#ifndef KR_DATAPATH_KERN_USER_H
+#define KR_DATAPATH_KERN_USER_H
 
 #ifndef __bpf__
 #include <linux/types.h>
@@ -32,7 +32,7 @@ enum kr_backend_state {
 
 struct kr_backend {
 	__u8 addr[16];		/* IPv4 in the first 4 bytes, network order */
-	__u16 port;		/* network order (informational: packets keep their port) */
+	__be16 port;		/* network order (informational: packets keep their port) */
 	__u8 family;		/* 4 or 6 */
 	__u8 state;		/* enum kr_backend_state */
 	__u8 mac[6];		/* l2: destination MAC of the backend */
@@ -40,7 +40,15 @@ struct kr_backend {
 	__u32 ifindex;		/* l2: egress device (0: the ingress device) */
 	__u32 flags;
 };
-_Static_assert(sizeof(struct kr_backend) == 36, "kr_backend layout");
+KR_LAYOUT_SIZE(kr_backend, 36);
+KR_LAYOUT_AT(kr_backend, addr, 0);
+KR_LAYOUT_AT(kr_backend, port, 16);
+KR_LAYOUT_AT(kr_backend, family, 18);
+KR_LAYOUT_AT(kr_backend, state, 19);
+KR_LAYOUT_AT(kr_backend, mac, 20);
+KR_LAYOUT_AT(kr_backend, pad, 26);
+KR_LAYOUT_AT(kr_backend, ifindex, 28);
+KR_LAYOUT_AT(kr_backend, flags, 32);
 
 /* ---- what the ring stage decided for one packet ----------------------------------- */
 /* Subset membership (map kr_subset_members, HASH without prealloc): an entry
@@ -50,7 +58,9 @@ struct kr_subset_key {
 	__u32 subset_id;	/* 1.. (0 = no subset: every backend of the ring) */
 	__u32 backend_id;	/* global backend id */
 };
-_Static_assert(sizeof(struct kr_subset_key) == 8, "kr_subset_key layout");
+KR_LAYOUT_SIZE(kr_subset_key, 8);
+KR_LAYOUT_AT(kr_subset_key, subset_id, 0);
+KR_LAYOUT_AT(kr_subset_key, backend_id, 4);
 
 struct kr_route {
 	__u32 backend_id;	/* global backend id */
@@ -64,7 +74,14 @@ struct kr_route {
 	 * the caller's memory, as the membership lookup key: the data path's stack is full. */
 	struct kr_subset_key subset;
 };
-_Static_assert(sizeof(struct kr_route) == 32, "kr_route layout");
+KR_LAYOUT_SIZE(kr_route, 32);
+KR_LAYOUT_AT(kr_route, backend_id, 0);
+KR_LAYOUT_AT(kr_route, image_index, 4);
+KR_LAYOUT_AT(kr_route, first_index, 8);
+KR_LAYOUT_AT(kr_route, walk, 12);
+KR_LAYOUT_AT(kr_route, slot, 16);
+KR_LAYOUT_AT(kr_route, key_hash, 20);
+KR_LAYOUT_AT(kr_route, subset, 24);
 
 
 /* ---- ring stage (bpf/kr_ring.h) ---------------------- */
@@ -89,7 +106,14 @@ struct kr_slot_stats {
 	__u64 all_down;		/* KR_ROUTE_ALL_DOWN */
 	__u64 walk_limit;	/* KR_ROUTE_WALK_LIMIT */
 };
-_Static_assert(sizeof(struct kr_slot_stats) == 56, "kr_slot_stats layout");
+KR_LAYOUT_SIZE(kr_slot_stats, 56);
+KR_LAYOUT_AT(kr_slot_stats, packets, 0);
+KR_LAYOUT_AT(kr_slot_stats, bytes, 8);
+KR_LAYOUT_AT(kr_slot_stats, failover, 16);
+KR_LAYOUT_AT(kr_slot_stats, no_ring, 24);
+KR_LAYOUT_AT(kr_slot_stats, bad_image, 32);
+KR_LAYOUT_AT(kr_slot_stats, all_down, 40);
+KR_LAYOUT_AT(kr_slot_stats, walk_limit, 48);
 
 /* Debug trace of the last kr_ring_route() call (map kr_ring_trace, one entry), written only
  * when the program's .rodata flag kr_ring_trace_on is set at load time (the verifier
@@ -100,7 +124,11 @@ struct kr_ring_trace {
 	__u32 reason;		/* enum kr_route_reason */
 	__u32 ring_id;
 };
-_Static_assert(sizeof(struct kr_ring_trace) == 48, "kr_ring_trace layout");
+KR_LAYOUT_SIZE(kr_ring_trace, 48);
+KR_LAYOUT_AT(kr_ring_trace, seq, 0);
+KR_LAYOUT_AT(kr_ring_trace, route, 8);
+KR_LAYOUT_AT(kr_ring_trace, reason, 40);
+KR_LAYOUT_AT(kr_ring_trace, ring_id, 44);
 
 /* ==== packet side (services, extractors, forwarding, counters) ====================== */
 
@@ -142,11 +170,15 @@ enum kr_policy {
  * it matches any destination address (v4 and v6) the exact entries do not. */
 struct kr_service_key {
 	__u8 addr[16];		/* destination (VIP) address; IPv4 in the first 4 bytes */
-	__u16 port;		/* destination port, network order */
+	__be16 port;		/* destination port, network order */
 	__u8 proto;		/* IPPROTO_UDP (17) */
 	__u8 family;		/* 4, 6, or 0 for the wildcard entry */
 };
-_Static_assert(sizeof(struct kr_service_key) == 20, "kr_service_key layout");
+KR_LAYOUT_SIZE(kr_service_key, 20);
+KR_LAYOUT_AT(kr_service_key, addr, 0);
+KR_LAYOUT_AT(kr_service_key, port, 16);
+KR_LAYOUT_AT(kr_service_key, proto, 18);
+KR_LAYOUT_AT(kr_service_key, family, 19);
 
 struct kr_service {
 	__u32 ring_id;		/* 0..KR_MAX_RINGS-1 */
@@ -164,14 +196,30 @@ struct kr_service {
 	__u8 tun_src6[16];	/* ipip: outer IPv6 source */
 	__u32 subset_id;	/* 0: the whole ring; else only the backends of kr_subset_members */
 };
-_Static_assert(sizeof(struct kr_service) == 40, "kr_service layout");
+KR_LAYOUT_SIZE(kr_service, 40);
+KR_LAYOUT_AT(kr_service, ring_id, 0);
+KR_LAYOUT_AT(kr_service, key_type, 4);
+KR_LAYOUT_AT(kr_service, fwd_mode, 5);
+KR_LAYOUT_AT(kr_service, policy_no_key, 6);
+KR_LAYOUT_AT(kr_service, policy_too_long, 7);
+KR_LAYOUT_AT(kr_service, policy_no_route, 8);
+KR_LAYOUT_AT(kr_service, quic_cid_len, 9);
+KR_LAYOUT_AT(kr_service, payload_delim, 10);
+KR_LAYOUT_AT(kr_service, flags, 11);
+KR_LAYOUT_AT(kr_service, payload_off, 12);
+KR_LAYOUT_AT(kr_service, payload_len, 14);
+KR_LAYOUT_AT(kr_service, tun_src4, 16);
+KR_LAYOUT_AT(kr_service, tun_src6, 20);
+KR_LAYOUT_AT(kr_service, subset_id, 36);
 
 /* kr_devices value: the MAC the router uses as source on an egress device (l2 mode). */
 struct kr_device {
 	__u8 mac[6];
 	__u8 pad[2];
 };
-_Static_assert(sizeof(struct kr_device) == 8, "kr_device layout");
+KR_LAYOUT_SIZE(kr_device, 8);
+KR_LAYOUT_AT(kr_device, mac, 0);
+KR_LAYOUT_AT(kr_device, pad, 6);
 
 /* Global counters (per-CPU array, one entry).  Every packet is counted in `seen` and in
  * exactly one of passed / routed / dropped; the other fields say why. */
@@ -197,13 +245,36 @@ struct kr_counters {
 	__u64 dropped_no_route;
 	__u64 pad[3];
 };
-_Static_assert(sizeof(struct kr_counters) == 22 * 8, "kr_counters layout");
+KR_LAYOUT_SIZE(kr_counters, 176);
+KR_LAYOUT_AT(kr_counters, seen, 0);
+KR_LAYOUT_AT(kr_counters, passed, 8);
+KR_LAYOUT_AT(kr_counters, routed, 16);
+KR_LAYOUT_AT(kr_counters, dropped, 24);
+KR_LAYOUT_AT(kr_counters, passed_nomatch, 32);
+KR_LAYOUT_AT(kr_counters, parse_error, 40);
+KR_LAYOUT_AT(kr_counters, fragment, 48);
+KR_LAYOUT_AT(kr_counters, no_key, 56);
+KR_LAYOUT_AT(kr_counters, key_too_long, 64);
+KR_LAYOUT_AT(kr_counters, no_ring, 72);
+KR_LAYOUT_AT(kr_counters, bad_image, 80);
+KR_LAYOUT_AT(kr_counters, all_down, 88);
+KR_LAYOUT_AT(kr_counters, walk_limit, 96);
+KR_LAYOUT_AT(kr_counters, failover_walks, 104);
+KR_LAYOUT_AT(kr_counters, fwd_error, 112);
+KR_LAYOUT_AT(kr_counters, bad_service, 120);
+KR_LAYOUT_AT(kr_counters, dropped_no_key, 128);
+KR_LAYOUT_AT(kr_counters, dropped_key_too_long, 136);
+KR_LAYOUT_AT(kr_counters, dropped_no_route, 144);
+KR_LAYOUT_AT(kr_counters, pad, 152);
 
 /* Per backend (per-CPU array indexed by backend id). */
 struct kr_backend_stats {
 	__u64 packets;
 	__u64 bytes;
 };
+KR_LAYOUT_SIZE(kr_backend_stats, 16);
+KR_LAYOUT_AT(kr_backend_stats, packets, 0);
+KR_LAYOUT_AT(kr_backend_stats, bytes, 8);
 
 /* Debug trace of the last packet that reached key extraction (key found or not), written
  * only when the program's .rodata flag `kr_cfg_trace` is set (tests, parity checks). */
@@ -216,7 +287,14 @@ struct kr_trace {
 	struct kr_route route;
 	__u8 key[KR_KEY_BUF];
 };
-_Static_assert(sizeof(struct kr_trace) == 24 + 32 + KR_KEY_BUF, "kr_trace layout");
+KR_LAYOUT_SIZE(kr_trace, 312);
+KR_LAYOUT_AT(kr_trace, seq, 0);
+KR_LAYOUT_AT(kr_trace, status, 8);
+KR_LAYOUT_AT(kr_trace, key_len, 12);
+KR_LAYOUT_AT(kr_trace, key_hash, 16);
+KR_LAYOUT_AT(kr_trace, ring_rc, 20);
+KR_LAYOUT_AT(kr_trace, route, 24);
+KR_LAYOUT_AT(kr_trace, key, 56);
 
 enum kr_key_status {
 	KR_KEY_OK = 0,
@@ -225,4 +303,4 @@ enum kr_key_status {
 	KR_KEY_BAD_SERVICE = 3,
 };
 
-#endif /* KEYROUTER_KERN_USER_H */
+#endif /* KR_DATAPATH_KERN_USER_H */

@@ -1,0 +1,140 @@
+#!/usr/bin/env bats
+# apply as plan, then execute (docs/operations.md "apply"), with a real router in a
+# namespace (tests/bats/ops_helpers.bash: client -> r0 -> 2 backends), and the bugs of
+# issue 12 it fixed, one test each:
+#   1. apply --dry-run of a config that removes services returned never (100 % CPU)
+#   3. a backend "dev" that does not exist was accepted (kr_backends got ifindex 0)
+#   6. a dry run said it published
+#   8. a slot's counters survived re-staging (generation 3 showed generation 1's packets)
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	load ops_helpers
+	kr_prereq
+	export P="kr-ops-$$-ap"
+	kr_topo_up 2 || { kr_topo_down; return 1; }
+	kr_recv_start
+	kr_config "$KR_TMP/ab.json" 160 1 2
+	kr_config "$KR_TMP/a.json" 160 1
+	kr_config "$KR_TMP/ab16.json" 16 1 2
+	# ab.json with two services more (ports 7001, 7002)
+	jq '.services += [(.services[0] | .name = "web2" | .port = 7001),
+			  (.services[0] | .name = "web3" | .port = 7002)]' "$KR_TMP/ab.json" \
+		> "$KR_TMP/ab3svc.json"
+	# ab.json whose first backend names an egress device that does not exist
+	export NODEV="krnodev$$" NEWDEV="krdev$$"
+	jq --arg d "$NODEV" '.rings[0].backends[0].dev = $d' "$KR_TMP/ab.json" \
+		> "$KR_TMP/nodev.json"
+}
+
+teardown_file() {
+	load ops_helpers
+	kr_topo_down
+}
+
+setup() {
+	load ops_helpers
+	kr_prereq
+	[ -n "${KR_TMP:-}" ] || skip "no topology"
+}
+
+teardown() {
+	kr unload r0 >/dev/null 2>&1 || true
+	return 0
+}
+
+pins() { echo "/sys/fs/bpf/keyrouter/$P"; }
+nservices() { bpftool map dump pinned "$(pins)/kr_services" -j | jq length; }
+
+@test "apply --dry-run of a config that removes services: 'would remove 2 services', exit 0, nothing removed (issue 12 #1)" {
+	run -0 kr load r0 -c "$KR_TMP/ab3svc.json" --mode generic --instance "$P"
+	[ "$(nservices)" = 3 ]
+	# before the fix this looped forever in the kr_services scan: bound it
+	run -0 timeout 30 nsenter --net="/run/netns/$P-r" "$KR_BIN" apply --dry-run \
+		-c "$KR_TMP/ab.json" --instance "$P"
+	assert_output --partial "would remove 2 services"
+	assert_line --regexp "^service 10\.77\.1\.1:7001/udp: would remove"
+	assert_line --regexp "^service 10\.77\.1\.1:7002/udp: would remove"
+	[ "$(nservices)" = 3 ]
+	run -0 kr apply -c "$KR_TMP/ab.json" --instance "$P"
+	assert_output --partial "services 0 added, 0 changed, 2 removed, 1 unchanged"
+	[ "$(nservices)" = 1 ]
+}
+
+@test "a dry run says what it would publish, never that it published; it writes nothing (issue 12 #6)" {
+	run -0 kr load r0 -c "$KR_TMP/ab.json" --mode generic --instance "$P"
+	run -0 kr apply --dry-run -c "$KR_TMP/a.json" --instance "$P"
+	assert_line --regexp "^ring 'web' \(id 0\): would publish digest [0-9a-f]{8}, 160 points into slot 0 \(replacing digest [0-9a-f]{8}: the config's version differs\)$"
+	assert_output --partial "apply (dry run): would publish 1 rings"
+	assert_output --partial "would release 1 backends"
+	refute_output --partial "publishing"
+	refute_output --partial "published"
+	# nothing was written: the loaded config is still what the maps say
+	run -0 kr apply -c "$KR_TMP/ab.json" --instance "$P"
+	assert_output "apply: nothing changed (1 rings, 1 services, 2 backends up to date)"
+	# the real apply says it published
+	run -0 kr apply -c "$KR_TMP/a.json" --instance "$P"
+	assert_output --partial "publishing digest"
+	assert_output --partial "rings 1 published"
+	run -0 kr apply --dry-run -c "$KR_TMP/a.json" --instance "$P"
+	assert_output "$(printf "ring 'web' (id 0): unchanged (digest %s)\napply (dry run): nothing would change (1 rings, 1 services, 1 backends up to date)" \
+		"$(kr ring status web --instance "$P" --json | jq -r '.[0].slots[0].digest')")"
+}
+
+@test "a backend dev that does not exist: load and apply fail naming the backend and the device (issue 12 #3)" {
+	run -1 kr load r0 -c "$KR_TMP/nodev.json" --mode generic --instance "$P"
+	assert_output --partial "ring 'web': backend 10.77.0.11:7000: device '$NODEV' does not exist"
+	assert_output --partial "nothing was left attached or pinned"
+	refute_output --partial "stopped"	# refused before anything was attached
+	[ ! -e "$(pins)" ]
+	run -0 kr load r0 -c "$KR_TMP/ab.json" --mode generic --instance "$P"
+	run -1 kr apply -c "$KR_TMP/nodev.json" --instance "$P"
+	assert_output --partial "device '$NODEV' does not exist"
+	# nothing was written: no kr_backends entry with the device's (missing) ifindex
+	run -0 kr apply -c "$KR_TMP/ab.json" --instance "$P"
+	assert_output --partial "nothing changed"
+	run -1 kr apply --dry-run -c "$KR_TMP/nodev.json" --instance "$P"
+	assert_output --partial "device '$NODEV' does not exist"
+	# the device exists: its ifindex is written
+	kr_ns r ip link add "$NEWDEV" type veth peer name "${NEWDEV}p"
+	jq --arg d "$NEWDEV" '.rings[0].backends[0].dev = $d' "$KR_TMP/ab.json" > "$KR_TMP/dev.json"
+	run -0 kr apply -c "$KR_TMP/dev.json" --instance "$P"
+	want=$(kr_ns r ip -j link show "$NEWDEV" | jq ".[0].ifindex")
+	run -0 bpftool map dump pinned "$(pins)/kr_backends" -j
+	echo "$output" | jq -e --argjson i "$want" '[.[] | select(.formatted.value.ifindex == $i)] | length == 1'
+	kr_ns r ip link del "$NEWDEV"
+}
+
+# packets routed by slot S (ring web), and its generation
+slot_packets() { kr ring status web --instance "$P" --json | jq ".[0].slots[$1].packets"; }
+slot_gen() { kr ring status web --instance "$P" --json | jq ".[0].slots[$1].generation"; }
+
+@test "a slot's counters belong to the image it holds: re-staging resets them (issue 12 #8)" {
+	run -0 kr load r0 -c "$KR_TMP/ab.json" --mode generic --instance "$P"
+	[ "$(slot_gen 0)" = 1 ]
+	for i in 1 2; do : > "$KR_TMP/b$i.log"; done
+	kr_send g 0 50
+	kr_wait_recv g 50
+	[ "$(slot_packets 0)" = 50 ]		# generation 1 routed 50
+	run -0 kr ring stage web -c "$KR_TMP/a.json" --instance "$P"
+	run -0 kr ring migrate web --percent 100 --instance "$P"
+	run -0 kr ring commit web --instance "$P"
+	[ "$(slot_gen 1)" = 2 ]
+	[ "$(slot_packets 1)" = 0 ]
+	run -0 kr ring stage web -c "$KR_TMP/ab16.json" --instance "$P"
+	assert_output --regexp "staged digest [0-9a-f]{8} \(32 points, generation 3\) in slot 0"
+	[ "$(slot_gen 0)" = 3 ]
+	[ "$(slot_packets 0)" = 0 ]		# not generation 1's 50
+	for i in 1 2; do : > "$KR_TMP/b$i.log"; done
+	kr_send h 0 20
+	kr_wait_recv h 20
+	[ "$(slot_packets 1)" = 20 ]		# the active generation 2 routes them
+	[ "$(slot_packets 0)" = 0 ]
+	# apply republishing the active slot resets it too
+	run -0 kr ring rollback web --instance "$P"
+	run -0 kr apply -c "$KR_TMP/ab16.json" --instance "$P"
+	assert_output --partial "rings 1 published"
+	[ "$(slot_gen 1)" = 4 ]
+	[ "$(slot_packets 1)" = 0 ]
+}

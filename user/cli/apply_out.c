@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* What apply, load and ring stage print (see apply_out.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "addr.h"
+#include "apply_out.h"
+#include "log.h"
+#include "ring_sm.h"
+
+struct kr_config *kr_cli_config_load(const char *path)
+{
+	struct kr_config *cfg;
+	char *errs = NULL;
+
+	cfg = kr_config_load(path, &errs);
+	if (!cfg)
+		fputs(errs ? errs : "keyrouter: invalid configuration\n", stderr);
+	free(errs);
+	return cfg;
+}
+
+/* ---- what was done ------------------------------------------------------------------------ */
+
+static const char *skip_state(const struct kr_plan_ring *pr)
+{
+	return pr->state == KR_RING_STAGED ? "staged" : "migrating";
+}
+
+/* The rings, as apply has always reported them: publishes (info), left-alone rings
+ * (warning), unchanged rings and timings (debug). */
+static void print_rings_done(const struct kr_apply_plan *p)
+{
+	for (uint32_t i = 0; i < p->nrings; i++) {
+		const struct kr_plan_ring *pr = &p->rings[i];
+		const char *name = pr->unit->name;
+
+		if (!pr->ring)	/* the plan stopped before it was built */
+			continue;
+		switch (pr->act) {
+		case KR_PLAN_SAME:
+			pr_debug("keyrouter: ring '%s' (id %u): unchanged, digest %08x\n", name,
+				 pr->ring_id, pr->ring->digest);
+			break;
+		case KR_PLAN_SKIP:
+			pr_warn("keyrouter: ring '%s' is %s: apply leaves it alone (commit or roll "
+				"back first)\n", name, skip_state(pr));
+			break;
+		case KR_PLAN_PUBLISH:
+			if (!pr->done)
+				break;
+			pr_info("keyrouter: ring '%s' (id %u): publishing digest %08x, %u points "
+				"(was %s%08x)\n", name, pr->ring_id, pr->ring->digest,
+				pr->ring->npoints, pr->was_present ? "" : "nothing, ", pr->was_digest);
+			pr_debug("keyrouter: ring '%s': %u points; build %.3f ms, encode %.3f ms, "
+				 "publish (map create + fill + freeze + slot update) %.3f ms\n", name,
+				 pr->ring->npoints, pr->build_ns / 1e6, pr->encode_ns / 1e6,
+				 pr->publish_ns / 1e6);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void print_summary(const struct kr_apply_counts *r)
+{
+	unsigned changes = r->rings_published + r->rings_removed + r->services_added +
+			   r->services_changed + r->services_removed + r->backends_added +
+			   r->backends_changed + r->backends_removed;
+
+	if (!changes && !r->rings_skipped) {
+		printf("apply: nothing changed (%u rings, %u services, %u backends up to date)\n",
+		       r->rings_same, r->services_same, r->backends_same);
+		return;
+	}
+	printf("apply: rings %u published, %u unchanged, %u skipped (migrating), %u removed; "
+	       "services %u added, %u changed, %u removed, %u unchanged; backends %u added, "
+	       "%u changed, %u released, %u unchanged\n",
+	       r->rings_published, r->rings_same, r->rings_skipped, r->rings_removed,
+	       r->services_added, r->services_changed, r->services_removed, r->services_same,
+	       r->backends_added, r->backends_changed, r->backends_removed, r->backends_same);
+}
+
+/* ---- the plan (--dry-run) ------------------------------------------------------------------- */
+
+static void service_str(const struct kr_service_key *k, char *buf, size_t len)
+{
+	struct kr_sockaddr a = { .family = k->family, .port = ntohs(k->port) };
+	char s[KR_SOCKADDR_STRLEN];
+
+	if (!k->family) {
+		snprintf(buf, len, "*:%u/%s", ntohs(k->port), k->proto == 17 ? "udp" : "?");
+		return;
+	}
+	memcpy(a.ip, k->addr, 16);
+	kr_sockaddr_format(&a, s);
+	snprintf(buf, len, "%s/%s", s, k->proto == 17 ? "udp" : "?");
+}
+
+static const char *state_name(uint8_t s)
+{
+	return s == KR_BACKEND_DOWN ? "down" : s == KR_BACKEND_DRAIN ? "drain" : "up";
+}
+
+static void print_plan_rings(const struct kr_apply_plan *p)
+{
+	for (uint32_t i = 0; i < p->nrings; i++) {
+		const struct kr_plan_ring *pr = &p->rings[i];
+
+		printf("ring '%s' (id %u%s): ", pr->unit->name, pr->ring_id,
+		       pr->new_id ? ", a new id" : "");
+		if (pr->act == KR_PLAN_SAME)
+			printf("unchanged (digest %08x)\n", pr->ring->digest);
+		else if (pr->act == KR_PLAN_SKIP)
+			printf("differs, but it is %s: left alone (commit or roll back first)\n",
+			       skip_state(pr));
+		else if (pr->why == KR_PLAN_WHY_NEW)
+			printf("would publish digest %08x, %u points into slot %u (nothing is "
+			       "published for it yet)\n", pr->ring->digest, pr->ring->npoints,
+			       pr->slot);
+		else
+			printf("would publish digest %08x, %u points into slot %u (replacing "
+			       "digest %08x: the config's version differs)\n", pr->ring->digest,
+			       pr->ring->npoints, pr->slot, pr->was_digest);
+	}
+}
+
+static void print_plan_entries(const struct kr_apply_plan *p)
+{
+	char s[KR_SOCKADDR_STRLEN + 16];
+
+	if (p->write_hash_key)
+		printf("keyed-hash secret: would write it into kr_hash_key\n");
+	for (uint32_t i = 0; i < p->nbackends; i++) {
+		const struct kr_plan_backend *b = &p->backends[i];
+		struct kr_sockaddr a = { .family = b->v.family, .port = ntohs(b->v.port) };
+
+		memcpy(a.ip, b->v.addr, 16);
+		kr_sockaddr_format(&a, s);
+		printf("backend id %u (%s of ring '%s', %s): would %s\n", b->id, s,
+		       p->units.u[b->unit].name, state_name(b->v.state),
+		       b->added ? "add" : "change");
+	}
+	for (uint32_t i = 0; i < p->ndevices; i++) {
+		const uint8_t *m = p->devices[i].v.mac;
+
+		printf("device ifindex %u: would set source MAC %02x:%02x:%02x:%02x:%02x:%02x\n",
+		       p->devices[i].ifindex, m[0], m[1], m[2], m[3], m[4], m[5]);
+	}
+	for (uint32_t i = 0; i < p->nmembers_add; i++)
+		printf("subset '%s': would add member backend id %u\n", p->members_add[i].subset,
+		       p->members_add[i].k.backend_id);
+	for (uint32_t i = 0; i < p->nservices; i++) {
+		service_str(&p->services[i].k, s, sizeof(s));
+		printf("service '%s' (%s): would %s (ring id %u)\n", p->services[i].name, s,
+		       p->services[i].added ? "add" : "change", p->services[i].v.ring_id);
+	}
+	for (uint32_t i = 0; i < p->nservices_del; i++) {
+		service_str(&p->services_del[i], s, sizeof(s));
+		printf("service %s: would remove (not in the config)\n", s);
+	}
+	for (uint32_t i = 0; i < p->nmembers_del; i++)
+		printf("subset id %08x: would remove member backend id %u\n",
+		       p->members_del[i].k.subset_id, p->members_del[i].k.backend_id);
+	for (uint32_t i = 0; i < p->nrings_del; i++)
+		printf("ring '%s' (id %u): would remove (not in the config)\n", p->rings_del[i].name,
+		       p->rings_del[i].id);
+	for (uint32_t i = 0; i < p->nbackends_release; i++)
+		printf("backend id %u: would release (no image references it any more)\n",
+		       p->backends_release[i]);
+}
+
+static void print_plan(const struct kr_apply_plan *p)
+{
+	const struct kr_apply_counts *r = &p->n;
+
+	print_plan_rings(p);
+	print_plan_entries(p);
+	if (!kr_apply_plan_changes(p) && !r->rings_skipped) {
+		printf("apply (dry run): nothing would change (%u rings, %u services, %u backends "
+		       "up to date)\n", r->rings_same, r->services_same, r->backends_same);
+		return;
+	}
+	printf("apply (dry run): would publish %u rings, would remove %u rings (%u unchanged, %u "
+	       "skipped: staged or migrating); would add %u services, would change %u services, "
+	       "would remove %u services (%u unchanged); would add %u backends, would change %u "
+	       "backends, would release %u backends (%u unchanged); nothing was written\n",
+	       r->rings_published, r->rings_removed, r->rings_same, r->rings_skipped,
+	       r->services_added, r->services_changed, r->services_removed, r->services_same,
+	       r->backends_added, r->backends_changed, r->backends_removed, r->backends_same);
+}
+
+/* ---- apply, ring stage ---------------------------------------------------------------------- */
+
+int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_config *cfg,
+		 const struct kr_ops_apply_opts *o)
+{
+	struct kr_apply_plan p;
+	struct kr_err err = {};
+	int rc = kr_ops_apply(in, cfg, o, &p, &err);
+
+	if (err.msg[0])
+		pr_warn("keyrouter: %s\n", err.msg);
+	if (o->dry_run && !rc) {
+		print_plan(&p);
+	} else {
+		print_rings_done(&p);
+		for (uint32_t i = 0; !rc && i < p.nrings_del; i++)
+			pr_info("keyrouter: ring '%s' (id %u): no longer in the config, removed\n",
+				p.rings_del[i].name, p.rings_del[i].id);
+		if (!rc)
+			print_summary(&p.n);
+	}
+	if (rc)
+		pr_warn("keyrouter: apply of '%s' stopped: %s; what was published before still "
+			"routes, the next apply converges\n", config, strerror(-rc));
+	kr_apply_plan_free(&p);
+	return rc ? 1 : 0;
+}
+
+int kr_cli_stage(const struct kr_inst *in, const struct kr_config *cfg, const char *ring)
+{
+	struct kr_ops_apply_opts o = { .stage = ring };
+	struct kr_apply_plan p;
+	struct kr_err err = {};
+	int rc = kr_ops_apply(in, cfg, &o, &p, &err);
+	const struct kr_plan_ring *pr = p.nrings ? &p.rings[0] : NULL;
+
+	if (err.msg[0])
+		pr_warn("keyrouter: %s\n", err.msg);
+	if (!rc && pr && pr->act == KR_PLAN_STAGED_ALREADY)
+		printf("ring %s: already staged: digest %08x in slot %u (state %s); nothing "
+		       "changed\n", pr->unit->name, pr->ring->digest, pr->active ^ 1,
+		       kr_ops_state_name(pr->state));
+	else if (!rc && pr && pr->act == KR_PLAN_STAGE_SAME)
+		printf("ring %s: nothing to stage: the config's version equals the active one "
+		       "(digest %08x)\n", pr->unit->name, pr->ring->digest);
+	else if (!rc && pr && pr->act == KR_PLAN_STAGE && pr->generation)
+		printf("ring %s: staged digest %08x (%u points, generation %llu) in slot %u; "
+		       "fraction 0%%, slot %u stays active\n", pr->unit->name, pr->ring->digest,
+		       pr->ring->npoints, (unsigned long long)pr->generation, pr->slot,
+		       pr->active);
+	kr_apply_plan_free(&p);
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What `apply`, `load` and `ring stage` print: configuration errors, the plan (--dry-run),
+ * what was done, the summary line. */
+#ifndef KR_APPLY_OUT_H
+#define KR_APPLY_OUT_H
+
+#include "apply_plan.h"
+#include "config.h"
+#include "ops.h"
+#include "ops_apply.h"
+
+/* Load CONFIG; on error print every configuration error (stderr) and return NULL. */
+struct kr_config *kr_cli_config_load(const char *path);
+
+/*
+ * apply (and load) of CONFIG on instance IN: read, plan, execute unless o->dry_run, and
+ * print: the plan (dry run), or what was done (rings published/removed on stderr, at the
+ * info level) and the summary line (stdout).  Returns the exit status (0 or 1).
+ */
+int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_config *cfg,
+		 const struct kr_ops_apply_opts *o);
+
+/* ring stage RING of CONFIG on IN: prints the outcome.  Exit status. */
+int kr_cli_stage(const struct kr_inst *in, const struct kr_config *cfg, const char *ring);
+
+#endif

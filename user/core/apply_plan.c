@@ -1,0 +1,784 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* apply's plan: configuration + live state -> the list of changes (see apply_plan.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "apply_plan.h"
+#include "ring_sm.h"
+#include "util.h"
+
+#define GROW(arr, n, cap)                                                                   \
+	((n) < (cap) ? 0 : grow((void **)&(arr), &(cap), sizeof(*(arr))))
+
+static int grow(void **arr, uint32_t *cap, size_t size)
+{
+	uint32_t c = *cap ? *cap * 2 : 16;
+	void *p = realloc(*arr, (size_t)c * size);
+
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
+/* ---- the live state --------------------------------------------------------------------- */
+
+void kr_live_free(struct kr_live *lv)
+{
+	for (uint32_t r = 0; r < KR_MAX_RINGS; r++)
+		for (int s = 0; s < 2; s++)
+			free(lv->ring[r].slot[s].bt);
+	free(lv->backends);
+	free(lv->services);
+	free(lv->members);
+	free(lv->devices);
+	memset(lv, 0, sizeof(*lv));
+}
+
+const struct kr_live_device *kr_live_device(const struct kr_live *lv, const char *name,
+					    uint32_t ifindex)
+{
+	for (uint32_t i = 0; i < lv->ndevices; i++) {
+		const struct kr_live_device *d = &lv->devices[i];
+
+		if (name ? !strcmp(d->name, name) : (!d->name[0] && d->ifindex == ifindex))
+			return d;
+	}
+	return NULL;
+}
+
+static const struct kr_backend *live_backend(const struct kr_live *lv, uint32_t id)
+{
+	uint32_t lo = 0, hi = lv->nbackends;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (lv->backends[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < lv->nbackends && lv->backends[lo].id == id ? &lv->backends[lo].v : NULL;
+}
+
+/* ---- the plan's own state --------------------------------------------------------------- */
+
+struct planner {
+	const struct kr_config *cfg;
+	const struct kr_live *lv;
+	struct kr_apply_plan *p;
+	struct kr_err *err;
+	struct kr_ops_idset used;	/* ids referenced by a published image + assigned now */
+	uint32_t cap_backends, cap_devices, cap_madd, cap_mdel, cap_svc, cap_sdel, cap_rdel;
+	bool id_taken[KR_MAX_RINGS];	/* ring ids named in kr_ops_rings or assigned now */
+};
+
+static void sockaddr_of(const struct kr_backend *b, struct kr_sockaddr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = b->family;
+	a->port = ntohs(b->port);
+	memcpy(a->ip, b->addr, 16);
+}
+
+/* The egress ifindex of a config backend: its "ifindex", or its "dev" resolved in the live
+ * state; 0 = none given.  -ENODEV (err set) when the named device does not exist. */
+static int backend_ifindex(const struct planner *pl, const struct kr_cfg_ring *ring,
+			   const struct kr_cfg_backend *cb, uint32_t *ifindex)
+{
+	const struct kr_live_device *d;
+	char a[KR_SOCKADDR_STRLEN];
+
+	*ifindex = cb->ifindex;
+	if (cb->ifindex || !cb->dev[0])
+		return 0;
+	d = kr_live_device(pl->lv, cb->dev, 0);
+	if (d && d->ifindex) {
+		*ifindex = d->ifindex;
+		return 0;
+	}
+	kr_sockaddr_format(&cb->addr, a);
+	kr_errf(pl->err, "ring '%s': backend %s: device '%s' does not exist in this network "
+		"namespace (\"dev\" names the egress interface of l2 forwarding)", ring->name, a,
+		cb->dev);
+	return -ENODEV;
+}
+
+/* ---- ring ids ----------------------------------------------------------------------------- */
+
+static int ring_id_of(const struct kr_live *lv, const char *name)
+{
+	for (uint32_t id = 0; id < KR_MAX_RINGS; id++)
+		if (lv->ring[id].name[0] && !strcmp(lv->ring[id].name, name))
+			return (int)id;
+	return -1;
+}
+
+/* The ring id of unit u: its name's id in kr_ops_rings, else the lowest free one (new_id). */
+static int plan_ring_id(struct planner *pl, struct kr_plan_ring *pr)
+{
+	const struct kr_ops_unit *u = pr->unit;
+	int id = ring_id_of(pl->lv, u->name);
+
+	if (id >= 0) {
+		pr->ring_id = id;
+		return 0;
+	}
+	if (pl->p->stage) {
+		kr_errf(pl->err, "ring stage %s: nothing is published for it yet; run "
+			"'keyrouter apply' first", u->name);
+		return -ENOENT;
+	}
+	for (id = 0; id < (int)KR_MAX_RINGS && pl->id_taken[id]; id++)
+		;
+	if (id == (int)KR_MAX_RINGS) {
+		kr_errf(pl->err, "no free ring id for ring '%s' (at most %u rings)", u->name,
+			       KR_MAX_RINGS);
+		return -ENOSPC;
+	}
+	pl->id_taken[id] = true;
+	pr->ring_id = id;
+	pr->new_id = true;
+	pr->flags = u->subset_mask ? KR_OPS_RING_DEDICATED : 0;
+	return 0;
+}
+
+/* ---- backend ids and entries ------------------------------------------------------------ */
+
+/* The kr_backends entry a config backend asks for; health state from the current entry
+ * (runtime state, `backend set`): the config decides it for a new backend, and whenever
+ * it says down or drain. */
+static void backend_value(const struct kr_cfg_backend *cb, uint32_t ifindex,
+			  const struct kr_backend *cur, bool is_new, struct kr_backend *v)
+{
+	memset(v, 0, sizeof(*v));
+	memcpy(v->addr, cb->addr.ip, 16);
+	v->port = htons(cb->addr.port);
+	v->family = cb->addr.family;
+	if (cb->has_mac)
+		memcpy(v->mac, cb->mac, 6);
+	v->ifindex = ifindex;
+	v->state = is_new || cb->state != KR_BACKEND_UP ? cb->state : cur->state;
+	if (v->state > KR_BACKEND_DRAIN)
+		v->state = KR_BACKEND_UP;
+}
+
+/* The ids and addresses the ring's published images (both slots) use now: *prev, *nprev. */
+static int prev_ids(const struct planner *pl, const struct kr_live_ring *lr,
+		    struct kr_ops_idmap **prev, uint32_t *nprev)
+{
+	*nprev = 0;
+	*prev = calloc((size_t)lr->slot[0].hdr.nbackends + lr->slot[1].hdr.nbackends + 1,
+		       sizeof(**prev));
+	if (!*prev)
+		return -ENOMEM;
+	for (int s = 0; s < 2; s++) {
+		for (uint32_t b = 0; lr->slot[s].present && b < lr->slot[s].hdr.nbackends; b++) {
+			const struct kr_backend *be = live_backend(pl->lv, lr->slot[s].bt[b]);
+
+			if (!be || !be->family)
+				continue;
+			sockaddr_of(be, &(*prev)[*nprev].addr);
+			(*prev)[(*nprev)++].id = lr->slot[s].bt[b];
+		}
+	}
+	return 0;
+}
+
+/* unit->gid: a backend that stays in the ring keeps its id, a new one takes the lowest
+ * id no published image references (backend_ids.h). */
+static int assign_ids(struct planner *pl, struct kr_ops_unit *u,
+		      const struct kr_ops_idmap *prev, uint32_t nprev)
+{
+	struct kr_sockaddr *want = calloc(u->n ? u->n : 1, sizeof(*want));
+	int err = 0;
+
+	free(u->gid);
+	u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));
+	if (!want || !u->gid) {
+		free(want);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < u->n; i++)
+		want[i] = u->ring->backends[u->idx[i]].addr;
+	if (kr_ops_ids_assign(prev, nprev, want, u->n, &pl->used, u->gid)) {
+		kr_errf(pl->err, "ring '%s': no free backend ids left (%u)", u->name,
+			pl->used.max);
+		err = -ENOSPC;
+	}
+	free(want);
+	return err;
+}
+
+/* One backend of unit ui (index i): its kr_backends entry, written when it differs. */
+static int plan_backend(struct planner *pl, uint32_t ui, uint32_t i,
+			const struct kr_ops_idmap *prev, uint32_t nprev)
+{
+	const struct kr_ops_unit *u = &pl->p->units.u[ui];
+	const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
+	const struct kr_backend *cur = live_backend(pl->lv, u->gid[i]);
+	struct kr_backend none = {}, v;
+	bool is_new = true;
+	uint32_t ifindex;
+	int err;
+
+	for (uint32_t j = 0; j < nprev; j++)
+		is_new = is_new && prev[j].id != u->gid[i];
+	if (!cur)	/* an id no image references: released (or never used) */
+		cur = &none;
+	if (!cur->family)
+		is_new = true;
+	if (u->gid[i] >= pl->lv->backends_max) {
+		kr_errf(pl->err, "backend id %u is beyond kr_backends (%u entries)", u->gid[i],
+			pl->lv->backends_max);
+		return -ENOSPC;
+	}
+	err = backend_ifindex(pl, u->ring, cb, &ifindex);
+	if (err)
+		return err;
+	backend_value(cb, ifindex, cur, is_new, &v);
+	if (!memcmp(cur, &v, sizeof(v))) {
+		pl->p->n.backends_same++;
+		return 0;
+	}
+	if (GROW(pl->p->backends, pl->p->nbackends, pl->cap_backends))
+		return -ENOMEM;
+	pl->p->backends[pl->p->nbackends++] = (struct kr_plan_backend){
+		.id = u->gid[i], .v = v, .added = is_new, .unit = ui };
+	if (is_new)
+		pl->p->n.backends_added++;
+	else
+		pl->p->n.backends_changed++;
+	return 0;
+}
+
+static int plan_backends(struct planner *pl, uint32_t ui, struct kr_plan_ring *pr)
+{
+	struct kr_ops_idmap *prev = NULL;
+	uint32_t nprev;
+	int err = prev_ids(pl, &pl->lv->ring[pr->ring_id], &prev, &nprev);
+
+	if (!err)
+		err = assign_ids(pl, pr->unit, prev, nprev);
+	for (uint32_t i = 0; !err && i < pr->unit->n; i++)
+		err = plan_backend(pl, ui, i, prev, nprev);
+	free(prev);
+	return err;
+}
+
+/* ---- rings -------------------------------------------------------------------------------- */
+
+static bool same_version(const struct kr_live_slot *s, const struct kr_ring *r,
+			 const uint32_t *ids)
+{
+	if (!s->present || s->hdr.digest != r->digest || s->hdr.ring_version != r->version ||
+	    s->hdr.point_multiple != r->point_multiple || s->hdr.nbackends != r->nbackends ||
+	    s->hdr.npoints != r->npoints + r->ndups)
+		return false;
+	return !memcmp(s->bt, ids, r->nbackends * sizeof(uint32_t));
+}
+
+static int build_ring(struct planner *pl, struct kr_plan_ring *pr)
+{
+	const struct kr_ops_unit *u = pr->unit;
+	struct kr_backend_spec *spec;
+	uint64_t t0 = kr_wall_ns();
+	int rc;
+
+	spec = calloc(u->n ? u->n : 1, sizeof(*spec));
+	if (!spec)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < u->n; i++) {
+		spec[i].addr = u->ring->backends[u->idx[i]].addr;
+		spec[i].weight = u->ring->backends[u->idx[i]].weight;
+	}
+	rc = kr_ring_build(&pr->ring, spec, u->n, u->ring->format, u->ring->point_multiple,
+			   pl->err);
+	free(spec);
+	pr->build_ns = kr_wall_ns() - t0;
+	if (rc) {
+		kr_err_prefix(pl->err, "ring '%s'", u->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* apply: publish a ring whose active version differs, unless it is being migrated. */
+static void decide_publish(struct planner *pl, struct kr_plan_ring *pr)
+{
+	const struct kr_live_ring *lr = &pl->lv->ring[pr->ring_id];
+	const struct kr_live_slot *act = &lr->slot[pr->active];
+
+	if (same_version(act, pr->ring, pr->unit->gid)) {
+		pr->act = KR_PLAN_SAME;
+		pl->p->n.rings_same++;
+	} else if (pr->state != KR_RING_IDLE) {
+		pr->act = KR_PLAN_SKIP;
+		pl->p->n.rings_skipped++;
+	} else {
+		pr->act = KR_PLAN_PUBLISH;
+		pr->why = act->present ? KR_PLAN_WHY_CHANGED : KR_PLAN_WHY_NEW;
+		pr->slot = pr->active;
+		pl->p->n.rings_published++;
+	}
+}
+
+/* ring stage: from idle only, onto a published ring, with a different version; staging
+ * the version already staged changes nothing (a repeated stage converges). */
+static int decide_stage(struct planner *pl, struct kr_plan_ring *pr)
+{
+	const struct kr_live_ring *lr = &pl->lv->ring[pr->ring_id];
+	const uint32_t *ids = pr->unit->gid;
+	const char *why;
+	__u64 next;
+
+	if (kr_ops_sm_next(lr->ctl, KR_OPS_STAGE, 0, &next, &why)) {
+		if (same_version(&lr->slot[pr->active ^ 1], pr->ring, ids)) {
+			pr->act = KR_PLAN_STAGED_ALREADY;
+			pl->p->n.rings_same++;
+			return 0;
+		}
+		kr_errf(pl->err, "ring stage %s: %s (state %s)", pr->unit->name, why,
+			       kr_ops_state_name(pr->state));
+		return -EBUSY;
+	}
+	if (!lr->slot[pr->active].present) {
+		kr_errf(pl->err, "ring stage %s: nothing is published for it yet; run "
+			"'keyrouter apply' first", pr->unit->name);
+		return -ENOENT;
+	}
+	if (same_version(&lr->slot[pr->active], pr->ring, ids)) {
+		pr->act = KR_PLAN_STAGE_SAME;
+		pl->p->n.rings_same++;
+		return 0;
+	}
+	pr->act = KR_PLAN_STAGE;
+	pr->slot = pr->active ^ 1;
+	pl->p->n.rings_published++;
+	return 0;
+}
+
+static int plan_ring(struct planner *pl, uint32_t ui)
+{
+	struct kr_plan_ring *pr = &pl->p->rings[pl->p->nrings++];
+	const struct kr_live_ring *lr;
+	int err;
+
+	memset(pr, 0, sizeof(*pr));
+	pr->unit = &pl->p->units.u[ui];
+	err = plan_ring_id(pl, pr);
+	if (err)
+		return err;
+	pr->unit->ring_id = (int)pr->ring_id;
+	lr = &pl->lv->ring[pr->ring_id];
+	pr->active = kr_ctl_active(lr->ctl);
+	pr->state = kr_ctl_state(lr->ctl);
+	pr->was_present = lr->slot[pr->active].present;
+	pr->was_digest = pr->was_present ? lr->slot[pr->active].hdr.digest : 0;
+	err = plan_backends(pl, ui, pr);
+	if (!err)
+		err = build_ring(pl, pr);
+	if (err)
+		return err;
+	if (pl->p->stage)
+		return decide_stage(pl, pr);
+	decide_publish(pl, pr);
+	return 0;
+}
+
+/* ---- hash key, devices, subset members, services ------------------------------------------ */
+
+static int plan_hash_key(struct planner *pl)
+{
+	struct kr_apply_plan *p = pl->p;
+
+	if (!pl->cfg->hash.keyed)
+		return 0;
+	if (!pl->lv->has_hash_key) {
+		kr_errf(pl->err, "the configuration asks for the keyed hash, but the loaded "
+			       "data path has no map kr_hash_key (loaded by an older keyrouter?): "
+			       "unload and load again");
+		return -ENOENT;
+	}
+	kr_hash_secret_from_bytes(&p->hash_key, pl->cfg->hash.secret);
+	p->write_hash_key = memcmp(&p->hash_key, &pl->lv->hash_key, sizeof(p->hash_key)) != 0;
+	return 0;
+}
+
+static int add_device(struct planner *pl, uint32_t ifindex, const struct kr_live_device *d)
+{
+	struct kr_apply_plan *p = pl->p;
+	struct kr_device v = {};
+
+	if (!ifindex || !d || !d->has_mac)
+		return 0;
+	for (uint32_t i = 0; i < p->ndevices; i++)
+		if (p->devices[i].ifindex == ifindex)
+			return 0;
+	memcpy(v.mac, d->mac, 6);
+	if (d->has_entry && !memcmp(&d->entry, &v, sizeof(v)))
+		return 0;
+	if (GROW(p->devices, p->ndevices, pl->cap_devices))
+		return -ENOMEM;
+	p->devices[p->ndevices++] = (struct kr_plan_device){ .ifindex = ifindex, .v = v };
+	p->n.devices_changed++;
+	return 0;
+}
+
+/* kr_devices[ifindex] = the MAC of every egress device the backends name and of the loaded
+ * interface (the source MAC of l2 forwarding). */
+static int plan_devices(struct planner *pl)
+{
+	const struct kr_config *cfg = pl->cfg;
+	int err = 0;
+
+	if (!pl->lv->has_devices)
+		return 0;
+	for (uint32_t r = 0; r < cfg->nrings && !err; r++) {
+		for (uint32_t b = 0; b < cfg->rings[r].nbackends && !err; b++) {
+			const struct kr_cfg_backend *cb = &cfg->rings[r].backends[b];
+			uint32_t ifindex;
+
+			err = backend_ifindex(pl, &cfg->rings[r], cb, &ifindex);
+			if (!err && ifindex)
+				err = add_device(pl, ifindex, kr_live_device(pl->lv, NULL, ifindex));
+		}
+	}
+	if (!err && pl->lv->loaded_ifindex)
+		err = add_device(pl, pl->lv->loaded_ifindex,
+				 kr_live_device(pl->lv, NULL, pl->lv->loaded_ifindex));
+	return err;
+}
+
+static bool member_live(const struct kr_live *lv, const struct kr_subset_key *k)
+{
+	for (uint32_t i = 0; i < lv->nmembers; i++)
+		if (lv->members[i].subset_id == k->subset_id &&
+		    lv->members[i].backend_id == k->backend_id)
+			return true;
+	return false;
+}
+
+/* The subset a wanted member {subset_id, backend_id} belongs to, or NULL. */
+static const struct kr_ops_subset *member_wanted(const struct kr_ops_units *us,
+						 const struct kr_subset_key *k)
+{
+	for (uint32_t s = 0; s < us->nsub; s++) {
+		const struct kr_ops_subset *sub = &us->sub[s];
+		const struct kr_ops_unit *u = &us->u[sub->unit];
+
+		if (sub->id != k->subset_id || !u->gid)
+			continue;
+		for (uint32_t i = 0; i < u->n; i++)
+			if (u->gid[i] == k->backend_id &&
+			    (u->ring->backends[u->idx[i]].tags & sub->mask) == sub->mask)
+				return sub;
+	}
+	return NULL;
+}
+
+/* Members of every shared subset (written before the services that name the subsets);
+ * members nothing wants any more (removed after the services stopped naming them). */
+static int plan_members(struct planner *pl)
+{
+	const struct kr_ops_units *us = &pl->p->units;
+	struct kr_apply_plan *p = pl->p;
+
+	for (uint32_t s = 0; s < us->nsub; s++) {
+		const struct kr_ops_subset *sub = &us->sub[s];
+		const struct kr_ops_unit *u = &us->u[sub->unit];
+
+		for (uint32_t i = 0; u->gid && i < u->n; i++) {
+			struct kr_subset_key k = { .subset_id = sub->id, .backend_id = u->gid[i] };
+
+			if ((u->ring->backends[u->idx[i]].tags & sub->mask) != sub->mask ||
+			    member_live(pl->lv, &k))
+				continue;
+			if (GROW(p->members_add, p->nmembers_add, pl->cap_madd))
+				return -ENOMEM;
+			p->members_add[p->nmembers_add++] = (struct kr_plan_member){ k, sub->name };
+		}
+	}
+	for (uint32_t i = 0; i < pl->lv->nmembers; i++) {
+		if (member_wanted(us, &pl->lv->members[i]))
+			continue;
+		if (GROW(p->members_del, p->nmembers_del, pl->cap_mdel))
+			return -ENOMEM;
+		p->members_del[p->nmembers_del++] = (struct kr_plan_member){ pl->lv->members[i],
+									      NULL };
+	}
+	return 0;
+}
+
+void kr_service_entry(const struct kr_cfg_service *s, uint32_t ring_id, struct kr_service_key *k,
+		      struct kr_service *v)
+{
+	memset(k, 0, sizeof(*k));
+	memset(v, 0, sizeof(*v));
+	if (!s->vip_any) {
+		memcpy(k->addr, s->vip.ip, 16);
+		k->family = s->vip.family;
+	}
+	k->port = htons(s->port);
+	k->proto = s->protocol;
+	v->ring_id = ring_id;
+	v->key_type = s->key.type;
+	v->fwd_mode = s->fwd.mode;
+	v->policy_no_key = s->policy.no_key;
+	v->policy_too_long = s->policy.key_too_long;
+	v->policy_no_route = s->policy.all_down;
+	v->quic_cid_len = s->key.cid_length;
+	if (s->key.delimiter >= 0) {
+		v->flags |= KR_SVC_F_PAYLOAD_DELIM;
+		v->payload_delim = s->key.delimiter;
+	}
+	v->payload_off = s->key.offset;
+	v->payload_len = s->key.length;
+	if (s->fwd.has_source4)
+		memcpy(v->tun_src4, s->fwd.source4, 4);
+	if (s->fwd.has_source6)
+		memcpy(v->tun_src6, s->fwd.source6, 16);
+}
+
+static const struct kr_service *service_live(const struct kr_live *lv,
+					     const struct kr_service_key *k)
+{
+	for (uint32_t i = 0; i < lv->nservices; i++)
+		if (!memcmp(&lv->services[i].k, k, sizeof(*k)))
+			return &lv->services[i].v;
+	return NULL;
+}
+
+static int plan_services(struct planner *pl)
+{
+	const struct kr_config *cfg = pl->cfg;
+	struct kr_apply_plan *p = pl->p;
+	struct kr_service_key *keys;
+	int err = kr_ops_units_resolve(&p->units, cfg);
+
+	if (err)
+		return err;
+	keys = calloc(cfg->nservices + 1, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cfg->nservices; i++) {
+		const struct kr_service *cur;
+		struct kr_service v;
+
+		kr_service_entry(&cfg->services[i], p->units.svc_ring[i], &keys[i], &v);
+		v.subset_id = p->units.svc_subset[i];
+		if (cfg->hash.keyed)	/* the secret is in kr_hash_key */
+			v.flags |= KR_SVC_F_KEYED_HASH;
+		cur = service_live(pl->lv, &keys[i]);
+		if (cur && !memcmp(cur, &v, sizeof(v))) {
+			p->n.services_same++;
+			continue;
+		}
+		if (GROW(p->services, p->nservices, pl->cap_svc)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		p->services[p->nservices++] = (struct kr_plan_service){
+			.k = keys[i], .v = v, .added = !cur, .name = cfg->services[i].name };
+		if (cur)
+			p->n.services_changed++;
+		else
+			p->n.services_added++;
+	}
+	for (uint32_t j = 0; j < pl->lv->nservices; j++) {
+		bool keep = false;
+
+		for (uint32_t i = 0; i < cfg->nservices && !keep; i++)
+			keep = !memcmp(&keys[i], &pl->lv->services[j].k, sizeof(keys[i]));
+		if (keep)
+			continue;
+		if (GROW(p->services_del, p->nservices_del, pl->cap_sdel)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		p->services_del[p->nservices_del++] = pl->lv->services[j].k;
+		p->n.services_removed++;
+	}
+out:
+	free(keys);
+	return err;
+}
+
+/* ---- garbage ------------------------------------------------------------------------------ */
+
+/* Ring ids whose name the configuration no longer has (subset rings included). */
+static int plan_gc_rings(struct planner *pl)
+{
+	struct kr_apply_plan *p = pl->p;
+
+	for (uint32_t id = 0; id < KR_MAX_RINGS; id++) {
+		const struct kr_live_ring *lr = &pl->lv->ring[id];
+
+		if (!lr->name[0] || kr_ops_units_find(&p->units, lr->name) >= 0)
+			continue;
+		if (GROW(p->rings_del, p->nrings_del, pl->cap_rdel))
+			return -ENOMEM;
+		p->rings_del[p->nrings_del].id = id;
+		snprintf(p->rings_del[p->nrings_del++].name, KR_OPS_NAME_MAX, "%s", lr->name);
+		p->n.rings_removed++;
+	}
+	return 0;
+}
+
+static bool ring_removed(const struct kr_apply_plan *p, uint32_t id)
+{
+	for (uint32_t i = 0; i < p->nrings_del; i++)
+		if (p->rings_del[i].id == id)
+			return true;
+	return false;
+}
+
+/* Backend ids a published image references now but none will after the plan. */
+static int plan_gc_backends(struct planner *pl, const struct kr_ops_idset *before)
+{
+	struct kr_apply_plan *p = pl->p;
+	struct kr_ops_idset after = {};
+	uint32_t cap = 0;
+	int err = 0;
+
+	if (kr_ops_idset_init(&after, before->max))
+		return -ENOMEM;
+	for (uint32_t id = 0; id < KR_MAX_RINGS; id++) {
+		const struct kr_live_ring *lr = &pl->lv->ring[id];
+
+		if (ring_removed(p, id))
+			continue;
+		for (uint32_t s = 0; s < 2; s++) {
+			const uint32_t *bt = lr->slot[s].bt;
+			uint32_t n = lr->slot[s].present ? lr->slot[s].hdr.nbackends : 0;
+
+			for (uint32_t r = 0; r < p->nrings; r++) {
+				const struct kr_plan_ring *pr = &p->rings[r];
+
+				if (pr->ring_id == id && pr->slot == s && pr->act == KR_PLAN_PUBLISH) {
+					bt = pr->unit->gid;
+					n = pr->unit->n;
+				}
+			}
+			for (uint32_t i = 0; i < n; i++)
+				kr_ops_idset_add(&after, bt[i]);
+		}
+	}
+	for (uint32_t id = 0; id < before->max; id++) {
+		if (!kr_ops_idset_has(before, id) || kr_ops_idset_has(&after, id))
+			continue;
+		if (GROW(p->backends_release, p->nbackends_release, cap)) {
+			err = -ENOMEM;
+			break;
+		}
+		p->backends_release[p->nbackends_release++] = id;
+		p->n.backends_removed++;
+	}
+	kr_ops_idset_free(&after);
+	return err;
+}
+
+/* ---- the plan ----------------------------------------------------------------------------- */
+
+static int plan_stage(struct planner *pl)
+{
+	int i = kr_ops_units_find(&pl->p->units, pl->p->stage);
+
+	if (i < 0) {
+		kr_errf(pl->err, "ring stage: the config has no ring '%s'", pl->p->stage);
+		return -ENOENT;
+	}
+	return plan_ring(pl, (uint32_t)i);
+}
+
+static int plan_apply(struct planner *pl, const struct kr_ops_idset *before)
+{
+	struct kr_apply_plan *p = pl->p;
+	int err = plan_hash_key(pl);
+
+	for (uint32_t i = 0; i < p->units.n && !err; i++)
+		err = plan_ring(pl, i);
+	if (!err)
+		err = plan_devices(pl);
+	if (!err)
+		err = plan_members(pl);
+	if (!err)
+		err = plan_services(pl);
+	if (!err)
+		err = plan_gc_rings(pl);
+	if (!err)
+		err = plan_gc_backends(pl, before);
+	return err;
+}
+
+int kr_apply_plan(const struct kr_config *cfg, const struct kr_live *lv, const char *stage,
+		  struct kr_apply_plan *p, struct kr_err *err)
+{
+	struct planner pl = { .cfg = cfg, .lv = lv, .p = p, .err = err };
+	struct kr_ops_idset before = {};
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->stage = stage;
+	rc = kr_ops_units_plan(cfg, &p->units, lv->has_members);
+	if (rc) {
+		if (err && !err->msg[0])
+			kr_errf(err, "couldn't plan the rings of the configuration: %s",
+				strerror(-rc));
+		return rc;
+	}
+	p->rings = calloc(p->units.n + 1, sizeof(*p->rings));
+	if (!p->rings || kr_ops_idset_init(&pl.used, lv->backends_max) ||
+	    kr_ops_idset_init(&before, lv->backends_max)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t id = 0; id < KR_MAX_RINGS; id++) {
+		pl.id_taken[id] = lv->ring[id].name[0] != 0;
+		for (int s = 0; s < 2; s++)
+			for (uint32_t i = 0; lv->ring[id].slot[s].present &&
+			     i < lv->ring[id].slot[s].hdr.nbackends; i++) {
+				kr_ops_idset_add(&pl.used, lv->ring[id].slot[s].bt[i]);
+				kr_ops_idset_add(&before, lv->ring[id].slot[s].bt[i]);
+			}
+	}
+	rc = stage ? plan_stage(&pl) : plan_apply(&pl, &before);
+out:
+	if (rc == -ENOMEM && err && !err->msg[0])
+		kr_errf(err, "out of memory");
+	kr_ops_idset_free(&pl.used);
+	kr_ops_idset_free(&before);
+	return rc;
+}
+
+void kr_apply_plan_free(struct kr_apply_plan *p)
+{
+	for (uint32_t i = 0; p->rings && i < p->nrings; i++)
+		if (p->rings[i].ring)
+			kr_ring_free(p->rings[i].ring);
+	free(p->rings);
+	kr_ops_units_free(&p->units);
+	free(p->backends);
+	free(p->devices);
+	free(p->members_add);
+	free(p->services);
+	free(p->members_del);
+	free(p->services_del);
+	free(p->rings_del);
+	free(p->backends_release);
+	memset(&p->hash_key, 0, sizeof(p->hash_key));
+	memset(p, 0, sizeof(*p));
+}
+
+bool kr_apply_plan_changes(const struct kr_apply_plan *p)
+{
+	const struct kr_apply_counts *n = &p->n;
+
+	return n->rings_published + n->rings_removed + n->services_added + n->services_changed +
+	       n->services_removed + n->backends_added + n->backends_changed +
+	       n->backends_removed;
+}
