@@ -27,7 +27,7 @@ parse-ipv4-first-fragment ~~ include/kr_parse.h ~~ test_oracle test_parity test_
 parse-ipv4-total-length ~~ include/kr_parse.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ tot > kr_avail(c, pkt->l3_off)) ~~ tot > kr_avail(c, pkt->l3_off) + 4)
 parse-ipv6-fragment ~~ include/kr_parse.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ if (KR_BE16(h + 2) & 0xfff8) ~~ if (KR_BE16(h + 2) & 0xfff0)
 parse-ipv6-ext-length ~~ include/kr_parse.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ *off += ((__u32)h[1] + 1) * 8; ~~ *off += ((__u32)h[1] + 1) * 8 - 8 * (h[1] > 1);
-parse-ipv6-ext-count ~~ include/keyrouter_kern_user.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ #define KR_MAX_IPV6_EXT{T}{T}8 ~~ #define KR_MAX_IPV6_EXT{T}{T}7
+parse-ipv6-ext-count ~~ include/kr_datapath_kern_user.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ #define KR_MAX_IPV6_EXT{T}{T}8 ~~ #define KR_MAX_IPV6_EXT{T}{T}7
 parse-udp-length ~~ include/kr_parse.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ pkt->pl_len = ulen - KR_UDP_HLEN; ~~ pkt->pl_len = l3_end - pkt->pl_off;
 dns-lowercase ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ b += 'a' - 'A'; ~~ b += 0;
 dns-label-63 ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ if (b > 63){N}{T}{T}{T}{T}return KR_KEY_NOT_FOUND; ~~ if (b > 64){N}{T}{T}{T}{T}return KR_KEY_NOT_FOUND;

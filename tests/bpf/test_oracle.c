@@ -29,7 +29,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tap.h"
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "continuum.h"
 #include "image.h"
 #include "publish.h"

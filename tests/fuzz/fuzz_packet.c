@@ -20,7 +20,7 @@
 #define _GNU_SOURCE		/* memmem */
 #include <sanitizer/asan_interface.h>
 #include "fuzz.h"
-#include "keyrouter_kern_user.h"
+#include "kr_datapath_kern_user.h"
 #include "kr_parse.h"
 #include "kr_key.h"
 
