@@ -13,7 +13,6 @@
 # "mutation score: K/N killed".
 set -u
 cd "$(dirname "$0")/.."
-root=$(pwd)
 OUT=build
 scratch=/tmp/kr-mutate.$$
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$scratch"' EXIT
@@ -65,11 +64,16 @@ want() { # name: is it selected?
 	return 1
 }
 
+main() {
 echo "mutate: scratch copy $scratch"
-mkdir -p "$scratch/src"
-# the tree as it is (tracked and new files), and the current build to start from
-git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$scratch/src"
+mkdir -p "$scratch/src" "$scratch/orig"
+# the tree as it is (tracked and new files): a pristine copy to restore each file from, and
+# the copy that is mutated, with the current build to start from
+git ls-files -co --exclude-standard -z | tar --null -T - -cf "$scratch/tree.tar"
+tar -xf "$scratch/tree.tar" -C "$scratch/src"
+tar -xf "$scratch/tree.tar" -C "$scratch/orig"
 [ -d "$OUT" ] && cp -a "$OUT" "$scratch/src/$OUT"
+root=$scratch/orig
 cd "$scratch/src" || exit 1
 if ! make -s -j2 all > "$scratch/build.log" 2>&1; then
 	echo "mutate: the unmutated tree does not build (see $scratch/build.log)"
@@ -133,3 +137,8 @@ done <<< "$mutations"
 make -s -j2 all > /dev/null 2>&1
 echo "mutation score: $killed/$total killed"
 [ "$killed" = "$total" ] && [ "$bad" = 0 ]
+}
+
+# (one function, read whole before it runs: editing this file meanwhile changes nothing)
+main "$@"
+exit
