@@ -142,6 +142,6 @@ echo "mutation score: $killed/$total killed"
 [ "$killed" = "$total" ] && [ "$bad" = 0 ]
 }
 
-# (one function, read whole before it runs: editing this file meanwhile changes nothing)
-main "$@"
-exit
+# (one function, read whole before it runs, and the call and the exit on one line: editing
+# this file while it runs changes nothing)
+main "$@"; exit $?
