@@ -82,6 +82,49 @@ __noinline int kr_extract(const struct kr_service *svc, const struct kr_pkt *pkt
 	return st | (int)((klen & 0xffff) << 8);
 }
 
+/*
+ * XDP: copy len (1..KR_PAYLOAD_WINDOW) bytes at packet offset off into s->win straight from
+ * the frame's linear data -- 8 bytes per step, then the last bytes one by one -- without
+ * the bpf_xdp_load_bytes() helper (a call and a generic copy per packet).  Returns 0, or -1
+ * when the bytes are not all in the linear data (a multi-buffer frame): the caller then
+ * uses the helper.
+ */
+__noinline int kr_copy_window_xdp(struct xdp_md *ctx, __u32 off, __u32 len, struct kr_scratch *s)
+{
+	const __u8 *data = (const __u8 *)(long)ctx->data, *end = (const __u8 *)(long)ctx->data_end;
+	const __u8 *p;
+	__u32 i, n;
+
+	if (!s || off >= 2 * KR_MAX_HDR_OFF || len > KR_PAYLOAD_WINDOW)
+		return -1;
+	p = data + kr_idx(off, 2 * KR_MAX_HDR_OFF - 1);	/* bounded on the register used */
+	len = kr_idx(len, 2 * KR_PAYLOAD_WINDOW - 1);
+	n = len / 8;
+	for (i = 0; i < KR_PAYLOAD_WINDOW / 8; i++) {
+		const __u8 *q;
+
+		if (i >= n)
+			break;
+		q = p + i * 8;
+		asm volatile("" : "+r"(q));	/* the check and the load on this register */
+		if (q + 8 > end)
+			return -1;
+		*(__u64 *)&s->win[kr_idx(i * 8, KR_WIN_MASK & ~7u)] = *(const __u64 *)q;
+	}
+	for (i = n * 8; i < KR_PAYLOAD_WINDOW; i++) {
+		const __u8 *q;
+
+		if (i >= len)
+			break;
+		q = p + kr_idx(i, KR_WIN_MASK);
+		asm volatile("" : "+r"(q));
+		if (q + 1 > end)
+			return -1;
+		s->win[kr_idx(i, KR_WIN_MASK)] = *q;
+	}
+	return 0;
+}
+
 /* Keyed hash of the key in s->key (services with KR_SVC_F_KEYED_HASH): SipHash-1-3 with
  * the secret of kr_hash_key, folded to 32 bits. */
 __noinline int kr_keyed_hash(const struct kr_scratch *s, __u32 len)
@@ -166,19 +209,31 @@ static __always_inline int kr_stage_parse(void *ctx, const bool xdp, struct kr_s
 	return kr_pass(st);
 }
 
+/* Does UDP port p (host order) have only wildcard services (kr_service_ports)? */
+static __always_inline int kr_port_no_exact(__u32 p)
+{
+	const struct kr_service_ports *sp;
+	__u32 zero = 0;
+
+	sp = bpf_map_lookup_elem(&kr_service_ports, &zero);
+	return sp && ((sp->no_exact[(p >> 6) & (KR_PORT_WORDS - 1)] >> (p & 63)) & 1);
+}
+
 /* (VIP, port, UDP) exactly, else the port's wildcard entry. */
 static __always_inline int kr_stage_service(struct kr_state *st)
 {
 	struct kr_service_key k = {};
-	const struct kr_service *svc;
+	const struct kr_service *svc = NULL;
 	int i;
 
-	for (i = 0; i < 16; i++)
-		k.addr[i] = st->pkt.dst[i];
 	k.port = *(const __u16 *)st->pkt.dport;
 	k.proto = KR_IPPROTO_UDP;
-	k.family = st->pkt.family;
-	svc = bpf_map_lookup_elem(&kr_services, &k);
+	if (!kr_port_no_exact((__u32)st->pkt.dport[0] << 8 | st->pkt.dport[1])) {
+		for (i = 0; i < 16; i++)
+			k.addr[i] = st->pkt.dst[i];
+		k.family = st->pkt.family;
+		svc = bpf_map_lookup_elem(&kr_services, &k);
+	}
 	if (!svc) {
 		for (i = 0; i < 16; i++)
 			k.addr[i] = 0;
@@ -222,7 +277,8 @@ static __always_inline void kr_trace_miss(int status)
 }
 
 /* Copy len (1..KR_PAYLOAD_WINDOW) payload bytes at off to buf; 0 copies nothing. */
-static __always_inline long kr_load_window(void *ctx, const bool xdp, __u32 off, void *buf, __u64 len)
+static __always_inline long kr_load_window(void *ctx, const bool xdp, __u32 off,
+					   struct kr_scratch *s, __u64 len)
 {
 	if (len == 0)
 		return 0;
@@ -230,16 +286,19 @@ static __always_inline long kr_load_window(void *ctx, const bool xdp, __u32 off,
 	asm volatile("" : "+r"(len));
 	if (len > KR_PAYLOAD_WINDOW)
 		return -1;
-	if (xdp)
-		return bpf_xdp_load_bytes(ctx, off, buf, len);
-	return bpf_skb_load_bytes(ctx, off, buf, len);
+	if (xdp) {
+		if (!kr_copy_window_xdp(ctx, off, len, s))
+			return 0;
+		return bpf_xdp_load_bytes(ctx, off, s->win, len);
+	}
+	return bpf_skb_load_bytes(ctx, off, s->win, len);
 }
 
 /* Copy the payload window, extract the key, hash it. */
 static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_state *st)
 {
 	__u32 wlen = kr_key_window(&st->svc, &st->pkt);
-	long err = kr_load_window(ctx, xdp, st->pkt.pl_off, st->s->win, wlen);
+	long err = kr_load_window(ctx, xdp, st->pkt.pl_off, st->s, wlen);
 	int rc;
 
 	rc = err ? KR_KEY_NOT_FOUND : kr_extract(&st->svc, &st->pkt, st->s, wlen);

@@ -23,6 +23,15 @@ struct {
 	__type(value, struct kr_service);
 } kr_services SEC(".maps");
 
+/* Ports whose services are all wildcards (struct kr_service_ports).  Written by the tool
+ * (apply); all clear = every packet tries the exact (VIP, port) entry first. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kr_service_ports);
+} kr_service_ports SEC(".maps");
+
 /* Egress devices: ifindex -> the source MAC l2 forwarding writes.  Written by the tool
  * when it attaches; without an entry, a packet leaving by its ingress device gets the
  * MAC it was addressed to. */

@@ -89,9 +89,6 @@ struct {
  * verifier prunes the tracing code, so it costs nothing. */
 const volatile __u32 kr_ring_trace_on = 0;
 
-/* The walk decides "all down" by scanning at most this many backend table entries. */
-#define KR_ANY_UP_SCAN		256
-
 static __always_inline const void *kr_chunk_get(void *ring, __u32 n)
 {
 	return bpf_map_lookup_elem(ring, &n);

@@ -16,7 +16,10 @@
 #define KR_MAX_RINGS		256	/* ring ids 0..KR_MAX_RINGS-1; two slots each */
 #define KR_MAX_BACKEND_IDS	(1u << 20)	/* global backend ids (all rings) */
 #define KR_MAX_WALK		64	/* failover walk bound, in ring points */
-#define KR_MAX_SUBSET_MEMBERS	(1u << 16)	/* entries of kr_subset_members (no prealloc;
+#define KR_ANY_UP_SCAN		256	/* the walk decides "all down" (rather than "walk
+					 * limit") by scanning at most this many backend table
+					 * entries */
+#define KR_MAX_SUBSET_MEMBERS	(1u << 18)	/* entries of kr_subset_members (no prealloc;
 						 * its bucket array costs 16 bytes each) */
 /* A subset whose expected walk (ring points / subset points) exceeds this gets a dedicated
  * ring instead of sharing its ring's points (docs/operations.md "Subsets"). */
@@ -179,6 +182,19 @@ KR_LAYOUT_AT(kr_service_key, addr, 0);
 KR_LAYOUT_AT(kr_service_key, port, 16);
 KR_LAYOUT_AT(kr_service_key, proto, 18);
 KR_LAYOUT_AT(kr_service_key, family, 19);
+
+/*
+ * kr_service_ports (ARRAY, one entry): bit p (host-order port) of no_exact set = no service
+ * on UDP port p has an exact VIP, so the data path skips the exact lookup and goes straight
+ * to the port's wildcard entry (one hash lookup per packet instead of two).  A clear bit
+ * (the default: a fresh map, or a writer that does not know this map) means "look up both",
+ * so it is always safe; `keyrouter apply` clears a port's bit before it writes an exact
+ * service there and sets the bits of ports without one after its services are written.
+ */
+#define KR_PORT_WORDS		(65536 / 64)
+struct kr_service_ports {
+	__u64 no_exact[KR_PORT_WORDS];
+};
 
 struct kr_service {
 	__u32 ring_id;		/* 0..KR_MAX_RINGS-1 */

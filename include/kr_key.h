@@ -117,17 +117,39 @@ static __always_inline __u32 kr_key_window(const struct kr_service *svc, const s
 	return pkt->pl_len < need ? pkt->pl_len : need;
 }
 
-/* key = window[start, start + len); start + len <= KR_PAYLOAD_WINDOW, len <= 255. */
+/* 8 bytes from byte offset `from` to byte offset `to` of the scratch area (to: a multiple
+ * of 8; from: any).  In BPF one load and one store (unaligned loads from a map value are
+ * allowed); in userspace memcpy (no unaligned access in C). */
+static __always_inline void kr_scratch_copy8(struct kr_scratch *s, __u32 to, __u32 from)
+{
+#ifdef __bpf__
+	*(__u64 *)((__u8 *)s + to) = *(const __u64 *)((const __u8 *)s + from);
+#else
+	__builtin_memcpy((__u8 *)s + to, (const __u8 *)s + from, 8);
+#endif
+}
+
+/*
+ * key = window[start, start + len); start + len <= KR_PAYLOAD_WINDOW, len <= 255.  Eight
+ * bytes a step: the last step copies up to 7 bytes past the key into key bytes past len
+ * (undefined for every reader, as they were), and may read up to 7 bytes past the window,
+ * which ends where the key buffer starts inside struct kr_scratch: the read stays in the
+ * scratch area and only those bytes past len get them.
+ */
 static __always_inline void kr_key_copy(struct kr_scratch *s, __u32 start, __u32 len)
 {
 	__u32 i;
 
-	for (i = 0; i < KR_MAX_KEY_LEN; i++) {
-		if (i >= len)
+	for (i = 0; i < KR_KEY_BUF / 8; i++) {
+		if (i * 8 >= len)
 			break;
-		KR_KEY(s, i) = KR_WIN(s, start + i);
+		kr_scratch_copy8(s, KR_PAYLOAD_WINDOW + kr_idx(i * 8, KR_KEY_MASK & ~7u),
+				 kr_idx(start + i * 8, KR_WIN_MASK));
 	}
 }
+_Static_assert(__builtin_offsetof(struct kr_scratch, key) == KR_PAYLOAD_WINDOW &&
+	       sizeof(struct kr_scratch) == KR_PAYLOAD_WINDOW + KR_KEY_BUF &&
+	       KR_KEY_BUF % 8 == 0, "kr_key_copy: key buffer right after the window, 8-byte steps");
 
 static __always_inline int kr_key_tuple(const struct kr_pkt *pkt, struct kr_scratch *s,
 					__u32 *klen)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # make bench: every benchmark program in build/bench/ and every script in scripts/bench.d/,
 # in name order.  Each prints its own figures and the ratios against the baseline it
-# measures in the same run.  Nothing here asserts a time.
+# measures in the same run, and the load average before and after it (the machine may be
+# shared: compare only ratios of one run).  Nothing here asserts a time.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build}

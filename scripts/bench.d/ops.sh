@@ -13,8 +13,9 @@ OBJ=$OUT/bpf/keyrouter.bpf.o
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || exit 1
 dir=/sys/fs/bpf/kr-bench-$$
 tmp=$(mktemp -d /tmp/kr-bench.XXXXXX)
-cleanup() { rm -rf "$dir" "$tmp"; }
+cleanup() { rm -rf "$dir" "$tmp"; echo "load average after: $(cat /proc/loadavg)"; }
 trap cleanup EXIT
+echo "load average before: $(cat /proc/loadavg)"
 mkdir -p "$dir"
 bpftool prog loadall "$OBJ" "$dir/progs" pinmaps "$dir" || exit 1
 

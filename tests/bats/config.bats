@@ -308,7 +308,7 @@ PY
 
 @test "lookup human key forms: the key bytes column, and --service picks ring and key type" {
 	run -0 $K lookup -c examples/keyrouter.json --service dns www.Example.COM. www.example.com .
-	assert_line --index 0 --regexp '^03777777076578616d706c6503636f6d00 f5eb180f [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$'
+	assert_line --index 0 --regexp '^03777777076578616d706c6503636f6d00 f5eb180f [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+ route [0-9]+( walk .*)?$'
 	[ "${lines[0]}" = "${lines[1]}" ]
 	assert_line --index 2 --regexp '^00 d202ef8d '
 	# the same key in hex through the plain form gives the same line

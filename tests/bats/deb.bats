@@ -161,7 +161,7 @@ setup() {
 	assert_output --partial "loaded on $IF (generic mode"
 	# loaded and running, as status reports
 	run -0 nsenter --net="/run/netns/$ns" /usr/sbin/keyrouter status --instance "$IF"
-	assert_output --partial "instance $IF: $IF, generic mode"
+	assert_output --partial "instance $IF: $IF (attached), generic mode"
 	# the exporter unit's command under its own bounding set serves this instance
 	ecaps=$(sed -n 's/^CapabilityBoundingSet=//p' /lib/systemd/system/keyrouter-exporter.service |
 		tr ' ' '\n' | sed 's/^CAP_//' | tr 'A-Z' 'a-z' | sed 's/^/+/' | paste -sd,)

@@ -113,7 +113,9 @@ routed() { "$@" stats --json | jq -r .counters.routed; }
 predict() {
 	local out
 	out=$("$TOPO_KEYROUTER" lookup -c "$1" --service dns4 --addr --keys-file "$TOPO_DIR/names") || return 1
-	paste -d' ' "$TOPO_DIR/names" <(awk '{ a = $NF; sub(/:[0-9]+$/, "", a); split(a, o, "."); print $2, o[4] - 10 }' <<<"$out")
+	# the routed backend's address: the field after "route <index>"
+	paste -d' ' "$TOPO_DIR/names" <(awk '{ for (i = 1; i < NF; i++) if ($i == "route") a = $(i + 2)
+		sub(/:[0-9]+$/, "", a); split(a, o, "."); print $2, o[4] - 10 }' <<<"$out")
 }
 
 # Expected backend per name at migration fraction 50 %: "NAME I" (old/new: predict output)

@@ -67,7 +67,7 @@ JSON
 	run -0 nsenter --net="/run/netns/$N" "$KK" load v0 -c "$T/c.json" --mode generic \
 		--instance "$N"
 	run -0 nsenter --net="/run/netns/$N" "$KK" status --instance "$N"
-	assert_output --partial "v0, generic mode, program id"
+	assert_output --partial "v0 (attached), generic mode, program id"
 	run -0 nsenter --net="/run/netns/$N" "$KK" unload v0 --instance "$N"
 }
 

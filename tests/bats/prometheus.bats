@@ -41,6 +41,9 @@ kr() { nsenter --net="/run/netns/$N" "$KK" "$@"; }
 # by the service's policy.
 instance() {
 	ip netns add "$N"
+	# no IPv6 on the links: their router solicitations and MLD reports would reach the
+	# program at any moment (passed, no_service) and break "no traffic since" comparisons
+	ip netns exec "$N" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1
 	ip -n "$N" link add "$IFACE" type veth peer name v1
 	ip -n "$N" addr add 10.99.0.1/24 dev "$IFACE"
 	ip -n "$N" addr add 10.99.0.2/24 dev v1
@@ -157,11 +160,13 @@ grouped() {
 
 @test "backend state is a value: down changes keyrouter_backend_state/up, not the series' labels" {
 	instance
-	s='keyrouter_backend_state{instance="'$N'",ring="pool",backend="10.99.0.11:7000",id="0"}'
-	u='keyrouter_backend_up{instance="'$N'",ring="pool",backend="10.99.0.11:7000",id="0"}'
+	s='keyrouter_backend_state{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
+	u='keyrouter_backend_up{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
+	r='keyrouter_backend_rings{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
 	kr status --prometheus --instance "$N" >"$T/a"
 	[ "$(value "$T/a" "$s")" = 0 ]
 	[ "$(value "$T/a" "$u")" = 1 ]
+	[ "$(value "$T/a" "$r")" = 1 ]
 	kr backend set 10.99.0.11:7000 down --instance "$N"
 	kr status --prometheus --instance "$N" >"$T/b"
 	[ "$(value "$T/b" "$s")" = 1 ]

@@ -23,6 +23,7 @@
 #include "../bpf/pktbuild.h"
 #include "../bpf/ring_fixture.h"
 #include "keyrouter.skel.h"
+#include "bench_loadavg.h"
 
 #define NPKT	65536
 #define NPTS	10000
@@ -131,6 +132,7 @@ static size_t build(int v, uint32_t i, uint8_t *out)
 
 int main(void)
 {
+	bench_loadavg_begin();
 	static uint8_t out[PKT_MAX];
 	uint8_t *pkts = malloc((size_t)NPKT * SLOT);
 	uint16_t *lens = malloc(NPKT * sizeof(*lens));

@@ -16,6 +16,7 @@
 #include "kr_crc32.h"
 #include "crc32.h"
 #include "kr_hash_bench.skel.h"
+#include "bench_loadavg.h"
 
 static double now_ns(void)
 {
@@ -39,6 +40,7 @@ static double kernel_ns(struct kr_hash_bench_bpf *s, int fd, uint32_t mode, uint
 
 int main(void)
 {
+	bench_loadavg_begin();
 	static const uint32_t lens[] = { 8, 16, 32, 64, 128, 255 };
 	uint32_t repeat = getenv("KR_BENCH_REPEAT") ? atoi(getenv("KR_BENCH_REPEAT")) : 200000;
 	struct kr_hash_secret k = { 0x0123456789abcdefull, 0xfedcba9876543210ull };

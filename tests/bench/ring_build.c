@@ -16,6 +16,7 @@
 #include "backends_file.h"
 #include "continuum.h"
 #include "crc32.h"
+#include "bench_loadavg.h"
 
 static uint64_t now_ns(void)
 {
@@ -146,6 +147,7 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 
 int main(int argc, char **argv)
 {
+	bench_loadavg_begin();
 	const char *path = argc > 1 ? argv[1] : "tests/data/bench2048.backends.txt";
 	struct kr_backend_spec *b;
 	struct kr_err err;

@@ -21,6 +21,7 @@
 #include "backends_file.h"
 #include "continuum.h"
 #include "image.h"
+#include "bench_loadavg.h"
 
 #define NKEYS (2u << 20)
 
@@ -132,6 +133,7 @@ static void bench(const struct kr_backend_spec *b, uint32_t n, uint32_t pm, cons
 
 int main(int argc, char **argv)
 {
+	bench_loadavg_begin();
 	const char *path = argc > 1 ? argv[1] : "tests/data/bench2048.backends.txt";
 	struct kr_backend_spec *b;
 	struct kr_err err;

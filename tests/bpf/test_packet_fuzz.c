@@ -202,6 +202,20 @@ static void services(void)
 		if (bpf_map_update_elem(svc_fd, &k, &svcs[i].s, BPF_ANY))
 			die("service", strerror(errno));
 	}
+	/* as `keyrouter apply` writes it: every port without an exact service skips the exact
+	 * lookup (so the model also checks that the data path's shortcut keeps "exact, else
+	 * wildcard" on port 53 and on the others) */
+	{
+		static struct kr_service_ports sp;
+
+		memset(sp.no_exact, 0xff, sizeof(sp.no_exact));
+		for (size_t i = 0; i < NSVC; i++)
+			if (svcs[i].exact)
+				sp.no_exact[svcs[i].port >> 6] &= ~(1ull << (svcs[i].port & 63));
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.kr_service_ports), &zero, &sp,
+					BPF_ANY))
+			die("kr_service_ports", strerror(errno));
+	}
 }
 
 /* The model's service lookup: exact (family, VIP, port), else the port's wildcard. */

@@ -7,7 +7,8 @@
  * through each extractor (tuple, dns, memcache, quic, payload whole / offset+length /
  * offset+delimiter with the given parameters).  Besides ASan/UBSan on the frame (exactly
  * its size on the heap), the part of the payload window past the bytes copied into it is
- * poisoned: an extractor that reads beyond what the data path loads is a finding.
+ * poisoned (from 7 bytes on: the 8-byte key copy may read that far past a key's end): an
+ * extractor that reads beyond what the data path loads is a finding.
  * Properties:
  *  - parse: offsets inside the frame (UDP payload inside the IP packet inside the frame),
  *    family 4 or 6, VLAN tags <= 2;
@@ -36,7 +37,10 @@ static int extract(const uint8_t *frame, const struct kr_pkt *pkt, const struct 
 	ASAN_UNPOISON_MEMORY_REGION(scratch->win, KR_PAYLOAD_WINDOW);
 	memset(scratch, 0xa5, sizeof(*scratch));
 	memcpy(scratch->win, frame + pkt->pl_off, *wlen);
-	ASAN_POISON_MEMORY_REGION(scratch->win + *wlen, KR_PAYLOAD_WINDOW - *wlen);
+	/* kr_key_copy() copies 8 bytes a step: its last step may read up to 7 bytes past the
+	 * key's end (into key bytes past its length), so the poison starts 7 bytes later */
+	if (*wlen + 7 < KR_PAYLOAD_WINDOW)
+		ASAN_POISON_MEMORY_REGION(scratch->win + *wlen + 7, KR_PAYLOAD_WINDOW - *wlen - 7);
 	st = kr_key_extract(svc, pkt, scratch, *wlen, klen);
 	ASAN_UNPOISON_MEMORY_REGION(scratch->win, KR_PAYLOAD_WINDOW);
 	return st;

@@ -149,7 +149,9 @@ e2e_predict() {
 	local cfg=$1 svc=$2 keys=$3 out i map=""
 	out=$("$TOPO_KEYROUTER" lookup -c "$cfg" --service "$svc" --addr --keys-file "$keys") || return 1
 	for ((i = 1; i <= TOPO_N; i++)); do map+="${TOPO_B4[i]} $i ${TOPO_B6[i]} $i "; done
-	paste -d' ' <(awk '{ print $1 }' "$keys") <(awk '{ print $NF }' <<<"$out") |
+	# the routed backend's address: the field after "route <index>"
+	paste -d' ' <(awk '{ print $1 }' "$keys") \
+		<(awk '{ for (i = 1; i < NF; i++) if ($i == "route") { print $(i + 2); next } print "?" }' <<<"$out") |
 	awk -v map="$map" 'BEGIN { n = split(map, m, " "); for (j = 1; j < n; j += 2) idx[m[j]] = m[j + 1] }
 		{ a = $2; sub(/^\[/, "", a); if (a ~ /\]:[0-9]+$/) sub(/\]:[0-9]+$/, "", a); else sub(/:[0-9]+$/, "", a)
 		  print $1, (a in idx) ? idx[a] : "?" }'

@@ -71,6 +71,9 @@ static void test_percent(void)
 	CHECK(kr_ops_percent_parse("-1", &f) < 0, "negative refused");
 	CHECK(kr_ops_percent_parse("5%", &f) < 0, "trailing garbage refused");
 	CHECK(kr_ops_percent_parse("", &f) < 0, "empty refused");
+	CHECK(kr_ops_percent_parse("0.00000000001", &f) == -2, "a share that would round to 0%% refused");
+	CHECK(kr_ops_percent_parse("99.999999999999", &f) == -2, "a share that would round to 100%% refused");
+	CHECK(kr_ops_percent_parse("0.00000002", &f) == 0 && f == 1, "the smallest share: 1/2^32");
 	CHECK(kr_ops_percent_parse("nan", &f) < 0, "nan refused");
 }
 

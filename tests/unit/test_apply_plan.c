@@ -3,6 +3,9 @@
  * apply's plan (user/core/apply_plan.c) on hand-made live states, without a kernel: what is
  * published and why, ids kept and released, services and rings removed, migrating rings
  * left alone, health state kept, a missing device refused, and ring stage's outcomes.
+ * One backend id per server: ids shared across rings, a forwarding change in place, the
+ * config's state merged over rings, release, the per-ring ids of an older keyrouter
+ * converging, and running out of ids.
  * The live state after a plan is made here the way the executor changes the maps, so a
  * second plan of the same configuration must be empty (apply is idempotent).
  */
@@ -361,6 +364,322 @@ static void test_missing_dev(void)
 	free(lv);
 }
 
+/* ---- one backend id per server (issue 16) ---------------------------------------------- */
+
+/* A backend entry: 10.0.0.LAST:53, MAC 02:00:00:00:00:MAC, state STATE ("" = up). */
+#define BE(last, mac, state)                                                                \
+	"{ \"address\": \"10.0.0." #last ":53\", \"mac\": \"02:00:00:00:00:" #mac "\"" state " }"
+#define DOWN ", \"state\": \"down\""
+#define DRAIN ", \"state\": \"drain\""
+#define RING(name, backends)                                                                \
+	"{ \"name\": \"" name "\", \"format\": \"v2\", \"point_multiple\": 16, \"backends\": [ " \
+	backends " ] }"
+#define CFG(rings) CFG_HEAD rings " ], \"services\": [ " SVC("dns", 53) " ] }"
+
+static const struct kr_backend *live_get(const struct kr_live *lv, uint32_t id)
+{
+	for (uint32_t i = 0; i < lv->nbackends; i++)
+		if (lv->backends[i].id == id && lv->backends[i].v.family)
+			return &lv->backends[i].v;
+	return NULL;
+}
+
+static const struct kr_plan_ring *ring_of(const struct kr_apply_plan *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->nrings; i++)
+		if (!strcmp(p->rings[i].unit->name, name))
+			return &p->rings[i];
+	return NULL;
+}
+
+/* The id of backend index i of ring NAME in the plan (UINT32_MAX: none). */
+static uint32_t gid(const struct kr_apply_plan *p, const char *name, uint32_t i)
+{
+	const struct kr_plan_ring *pr = ring_of(p, name);
+
+	return pr && i < pr->unit->n ? pr->unit->gid[i] : UINT32_MAX;
+}
+
+static const struct kr_plan_backend *planned(const struct kr_apply_plan *p, uint32_t id)
+{
+	for (uint32_t i = 0; i < p->nbackends; i++)
+		if (p->backends[i].id == id)
+			return &p->backends[i];
+	return NULL;
+}
+
+static bool released(const struct kr_apply_plan *p, uint32_t id)
+{
+	for (uint32_t i = 0; i < p->nbackends_release; i++)
+		if (p->backends_release[i] == id)
+			return true;
+	return false;
+}
+
+/* Plan, check that it plans, apply it to the live state, and check that the same config
+ * again plans nothing (every case converges in one apply). */
+static bool apply_converges(const char *text, struct kr_live *lv, const char *what)
+{
+	struct kr_apply_plan p;
+	struct kr_config *c;
+	struct kr_err e;
+	int rc = plan(text, lv, NULL, &p, &c, &e);
+
+	if (rc) {
+		DIAG("%s: %s", what, e.msg);
+		done(&p, c);
+		return false;
+	}
+	live_apply(lv, &p);
+	done(&p, c);
+	rc = plan(text, lv, NULL, &p, &c, &e);
+	rc = rc || kr_apply_plan_changes(&p) || p.nbackends;
+	done(&p, c);
+	return !rc;
+}
+
+/* Two rings over three servers, two of them in both: one id per server, one entry each. */
+static void test_shared_ids(void)
+{
+	static const char two[] = CFG(RING("web", BE(1, 01, "") ", " BE(2, 02, "") ", "
+					  BE(3, 03, "")) ", "
+				      RING("api", BE(3, 03, "") ", " BE(2, 02, "") ", "
+					  BE(4, 04, "")));
+	static const char two_less[] = CFG(RING("web", BE(1, 01, "") ", " BE(3, 03, "")) ", "
+					   RING("api", BE(3, 03, "") ", " BE(4, 04, "")));
+	static const char one[] = CFG(RING("web", BE(1, 01, "") ", " BE(3, 03, "")));
+	struct kr_live *lv = live_new();
+	struct kr_apply_plan p;
+	struct kr_config *c;
+	struct kr_err e;
+	int rc = plan(two, lv, NULL, &p, &c, &e);
+
+	CHECK(rc == 0, "shared: plans (%s)", e.msg);
+	if (rc) {
+		done(&p, c);
+		goto out;
+	}
+	CHECK(gid(&p, "web", 0) == 0 && gid(&p, "web", 1) == 1 && gid(&p, "web", 2) == 2,
+	      "shared: web's servers take ids 0..2 (%u %u %u)", gid(&p, "web", 0),
+	      gid(&p, "web", 1), gid(&p, "web", 2));
+	CHECK(gid(&p, "api", 0) == 2 && gid(&p, "api", 1) == 1 && gid(&p, "api", 2) == 3,
+	      "shared: api keeps its own order over the same ids (2 1) and 10.0.0.4 takes 3 "
+	      "(%u %u %u)", gid(&p, "api", 0), gid(&p, "api", 1), gid(&p, "api", 2));
+	CHECK(p.nbackends == 4 && p.n.backends_added == 4 && !p.n.backends_same,
+	      "shared: 4 entries written for 4 servers in 6 ring places (%u)", p.nbackends);
+	CHECK(ring_of(&p, "web")->act == KR_PLAN_PUBLISH && ring_of(&p, "api")->act ==
+	      KR_PLAN_PUBLISH, "shared: both rings published");
+	live_apply(lv, &p);
+	done(&p, c);
+	rc = plan(two, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && !kr_apply_plan_changes(&p) && p.n.backends_same == 4,
+	      "shared: the same config again: nothing changes, 4 entries up to date (%u)",
+	      p.n.backends_same);
+	done(&p, c);
+
+	/* 10.0.0.2 leaves both rings: released; 10.0.0.3 stays in both: kept */
+	rc = plan(two_less, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && p.nbackends_release == 1 && released(&p, 1),
+	      "release: the server that left both rings (id 1) is released, nothing else");
+	CHECK(gid(&p, "web", 1) == 2 && gid(&p, "api", 0) == 2,
+	      "release: 10.0.0.3 keeps id 2 in both rings");
+	live_apply(lv, &p);
+	done(&p, c);
+	/* api goes: 10.0.0.4 (only in api) released, 10.0.0.3 (also in web) kept */
+	rc = plan(one, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && p.nrings_del == 1 && p.nbackends_release == 1 && released(&p, 3) &&
+	      !released(&p, 2), "release: ring api removed: its own server (id 3) released, "
+	      "the one web shares (id 2) kept");
+	live_apply(lv, &p);
+	done(&p, c);
+	/* an entry nothing references (what a killed apply may leave): released */
+	{
+		struct kr_backend stray = *live_get(lv, 0);
+
+		stray.addr[3] = 99;
+		live_backend_set(lv, 9, &stray);
+	}
+	rc = plan(one, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && p.nbackends_release == 1 && released(&p, 9) &&
+	      kr_apply_plan_changes(&p), "release: an entry no image references (id 9) is "
+	      "released");
+	done(&p, c);
+out:
+	kr_live_free(lv);
+	free(lv);
+}
+
+/* A server whose MAC changes keeps its id: the entry changes in place, no ring changes. */
+static void test_in_place(void)
+{
+	static const char a[] = CFG(RING("web", BE(1, 01, "") ", " BE(2, 02, "")) ", "
+				    RING("api", BE(2, 02, "") ", " BE(3, 03, "")));
+	static const char moved[] = CFG(RING("web", BE(1, 01, "") ", " BE(2, 22, "")) ", "
+					RING("api", BE(2, 22, "") ", " BE(3, 03, "")));
+	/* both forwardings at once: two backends; the one kept keeps its id */
+	static const char both[] = CFG(RING("web", BE(1, 01, "") ", " BE(2, 02, "")) ", "
+				       RING("api", BE(2, 22, "") ", " BE(3, 03, "")));
+	struct kr_live *lv = live_new();
+	struct kr_apply_plan p;
+	struct kr_config *c;
+	struct kr_err e;
+	const struct kr_plan_backend *b;
+	int rc;
+
+	CHECK(apply_converges(a, lv, "in place: first apply"), "in place: first apply");
+	rc = plan(moved, lv, NULL, &p, &c, &e);
+	b = rc ? NULL : planned(&p, 1);
+	CHECK(rc == 0 && gid(&p, "web", 1) == 1 && gid(&p, "api", 0) == 1,
+	      "in place: 10.0.0.2 keeps id 1 in both rings after its MAC changed");
+	CHECK(p.nbackends == 1 && b && b->in_place && !b->added && b->v.mac[5] == 0x22 &&
+	      p.n.backends_changed == 1, "in place: one entry (id 1) changes its MAC, in place");
+	CHECK(!p.n.rings_published && p.n.rings_same == 2 && !p.nbackends_release,
+	      "in place: no ring is published, nothing released");
+	live_apply(lv, &p);
+	done(&p, c);
+	rc = plan(moved, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && !kr_apply_plan_changes(&p), "in place: converged");
+	done(&p, c);
+
+	CHECK(apply_converges(a, lv, "in place: back"), "in place: back to MAC :02");
+	rc = plan(both, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && gid(&p, "web", 1) == 1 && gid(&p, "api", 0) == 3,
+	      "two forwardings: web's 10.0.0.2/:02 keeps id 1 (exact first, whatever the ring "
+	      "order), api's 10.0.0.2/:22 takes a new id 3 (%u %u)", gid(&p, "web", 1),
+	      gid(&p, "api", 0));
+	b = rc ? NULL : planned(&p, 3);
+	CHECK(p.nbackends == 1 && b && b->added && !b->in_place,
+	      "two forwardings: one entry added, nothing changed in place");
+	CHECK(ring_of(&p, "api")->act == KR_PLAN_PUBLISH && ring_of(&p, "web")->act ==
+	      KR_PLAN_SAME, "two forwardings: only api is published");
+	done(&p, c);
+	/* ring stage api with the new MAC while web (not staged) keeps the old one: a new id,
+	 * web's server is not changed under it */
+	rc = plan(both, lv, "api", &p, &c, &e);
+	b = rc ? NULL : planned(&p, 3);
+	CHECK(rc == 0 && gid(&p, "api", 0) == 3 && p.nbackends == 1 && b && b->added &&
+	      !b->in_place && p.rings[0].act == KR_PLAN_STAGE,
+	      "ring stage of the new MAC: a new id 3 (%u), id 1 kept for web", gid(&p, "api", 0));
+	done(&p, c);
+	kr_live_free(lv);
+	free(lv);
+}
+
+/* The config's state of a server merged over its rings: down wins, then drain. */
+static void test_state_merge(void)
+{
+	static const char up[] = CFG(RING("web", BE(1, 01, "") ", " BE(2, 02, "")) ", "
+				     RING("api", BE(2, 02, "") ", " BE(1, 01, "")) ", "
+				     RING("dns", BE(1, 01, "") ", " BE(2, 02, "")));
+	static const char mixed[] = CFG(RING("web", BE(1, 01, DRAIN) ", " BE(2, 02, "")) ", "
+					RING("api", BE(2, 02, DOWN) ", " BE(1, 01, "")) ", "
+					RING("dns", BE(1, 01, "") ", " BE(2, 02, DRAIN)));
+	struct kr_live *lv = live_new();
+	struct kr_apply_plan p;
+	struct kr_config *c;
+	struct kr_err e;
+	int rc;
+
+	rc = plan(mixed, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && p.nbackends == 2 && planned(&p, 0) && planned(&p, 1),
+	      "merge: two servers in three rings: two entries, each written once (%u)",
+	      p.nbackends);
+	CHECK(planned(&p, 0) && planned(&p, 0)->v.state == KR_BACKEND_DRAIN,
+	      "merge: 10.0.0.1 drain in one ring, up in two: drain");
+	CHECK(planned(&p, 1) && planned(&p, 1)->v.state == KR_BACKEND_DOWN,
+	      "merge: 10.0.0.2 down in one ring, drain in one, up in one: down");
+	done(&p, c);
+	CHECK(apply_converges(up, lv, "merge: all up"), "merge: all up, applied");
+	rc = plan(mixed, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && p.nbackends == 2 && p.n.backends_changed == 2 &&
+	      planned(&p, 0)->v.state == KR_BACKEND_DRAIN &&
+	      planned(&p, 1)->v.state == KR_BACKEND_DOWN,
+	      "merge: on a running instance too (2 entries changed)");
+	done(&p, c);
+	kr_live_free(lv);
+	free(lv);
+}
+
+/* An instance an older keyrouter left with per-ring ids (the same server under several
+ * ids): one apply republishes the rings whose ids change, releases the extra ids, and the
+ * next apply has nothing to do. */
+static void test_per_ring_ids_converge(void)
+{
+	static const char two[] = CFG(RING("web", BE(1, 01, "") ", " BE(2, 02, "")) ", "
+				      RING("api", BE(2, 02, "") ", " BE(1, 01, "")));
+	struct kr_live *lv = live_new();
+	struct kr_apply_plan p;
+	struct kr_config *c;
+	struct kr_err e;
+	int rc = plan(two, lv, NULL, &p, &c, &e);
+
+	CHECK(rc == 0, "per-ring ids: plans");
+	if (rc) {
+		done(&p, c);
+		goto out;
+	}
+	/* what the old code did: api got ids of its own (5, 4) for the same two servers */
+	p.rings[1].unit->gid[0] = 5;
+	p.rings[1].unit->gid[1] = 4;
+	live_apply(lv, &p);
+	for (uint32_t i = 0; i < 2; i++) {
+		struct kr_backend v = *live_get(lv, i);
+
+		live_backend_set(lv, i == 0 ? 4 : 5, &v);
+	}
+	done(&p, c);
+
+	rc = plan(two, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && gid(&p, "api", 0) == 1 && gid(&p, "api", 1) == 0,
+	      "per-ring ids: api's servers take the lowest id of their identity (1 0)");
+	CHECK(ring_of(&p, "api")->act == KR_PLAN_PUBLISH && ring_of(&p, "api")->why ==
+	      KR_PLAN_WHY_CHANGED && ring_of(&p, "web")->act == KR_PLAN_SAME,
+	      "per-ring ids: api is republished (its ids changed), web is not");
+	CHECK(p.nbackends_release == 2 && released(&p, 4) && released(&p, 5) && !p.nbackends,
+	      "per-ring ids: the extra ids 4 and 5 are released, no entry written");
+	live_apply(lv, &p);
+	done(&p, c);
+	rc = plan(two, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && !kr_apply_plan_changes(&p), "per-ring ids: converged in one apply");
+	done(&p, c);
+out:
+	kr_live_free(lv);
+	free(lv);
+}
+
+/* Out of ids: refused before anything is planned; a migrating ring's new server gets no
+ * entry (nothing publishes it). */
+static void test_no_ids_and_migrating(void)
+{
+	static const char three[] = CFG(RING("web", BE(1, 01, "") ", " BE(2, 02, "")) ", "
+					RING("api", BE(2, 02, "") ", " BE(3, 03, "")));
+	static const char four[] = CFG(RING("web", BE(1, 01, "") ", " BE(2, 02, "")) ", "
+				       RING("api", BE(2, 02, "") ", " BE(3, 03, "") ", "
+					   BE(4, 04, "")));
+	struct kr_live *lv = live_new();
+	struct kr_apply_plan p;
+	struct kr_config *c;
+	struct kr_err e;
+	int rc;
+
+	lv->backends_max = 3;
+	CHECK(apply_converges(three, lv, "3 ids"), "3 servers in 3 ids: applied");
+	rc = plan(four, lv, NULL, &p, &c, &e);
+	CHECK(rc == -ENOSPC && strstr(e.msg, "no free backend ids left") &&
+	      strstr(e.msg, "nothing was changed"), "a 4th server in 3 ids: refused (%s)", e.msg);
+	done(&p, c);
+	lv->backends_max = 1024;
+	lv->ring[1].ctl = kr_ctl_make(0, 1ull << 30, KR_RING_MIGRATING);
+	rc = plan(four, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && ring_of(&p, "api")->act == KR_PLAN_SKIP && gid(&p, "api", 2) == 3,
+	      "api migrating: left alone (its new server would be id 3)");
+	CHECK(!p.nbackends && !p.nbackends_release && !kr_apply_plan_changes(&p),
+	      "api migrating: no entry written for a server no image will reference");
+	done(&p, c);
+	kr_live_free(lv);
+	free(lv);
+}
+
 int main(void)
 {
 	struct kr_live *lv = test_first_apply();
@@ -373,5 +692,10 @@ int main(void)
 	kr_live_free(lv);
 	free(lv);
 	test_missing_dev();
+	test_shared_ids();
+	test_in_place();
+	test_state_merge();
+	test_per_ring_ids_converge();
+	test_no_ids_and_migrating();
 	return tap_done();
 }

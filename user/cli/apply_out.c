@@ -18,6 +18,8 @@ struct kr_config *kr_cli_config_load(const char *path)
 	cfg = kr_config_load(path, &errs);
 	if (!cfg)
 		fputs(errs ? errs : "keyrouter: invalid configuration\n", stderr);
+	else if (cfg->warnings)
+		fputs(cfg->warnings, stderr);	/* e.g. a ring of gigabytes: valid, but meant? */
 	free(errs);
 	return cfg;
 }
@@ -142,7 +144,8 @@ static void print_plan_entries(const struct kr_apply_plan *p)
 		kr_sockaddr_format(&a, s);
 		printf("backend id %u (%s of ring '%s', %s): would %s\n", b->id, s,
 		       p->units.u[b->unit].name, state_name(b->v.state),
-		       b->added ? "add" : "change");
+		       b->added ? "add" : b->in_place ? "change its forwarding in place" :
+		       "change");
 	}
 	for (uint32_t i = 0; i < p->ndevices; i++) {
 		const uint8_t *m = p->devices[i].v.mac;

@@ -9,7 +9,8 @@
 #include "ops.h"
 #include "ops_apply.h"
 
-/* Load CONFIG; on error print every configuration error (stderr) and return NULL. */
+/* Load CONFIG; on error print every configuration error (stderr) and return NULL; a valid
+ * configuration's warnings are printed too. */
 struct kr_config *kr_cli_config_load(const char *path);
 
 /*

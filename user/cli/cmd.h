@@ -6,8 +6,10 @@
  *   KR_COMMAND(ring_dump, "ring dump", "print every point of a ring", cmd_ring_dump);
  *
  * The name may be one or two words ("lookup", "ring dump").  The handler gets argc/argv
- * starting at the command name (argv[0] = last word of the name) so getopt_long() works
- * as usual, and returns the process exit status (0 ok, 1 error, 2 usage).
+ * starting at the command name (argv[0] = last word of the name), parses its options
+ * with an option table (opts.h), and returns the process exit status (0 ok, 1 error,
+ * 2 usage).  main() sets the full name (kr_cmd_current()) for messages; `keyrouter ring`
+ * alone lists the commands whose name starts with "ring".
  */
 #ifndef KR_CMD_H
 #define KR_CMD_H

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `keyrouter analyze`: points, collisions, shares against weights, CV, memory. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include "an_published.h"
 #include "analytics.h"
 #include "cmd.h"
+#include "opts.h"
 #include "json_out.h"
 #include "log.h"
 
@@ -45,60 +45,44 @@ enum { OPT_BACKENDS = 0x100, OPT_VERSION, OPT_PM, OPT_RING, OPT_JSON, OPT_ALL };
 
 struct analyze_opts {
 	struct kr_an_src src;
-	int json, all;
+	bool json, all;
 };
+
+static int analyze_cb(void *ctx, int id, const char *arg, struct kr_err *err)
+{
+	struct analyze_opts *o = ctx;
+
+	switch (id) {
+	case OPT_VERSION:
+		return kr_an_parse_version("--version", arg, &o->src.version, err);
+	case OPT_PM:
+		return kr_an_parse_u32("--point-multiple", arg, 1, &o->src.pm, err);
+	}
+	return 0;
+}
 
 static int analyze_parse(int argc, char **argv, struct analyze_opts *o)
 {
-	static const struct option opts[] = {
-		{ "backends", required_argument, NULL, OPT_BACKENDS },
-		{ "version", required_argument, NULL, OPT_VERSION },
-		{ "point-multiple", required_argument, NULL, OPT_PM },
-		{ "config", required_argument, NULL, 'c' },
-		{ "ring", required_argument, NULL, OPT_RING },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "all", no_argument, NULL, OPT_ALL },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	const struct kr_opt opts[] = {
+		KR_OPT_STR("backends", 0, &o->src.backends),
+		KR_OPT_CB("version", 0, KR_ARG_REQUIRED, OPT_VERSION),
+		KR_OPT_CB("point-multiple", 0, KR_ARG_REQUIRED, OPT_PM),
+		KR_OPT_STR("config", 'c', &o->src.config),
+		KR_OPT_STR("ring", 0, &o->src.ring),
+		KR_OPT_FLAG("json", 0, &o->json),
+		KR_OPT_FLAG("all", 0, &o->all),
+		KR_OPT_END
 	};
+	const struct kr_opts_cmd cmd = { .help = analyze_help, .cb = analyze_cb, .ctx = o,
+					 .no_args = true };
 	struct kr_err err;
-	int c;
+	int first = kr_opts_parse(argc, argv, opts, &cmd);
 
-	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_BACKENDS: o->src.backends = optarg; break;
-		case 'c': o->src.config = optarg; break;
-		case OPT_RING: o->src.ring = optarg; break;
-		case OPT_JSON: o->json = 1; break;
-		case OPT_ALL: o->all = 1; break;
-		case OPT_VERSION:
-			if (kr_an_parse_version("--version", optarg, &o->src.version, &err))
-				goto usage_err;
-			break;
-		case OPT_PM:
-			if (kr_an_parse_u32("--point-multiple", optarg, 1, &o->src.pm, &err))
-				goto usage_err;
-			break;
-		case 'h':
-			fputs(analyze_help, stdout);
-			return 0;
-		default:
-			fprintf(stderr, "Run 'keyrouter analyze --help' for the options.\n");
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		kr_errf(&err, "unexpected argument '%s'", argv[optind]);
-		goto usage_err;
-	}
+	if (first < 0)
+		return kr_opts_status(first);
 	if (kr_an_src_check(&o->src, NULL, &err))
-		goto usage_err;
+		return kr_usage_error("%s", err.msg);
 	return -1;
-usage_err:
-	pr_warn("keyrouter: analyze: %s\n", err.msg);
-	fprintf(stderr, "Run 'keyrouter analyze --help' for the options.\n");
-	return 2;
 }
 
 /* Everything analyze reports, computed once for both output forms. */

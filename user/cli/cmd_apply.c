@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* keyrouter apply: converge the pinned maps on a configuration. */
-#include <getopt.h>
 #include <stdio.h>
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
 #include "apply_out.h"
+#include "opts.h"
 
 static void usage(FILE *f)
 {
@@ -21,44 +21,40 @@ static void usage(FILE *f)
 		"left alone until committed or rolled back.\n\n"
 		"  -c, --config FILE    the configuration (JSON)\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default: the config's\n"
-		"                       \"instance\", else \"default\", else the only one loaded)\n"
+		"                       \"instance\", else \"default\"; never whichever happens to be\n"
+		"                       loaded)\n"
 		"  -p, --pin-dir DIR    maps pinned in DIR instead (e.g. by `bpftool prog loadall\n"
 		"                       build/bpf/keyrouter.bpf.o DIR/progs pinmaps DIR`)\n"
 		"  -n, --dry-run        print what would change, change nothing\n");
 }
 
+static void help(FILE *f, const void *ctx)
+{
+	(void)ctx;
+	usage(f);
+}
+
 static int cmd_apply(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "instance", required_argument, NULL, 'i' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	const char *config = NULL, *instance = NULL, *pin_dir = NULL;
 	struct kr_ops_apply_opts o = {};
+	const struct kr_opt opts[] = {
+		KR_OPT_STR("config", 'c', &config),
+		KR_OPT_STR("instance", 'i', &instance),
+		KR_OPT_STR("pin-dir", 'p', &pin_dir),
+		KR_OPT_FLAG("dry-run", 'n', &o.dry_run),
+		KR_OPT_END
+	};
+	const struct kr_opts_cmd cmd = { .usage = help };
 	struct kr_config *cfg;
 	struct kr_inst in;
-	int c, err;
+	int err, first = kr_opts_parse(argc, argv, opts, &cmd);
 
-	while ((c = getopt_long(argc, argv, "c:i:p:nh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': config = optarg; break;
-		case 'i': instance = optarg; break;
-		case 'p': pin_dir = optarg; break;
-		case 'n': o.dry_run = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (!config || optind != argc || (instance && pin_dir)) {
-		pr_warn("keyrouter: apply: expected -c CONFIG (and at most one of --instance, "
-			"--pin-dir)\n");
-		usage(stderr);
-		return 2;
-	}
+	if (first < 0)
+		return kr_opts_status(first);
+	if (!config || first != argc || (instance && pin_dir))
+		return kr_usage_error("expected -c CONFIG (and at most one of --instance, "
+				      "--pin-dir)");
 	cfg = kr_cli_config_load(config);
 	if (!cfg)
 		return 1;

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* keyrouter backend set ADDR up|down|drain: one map write per backend id, no rebuild. */
+/* keyrouter backend set ADDR up|down|drain: one map write per server, no rebuild. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,8 @@
 #include "log.h"
 #include "ops.h"
 #include "ops_kernel.h"
+#include "ops_backends.h"
+#include "opts.h"
 
 static void usage(FILE *f)
 {
@@ -20,10 +21,12 @@ static void usage(FILE *f)
 		"                             [--instance NAME | --pin-dir DIR]\n\n"
 		"Change a backend's health. ADDR is ip:port ([v6]:port) or a bare IP (every port).\n"
 		"A down or draining backend is skipped by the failover walk: only its keys move, to\n"
-		"the backend of the next ring point, and they come back when it is up again. One\n"
-		"write of the backend's entry in kr_backends per ring that has it; no ring is\n"
-		"rebuilt. Without --ring, the backend is changed in every ring that has it.\n\n"
-		"  -r, --ring RING      only in this ring\n"
+		"the backend of the next ring point, and they come back when it is up again. A\n"
+		"server has one backend id however many rings have it (docs/operations.md\n"
+		"\"Backend identity\"): the change is one write of its kr_backends entry and takes\n"
+		"effect in every ring that has it at once; no ring is rebuilt.\n\n"
+		"  -r, --ring RING      only backends this ring has (still one state per server:\n"
+		"                       the other rings that have it see the change too)\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n"
 		"  -p, --pin-dir DIR    maps pinned in DIR instead\n");
 }
@@ -65,114 +68,122 @@ static int parse_state(const char *s, __u8 *state)
 	return 0;
 }
 
-/* Set every id of ring `id` (both slots) matching t; returns how many changed/matched. */
-static int set_in_ring(const struct kr_ops_maps *m, __u32 id, const struct target *t,
-		       __u8 state, const char *rname, int *matched)
+static const char *state_word(__u8 state)
 {
-	struct kr_ops_slot s;
-	__u32 done[64];
-	int ndone = 0;
+	return state == KR_BACKEND_UP ? "up" : state == KR_BACKEND_DOWN ? "down" : "drain";
+}
 
-	for (__u32 slot = 0; slot < 2; slot++) {
-		if (kr_ops_slot_read(m, id, slot, true, &s) || !s.present)
+/* Set every backend id matching t (and in ring ring_id, unless it is -1): one write each. */
+static int set_ids(const struct kr_ops_maps *m, int ring_id, const struct target *t,
+		   __u8 state, int *matched)
+{
+	struct kr_backend *all = NULL;
+	uint16_t *nrings = NULL;
+	int err;
+
+	err = kr_ops_backends_read(m, &all);
+	if (!err)
+		err = kr_ops_backends_rings(m, &nrings);
+	for (__u32 id = 0; !err && id < m->backends_max; id++) {
+		struct kr_backend *be = &all[id];
+		char addr[KR_SOCKADDR_STRLEN];
+		struct kr_sockaddr sa = {};
+
+		if (!be->family || be->state > KR_BACKEND_DRAIN || !nrings[id] || !matches(t, be))
 			continue;
-		for (__u32 b = 0; b < s.hdr.nbackends; b++) {
-			struct kr_backend be;
-			char addr[KR_SOCKADDR_STRLEN];
-			struct kr_sockaddr sa = {};
-			bool seen = false;
+		if (ring_id >= 0) {
+			int has = kr_ops_ring_has_backend(m, ring_id, id);
 
-			for (int i = 0; i < ndone; i++)
-				seen = seen || done[i] == s.bt[b];
-			if (seen || bpf_map_lookup_elem(m->backends, &s.bt[b], &be) ||
-			    !matches(t, &be))
-				continue;
-			if (ndone < 64)
-				done[ndone++] = s.bt[b];
-			(*matched)++;
-			sa.family = be.family;
-			sa.port = ntohs(be.port);
-			memcpy(sa.ip, be.addr, 16);
-			kr_sockaddr_format(&sa, addr);
-			if (be.state == state) {
-				printf("backend %s (id %u, ring %s): already %s\n", addr, s.bt[b],
-				       rname, state == KR_BACKEND_UP ? "up" :
-				       state == KR_BACKEND_DOWN ? "down" : "drain");
-				continue;
+			if (has < 0) {
+				err = has;
+				break;
 			}
-			be.state = state;
-			if (bpf_map_update_elem(m->backends, &s.bt[b], &be, BPF_EXIST)) {
-				pr_warn("keyrouter: couldn't write backend id %u: %s\n", s.bt[b],
-					strerror(errno));
-				kr_ops_slot_free(&s);
-				return -errno;
-			}
-			printf("backend %s (id %u, ring %s): %s\n", addr, s.bt[b], rname,
-			       state == KR_BACKEND_UP ? "up" : state == KR_BACKEND_DOWN ? "down" :
-			       "drain");
+			if (!has)
+				continue;
 		}
-		kr_ops_slot_free(&s);
+		(*matched)++;
+		sa.family = be->family;
+		sa.port = ntohs(be->port);
+		memcpy(sa.ip, be->addr, 16);
+		kr_sockaddr_format(&sa, addr);
+		if (be->state == state) {
+			printf("backend %s (id %u, %u ring%s): already %s\n", addr, id, nrings[id],
+			       nrings[id] == 1 ? "" : "s", state_word(state));
+			continue;
+		}
+		be->state = state;
+		if (bpf_map_update_elem(m->backends, &id, be, BPF_EXIST)) {
+			err = -errno;
+			pr_warn("keyrouter: couldn't write backend id %u: %s\n", id, strerror(-err));
+			break;
+		}
+		printf("backend %s (id %u, %u ring%s): %s\n", addr, id, nrings[id],
+		       nrings[id] == 1 ? "" : "s", state_word(state));
 	}
-	return 0;
+	if (err && err != -EPERM)
+		pr_warn("keyrouter: backend set: %s\n", strerror(-err));
+	free(all);
+	free(nrings);
+	return err;
+}
+
+static void help(FILE *f, const void *ctx)
+{
+	(void)ctx;
+	usage(f);
 }
 
 static int cmd_backend_set(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "ring", required_argument, NULL, 'r' },
-		{ "instance", required_argument, NULL, 'i' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	const char *ring = NULL, *instance = NULL, *pin_dir = NULL;
+	const struct kr_opt opts[] = {
+		KR_OPT_STR("ring", 'r', &ring),
+		KR_OPT_STR("instance", 'i', &instance),
+		KR_OPT_STR("pin-dir", 'p', &pin_dir),
+		KR_OPT_END
+	};
+	const struct kr_opts_cmd cmd = { .usage = help };
 	struct kr_ops_maps m;
 	struct target t;
 	struct kr_inst in;
-	int c, rc = 1, matched = 0;
+	int rc = 1, matched = 0, ring_id = -1, optind;
 	__u8 state;
 
-	while ((c = getopt_long(argc, argv, "r:i:p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r': ring = optarg; break;
-		case 'i': instance = optarg; break;
-		case 'p': pin_dir = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind + 2 != argc || (instance && pin_dir)) {
-		pr_warn("keyrouter: backend set: expected ADDR and up|down|drain\n");
-		usage(stderr);
-		return 2;
-	}
-	if (parse_target(argv[optind], &t)) {
-		pr_warn("keyrouter: backend set: bad address '%s': expected ip:port, [v6]:port "
-			"or an IP\n", argv[optind]);
-		return 2;
-	}
-	if (parse_state(argv[optind + 1], &state)) {
-		pr_warn("keyrouter: backend set: bad state '%s': expected up, down or drain\n",
-			argv[optind + 1]);
-		return 2;
-	}
+	optind = kr_opts_parse(argc, argv, opts, &cmd);
+	if (optind < 0)
+		return kr_opts_status(optind);
+	if (optind + 2 != argc || (instance && pin_dir))
+		return kr_usage_error("expected ADDR and up|down|drain (and at most one of "
+				      "--instance, --pin-dir)");
+	if (parse_target(argv[optind], &t))
+		return kr_usage_error("bad address '%s': expected ip:port, [v6]:port or an IP",
+				      argv[optind]);
+	if (parse_state(argv[optind + 1], &state))
+		return kr_usage_error("bad state '%s': expected up, down or drain",
+				      argv[optind + 1]);
 	if (kr_ops_inst_open(&in, instance, pin_dir))
 		return 1;
 	if (kr_ops_maps_open(&in, &m))
 		goto out_inst;
-	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
-		struct kr_ops_ring r;
-
-		if (kr_ops_ring_get(&in, id, &r) || !r.name[0] || (ring && strcmp(ring, r.name)))
-			continue;
-		if (set_in_ring(&m, id, &t, state, r.name, &matched))
+	if (ring) {
+		ring_id = kr_ops_ring_find(&in, ring);
+		if (ring_id < 0) {
+			pr_warn("keyrouter: backend set: no ring '%s' in instance '%s'\n", ring,
+				in.name);
 			goto out;
+		}
 	}
+	if (set_ids(&m, ring_id, &t, state, &matched))
+		goto out;
 	if (!matched) {
 		pr_warn("keyrouter: backend set: no backend '%s'%s%s in instance '%s'\n",
 			argv[optind], ring ? " in ring " : "", ring ? ring : "", in.name);
 		goto out;
 	}
+	if (state != KR_BACKEND_UP)
+		printf("(%s: the failover walk skips it; its keys go to the backend of the next "
+		       "ring point until it is up again)\n", state == KR_BACKEND_DOWN ? "down" :
+		       "drain");
 	rc = 0;
 out:
 	kr_ops_maps_close(&m);

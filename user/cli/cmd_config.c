@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `keyrouter config check|show -c FILE`: validate a configuration without the kernel. */
-#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "opts.h"
 #include "config.h"
 #include "image.h"
 #include "log.h"
@@ -118,55 +119,34 @@ static int build_rings(const struct kr_config *cfg)
 	return 0;
 }
 
+static void help(FILE *f, const void *ctx)
+{
+	check_usage(f, *(const bool *)ctx ? "show" : "check");
+}
+
 static int config_cmd(int argc, char **argv, bool show)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "build", no_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	const char *file = NULL;
+	bool json = false, build = false;
+	const struct kr_opt opts[] = {
+		KR_OPT_STR("config", 'c', &file),
+		KR_OPT_FLAG("build", 0, &build),
+		KR_OPT_FLAG("json", 0, &json),
+		KR_OPT_END
+	};
+	const struct kr_opts_cmd cmd = { .usage = help, .ctx = &show };
 	struct kr_config *cfg;
-	char *errs = NULL, *json;
-	int o, build = 0, ret = 0;
+	char *errs = NULL, *out;
+	int ret = 0, first = kr_opts_parse(argc, argv, opts, &cmd);
 
-	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
-	while ((o = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
-		switch (o) {
-		case 'c':
-			file = optarg;
-			break;
-		case 'j':
-			if (!show) {
-				fprintf(stderr, "keyrouter: config check has no --json "
-					"(use config show)\n");
-				return 2;
-			}
-			break;
-		case 'b':
-			if (show) {
-				fprintf(stderr, "keyrouter: config show has no --build "
-					"(use config check)\n");
-				return 2;
-			}
-			build = 1;
-			break;
-		case 'h':
-			check_usage(stdout, argv[0]);
-			return 0;
-		default:
-			check_usage(stderr, argv[0]);
-			return 2;
-		}
-	}
-	if (!file || optind != argc) {
-		fprintf(stderr, "keyrouter: config %s: %s\n", argv[0],
-			file ? "unexpected argument" : "missing -c FILE");
-		check_usage(stderr, argv[0]);
-		return 2;
-	}
+	if (first < 0)
+		return kr_opts_status(first);
+	if (json && !show)
+		return kr_usage_error("config check has no --json (use config show)");
+	if (build && show)
+		return kr_usage_error("config show has no --build (use config check)");
+	if (!file || first != argc)
+		return kr_usage_error("%s", file ? "unexpected argument" : "missing -c FILE");
 	cfg = kr_config_load(file, &errs);
 	if (!cfg) {
 		fputs(errs, stderr);
@@ -174,11 +154,13 @@ static int config_cmd(int argc, char **argv, bool show)
 		free(errs);
 		return 1;
 	}
+	if (cfg->warnings)
+		fputs(cfg->warnings, stderr);
 	if (show) {
-		json = kr_config_dump_json(cfg);
-		if (json)
-			puts(json);
-		free(json);
+		out = kr_config_dump_json(cfg);
+		if (out)
+			puts(out);
+		free(out);
 	} else {
 		print_summary(cfg);
 		if (build)

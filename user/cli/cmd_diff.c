@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `keyrouter diff`: the exact fraction of the key space that changes owner between two
  * rings, per backend, against the theoretical minimum for that change. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include "an_published.h"
 #include "analytics.h"
 #include "cmd.h"
+#include "opts.h"
 #include "json_out.h"
 #include "log.h"
 
@@ -75,8 +75,10 @@ static void diff_merge(struct kr_an_src *s, const struct kr_an_src *both)
 		s->ring = both->ring;
 }
 
-static int diff_opt(struct diff_opts *o, int c, const char *arg, struct kr_err *err)
+/* One option of the table (opts.h callback): 0, or -1 with err for a bad value. */
+static int diff_opt(void *ctx, int c, const char *arg, struct kr_err *err)
 {
+	struct diff_opts *o = ctx;
 	struct kr_an_src *s = &o->both;
 	static const char *const vname[] = { "--version", "--old-version", "--new-version" };
 	static const char *const pname[] = { "--point-multiple", "--old-point-multiple",
@@ -124,70 +126,50 @@ static int diff_opt(struct diff_opts *o, int c, const char *arg, struct kr_err *
 	case OPT_TOP:
 		return kr_an_parse_u32("--top", arg, 0, &o->top, err);
 	}
-	return 1;
+	return 0;
 }
 
 static int diff_parse(int argc, char **argv, struct diff_opts *o)
 {
-	static const struct option opts[] = {
-		{ "backends", required_argument, NULL, OPT_BACKENDS },
-		{ "old-backends", required_argument, NULL, OPT_OLD_BACKENDS },
-		{ "new-backends", required_argument, NULL, OPT_NEW_BACKENDS },
-		{ "version", required_argument, NULL, OPT_VERSION },
-		{ "old-version", required_argument, NULL, OPT_OLD_VERSION },
-		{ "new-version", required_argument, NULL, OPT_NEW_VERSION },
-		{ "point-multiple", required_argument, NULL, OPT_PM },
-		{ "old-point-multiple", required_argument, NULL, OPT_OLD_PM },
-		{ "new-point-multiple", required_argument, NULL, OPT_NEW_PM },
-		{ "config", required_argument, NULL, 'c' },
-		{ "old-config", required_argument, NULL, OPT_OLD_CONFIG },
-		{ "new-config", required_argument, NULL, OPT_NEW_CONFIG },
-		{ "ring", required_argument, NULL, OPT_RING },
-		{ "old-ring", required_argument, NULL, OPT_OLD_RING },
-		{ "new-ring", required_argument, NULL, OPT_NEW_RING },
-		{ "old-published", no_argument, NULL, OPT_OLD_PUBLISHED },
-		{ "instance", required_argument, NULL, OPT_INSTANCE },
-		{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "top", required_argument, NULL, OPT_TOP },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	const struct kr_opt opts[] = {
+		KR_OPT_CB("backends", 0, KR_ARG_REQUIRED, OPT_BACKENDS),
+		KR_OPT_CB("old-backends", 0, KR_ARG_REQUIRED, OPT_OLD_BACKENDS),
+		KR_OPT_CB("new-backends", 0, KR_ARG_REQUIRED, OPT_NEW_BACKENDS),
+		KR_OPT_CB("version", 0, KR_ARG_REQUIRED, OPT_VERSION),
+		KR_OPT_CB("old-version", 0, KR_ARG_REQUIRED, OPT_OLD_VERSION),
+		KR_OPT_CB("new-version", 0, KR_ARG_REQUIRED, OPT_NEW_VERSION),
+		KR_OPT_CB("point-multiple", 0, KR_ARG_REQUIRED, OPT_PM),
+		KR_OPT_CB("old-point-multiple", 0, KR_ARG_REQUIRED, OPT_OLD_PM),
+		KR_OPT_CB("new-point-multiple", 0, KR_ARG_REQUIRED, OPT_NEW_PM),
+		KR_OPT_CB("config", 'c', KR_ARG_REQUIRED, 'c'),
+		KR_OPT_CB("old-config", 0, KR_ARG_REQUIRED, OPT_OLD_CONFIG),
+		KR_OPT_CB("new-config", 0, KR_ARG_REQUIRED, OPT_NEW_CONFIG),
+		KR_OPT_CB("ring", 0, KR_ARG_REQUIRED, OPT_RING),
+		KR_OPT_CB("old-ring", 0, KR_ARG_REQUIRED, OPT_OLD_RING),
+		KR_OPT_CB("new-ring", 0, KR_ARG_REQUIRED, OPT_NEW_RING),
+		KR_OPT_CB("old-published", 0, KR_ARG_NONE, OPT_OLD_PUBLISHED),
+		KR_OPT_CB("instance", 0, KR_ARG_REQUIRED, OPT_INSTANCE),
+		KR_OPT_CB("pin-dir", 0, KR_ARG_REQUIRED, OPT_PIN_DIR),
+		KR_OPT_CB("json", 0, KR_ARG_NONE, OPT_JSON),
+		KR_OPT_CB("top", 0, KR_ARG_REQUIRED, OPT_TOP),
+		KR_OPT_END
 	};
+	const struct kr_opts_cmd cmd = { .help = diff_help, .cb = diff_opt, .ctx = o,
+					 .no_args = true };
 	struct kr_err err;
-	int c, r;
+	int first;
 
 	o->top = 20;
-	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(diff_help, stdout);
-			return 0;
-		}
-		r = diff_opt(o, c, optarg, &err);
-		if (r < 0)
-			goto usage_err;
-		if (r > 0) {
-			fprintf(stderr, "Run 'keyrouter diff --help' for the options.\n");
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		kr_errf(&err, "unexpected argument '%s'", argv[optind]);
-		goto usage_err;
-	}
+	first = kr_opts_parse(argc, argv, opts, &cmd);
+	if (first < 0)
+		return kr_opts_status(first);
 	diff_merge(&o->side[0], &o->both);
 	diff_merge(&o->side[1], &o->both);
 	if (kr_an_src_check(&o->side[0], "old", &err) || kr_an_src_check(&o->side[1], "new", &err))
-		goto usage_err;
-	if ((o->side[0].instance || o->side[0].pin_dir) && !o->side[0].published) {
-		kr_errf(&err, "--instance and --pin-dir apply to --old-published only");
-		goto usage_err;
-	}
+		return kr_usage_error("%s", err.msg);
+	if ((o->side[0].instance || o->side[0].pin_dir) && !o->side[0].published)
+		return kr_usage_error("--instance and --pin-dir apply to --old-published only");
 	return -1;
-usage_err:
-	pr_warn("keyrouter: diff: %s\n", err.msg);
-	fprintf(stderr, "Run 'keyrouter diff --help' for the options.\n");
-	return 2;
 }
 
 /* The union of both rings' backends, matched by socket address. */
@@ -373,9 +355,14 @@ static void print_text(const struct kr_an_built *b, const struct diff_result *d,
 	printf("minimum   %.6f%% for this membership/weight change (sum of max(0, s - s') over "
 	       "the weight shares)\n", 100 * d->min_weights);
 	printf("          %.6f%% between the two rings' actual shares\n", 100 * d->min_shares);
-	if (d->min_weights > 0)
-		printf("overhead  %.4fx the minimum (%+.6f points of the key space)\n", overhead(d),
-		       100 * (frac(d->moved) - d->min_weights));
+	if (d->min_weights > 0) {
+		printf("overhead  %.4fx the minimum of the weight change (%+.6f percentage points "
+		       "of the key space)", overhead(d), 100 * (frac(d->moved) - d->min_weights));
+		if (overhead(d) < 1)
+			printf(": below 1 because the rings' actual shares moved less than the "
+			       "weights (their minimum: %.6f%%)", 100 * d->min_shares);
+		printf("\n");
+	}
 	else
 		printf("overhead  the weights did not change: every moved key is the ring's own "
 		       "overhead\n");

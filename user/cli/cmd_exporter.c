@@ -5,7 +5,6 @@
  * prom.h; neither keeps any state of its own: every scrape reads the pinned maps again.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 #include <microhttpd.h>
 #include "cli_prom.h"
 #include "cmd.h"
+#include "opts.h"
 #include "log.h"
 #include "prom.h"
 
@@ -214,47 +214,40 @@ static void usage(FILE *f)
 		"and read access to the bpf filesystem; nothing to bind ports >= 1024.\n");
 }
 
+static void help(FILE *f, const void *ctx)
+{
+	(void)ctx;
+	usage(f);
+}
+
 static int cmd_exporter(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "instance", required_argument, NULL, 'i' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	struct exporter ex = {};
+	const char *listen = NULL;
+	const struct kr_opt opts[] = {
+		KR_OPT_STR("listen", 'l', &listen),
+		KR_OPT_STR("instance", 'i', &ex.instance),
+		KR_OPT_STR("pin-dir", 'p', &ex.pin_dir),
+		KR_OPT_END
+	};
+	const struct kr_opts_cmd cmd = { .usage = help, .no_args = true };
 	struct sockaddr_storage ss = {};
 	struct sigaction sa = { .sa_handler = on_signal };
-	const char *listen = NULL;
 	struct MHD_Daemon *d;
 	unsigned int flags;
 	socklen_t sl = 0;
 	sigset_t set, old;
-	int c;
+	int first = kr_opts_parse(argc, argv, opts, &cmd);
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "l:i:p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l': listen = optarg; break;
-		case 'i': ex.instance = optarg; break;
-		case 'p': ex.pin_dir = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind != argc || !listen || (ex.instance && ex.pin_dir)) {
-		pr_warn("keyrouter exporter: %s\n", optind != argc ? "unexpected argument" :
-			!listen ? "--listen ADDR:PORT is required" :
-			"--instance and --pin-dir exclude each other");
-		usage(stderr);
-		return 2;
-	}
-	if (parse_listen(listen, &ss, &sl)) {
-		pr_warn("keyrouter exporter: bad --listen '%s': expected ADDR:PORT, e.g. "
-			"127.0.0.1:9437 or [::]:9437\n", listen);
-		return 2;
-	}
+	if (first < 0)
+		return kr_opts_status(first);
+	if (!listen)
+		return kr_usage_error("--listen ADDR:PORT is required");
+	if (ex.instance && ex.pin_dir)
+		return kr_usage_error("--instance and --pin-dir exclude each other");
+	if (parse_listen(listen, &ss, &sl))
+		return kr_usage_error("bad --listen '%s': expected ADDR:PORT, e.g. 127.0.0.1:9437 "
+				      "or [::]:9437", listen);
 	/* The daemon's thread must not take our signals: block them before it starts. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);

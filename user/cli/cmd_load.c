@@ -2,7 +2,6 @@
 /* keyrouter load / unload: attach the program, pin its maps, apply; detach, remove pins. */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +13,8 @@
 #include "ops.h"
 #include "apply_out.h"
 #include "ops_attach.h"
+#include "ops_find.h"
+#include "opts.h"
 
 static void load_usage(FILE *f)
 {
@@ -40,14 +41,20 @@ static void unload_usage(FILE *f)
 	fprintf(f,
 		"Usage: keyrouter unload IFACE [--instance NAME]\n\n"
 		"Detach keyrouter from IFACE and remove every pin of its instance (the maps are\n"
-		"freed by the kernel once nothing uses them). Other XDP programs on IFACE stay.\n\n"
-		"  -i, --instance NAME  the instance (default: the one loaded on IFACE)\n");
+		"freed by the kernel once nothing uses them). Other XDP programs on IFACE stay.\n"
+		"Run it in the network namespace of IFACE (`nsenter --net=/run/netns/NAME`; not\n"
+		"`ip netns exec`, whose private /sys hides the pins): from another namespace it\n"
+		"refuses and says how to get there. When nothing could be detached (the program\n"
+		"is not on IFACE) the pins are kept, unless the program no longer exists or the\n"
+		"interface is gone.\n\n"
+		"  -i, --instance NAME  the instance (default: the one loaded on IFACE in this\n"
+		"                       network namespace)\n");
 }
 
-/* Instance loaded on IFINDEX (name into out), or -ENOENT. */
+/* Instance loaded on IFINDEX in this network namespace (name into out), or -ENOENT. */
 static int find_instance_by_ifindex(__u32 ifindex, char *out, size_t outlen)
 {
-	char root[256], path[1024];
+	char root[256];
 	struct kr_ops_meta meta;
 	struct dirent *e;
 	int found = -ENOENT;
@@ -57,24 +64,13 @@ static int find_instance_by_ifindex(__u32 ifindex, char *out, size_t outlen)
 	d = opendir(root);
 	if (!d)
 		return -ENOENT;
-	while (found && (e = readdir(d))) {
-		__u32 key = 0;
-		int fd;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/%s", root, e->d_name, KR_OPS_MAP_META);
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		if (!bpf_map_lookup_elem(fd, &key, &meta) && meta.magic == KR_OPS_META_MAGIC &&
+	while (found && (e = readdir(d)))
+		if (e->d_name[0] != '.' && !kr_ops_meta_read(e->d_name, &meta) &&
 		    meta.ifindex == ifindex && meta.netns_ino == kr_ops_netns_ino() &&
 		    strlen(e->d_name) < outlen) {
 			memcpy(out, e->d_name, strlen(e->d_name) + 1);
 			found = 0;
 		}
-		close(fd);
-	}
 	closedir(d);
 	return found;
 }
@@ -218,51 +214,103 @@ fail:
 	return 1;
 }
 
+static int load_cb(void *ctx, int id, const char *arg, struct kr_err *err)
+{
+	(void)id;
+	if (kr_ops_mode_parse(arg, ctx))
+		return kr_errf(err, "bad --mode '%s': expected native, generic or tc", arg);
+	return 0;
+}
+
+static void load_help(FILE *f, const void *ctx)
+{
+	(void)ctx;
+	load_usage(f);
+}
+
 static int cmd_load(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "instance", required_argument, NULL, 'i' },
-		{ "object", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	const char *config = NULL, *instance = NULL, *obj = NULL;
 	enum kr_ops_mode mode = KR_OPS_MODE_NATIVE;
-	int c;
+	const struct kr_opt opts[] = {
+		KR_OPT_STR("config", 'c', &config),
+		KR_OPT_CB("mode", 'm', KR_ARG_REQUIRED, 0),
+		KR_OPT_STR("instance", 'i', &instance),
+		KR_OPT_STR("object", 'o', &obj),
+		KR_OPT_END
+	};
+	const struct kr_opts_cmd cmd = { .usage = load_help, .cb = load_cb, .ctx = &mode };
+	int first = kr_opts_parse(argc, argv, opts, &cmd);
 
-	while ((c = getopt_long(argc, argv, "c:m:i:o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': config = optarg; break;
-		case 'i': instance = optarg; break;
-		case 'o': obj = optarg; break;
-		case 'm':
-			if (kr_ops_mode_parse(optarg, &mode)) {
-				pr_warn("keyrouter: load: bad --mode '%s': expected native, generic "
-					"or tc\n", optarg);
-				return 2;
-			}
-			break;
-		case 'h': load_usage(stdout); return 0;
-		default: load_usage(stderr); return 2;
-		}
-	}
-	if (optind != argc - 1 || !config) {
-		pr_warn("keyrouter: load: expected one interface and -c CONFIG\n");
-		load_usage(stderr);
-		return 2;
-	}
-	return do_load(argv[optind], config, mode, instance, obj);
+	if (first < 0)
+		return kr_opts_status(first);
+	if (first != argc - 1 || !config)
+		return kr_usage_error("expected one interface and -c CONFIG");
+	return do_load(argv[first], config, mode, instance, obj);
 }
 KR_COMMAND(load, "load", "attach to an interface, pin the maps, apply a config", cmd_load);
+
+/* No instance here on IFNAME: say where instances with that interface name are. */
+static void unload_not_here(const char *ifname)
+{
+	char root[256], hint[320];
+	struct kr_ops_meta meta;
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
+	d = opendir(root);
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || kr_ops_meta_read(e->d_name, &meta) ||
+		    strcmp(meta.ifname, ifname) || meta.netns_ino == kr_ops_netns_ino())
+			continue;
+		kr_ops_netns_hint(meta.netns_ino, hint, sizeof(hint));
+		pr_warn("keyrouter: instance '%s' is loaded on '%s' in another network namespace: "
+			"run '%s keyrouter unload %s --instance %s'\n", e->d_name, ifname,
+			hint[0] ? hint : "nsenter --net=<its namespace>", ifname, e->d_name);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	if (!n && kr_ops_bpffs_mounted_here())
+		pr_warn("keyrouter: note: no bpf filesystem was mounted at %s here (keyrouter "
+			"mounted an empty one), so no pins are visible: under `ip netns exec`, "
+			"which gives the command a /sys of its own, run keyrouter with `nsenter "
+			"--net=/run/netns/NAME` instead\n", KR_OPS_BPFFS);
+}
+
+/* The instance's program runs in another network namespace: refuse, say how to get there. */
+static int unload_other_netns(const struct kr_inst *in, const struct kr_ops_meta *meta)
+{
+	char hint[320];
+
+	kr_ops_netns_hint(meta->netns_ino, hint, sizeof(hint));
+	pr_warn("keyrouter: instance '%s' is attached to '%s' in another network namespace "
+		"(net:[%u]; this command runs in net:[%u]): nothing detached, pins kept. Run "
+		"it there: '%s keyrouter unload %s --instance %s'\n", in->name, meta->ifname,
+		meta->netns_ino, kr_ops_netns_ino(), hint[0] ? hint : "nsenter --net=<its namespace>",
+		meta->ifname, in->name);
+	return 1;
+}
+
+/* Nothing was detached (the program is not on the interface): keep the pins unless the
+ * program no longer exists at all (then they only hold maps nothing uses). */
+static bool program_still_exists(__u32 prog_id)
+{
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+
+	if (fd < 0)
+		return errno != ENOENT;
+	close(fd);
+	return true;
+}
 
 static int do_unload(const char *ifname, const char *instance)
 {
 	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
 	char found[KR_OPS_NAME_MAX];
 	struct kr_ops_meta meta;
-	__u32 ifindex = 0;
 	int err;
 
 	if (!kr_ops_is_root()) {
@@ -272,11 +320,12 @@ static int do_unload(const char *ifname, const char *instance)
 	if (kr_ops_bpffs_ensure(KR_OPS_BPFFS))
 		return 1;
 	if (!instance) {
-		if (check_iface(ifname, &ifindex))
-			return 1;
-		if (find_instance_by_ifindex(ifindex, found, sizeof(found))) {
-			pr_warn("keyrouter: keyrouter is not loaded on '%s' (no instance under "
-				"%s/%s records it)\n", ifname, KR_OPS_BPFFS, KR_OPS_ROOT);
+		if (find_instance_by_ifindex(strlen(ifname) < IF_NAMESIZE ? if_nametoindex(ifname)
+					     : 0, found, sizeof(found))) {
+			pr_warn("keyrouter: keyrouter is not loaded on '%s' in this network "
+				"namespace (no instance under %s/%s records it)\n", ifname,
+				KR_OPS_BPFFS, KR_OPS_ROOT);
+			unload_not_here(ifname);
 			return 1;
 		}
 		instance = found;
@@ -294,7 +343,18 @@ static int do_unload(const char *ifname, const char *instance)
 		kr_ops_inst_close(&in);
 		return 1;
 	}
+	if (meta.netns_ino && meta.netns_ino != kr_ops_netns_ino()) {
+		kr_ops_inst_close(&in);
+		return unload_other_netns(&in, &meta);
+	}
 	err = kr_ops_detach(&meta);
+	if (err == -ENOENT && program_still_exists(meta.prog_id)) {
+		pr_warn("keyrouter: nothing was detached and program %u still exists: the pins in "
+			"%s are kept (find it with 'bpftool prog show id %u')\n", meta.prog_id,
+			in.dir, meta.prog_id);
+		kr_ops_inst_close(&in);
+		return 1;
+	}
 	if (err && err != -ENOENT && err != -ENODEV) {
 		kr_ops_inst_close(&in);
 		return 1;
@@ -307,28 +367,23 @@ static int do_unload(const char *ifname, const char *instance)
 	return 0;
 }
 
+static void unload_help(FILE *f, const void *ctx)
+{
+	(void)ctx;
+	unload_usage(f);
+}
+
 static int cmd_unload(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "instance", required_argument, NULL, 'i' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	const char *instance = NULL;
-	int c;
+	const struct kr_opt opts[] = { KR_OPT_STR("instance", 'i', &instance), KR_OPT_END };
+	const struct kr_opts_cmd cmd = { .usage = unload_help };
+	int first = kr_opts_parse(argc, argv, opts, &cmd);
 
-	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i': instance = optarg; break;
-		case 'h': unload_usage(stdout); return 0;
-		default: unload_usage(stderr); return 2;
-		}
-	}
-	if (optind != argc - 1) {
-		pr_warn("keyrouter: unload: expected one interface\n");
-		unload_usage(stderr);
-		return 2;
-	}
-	return do_unload(argv[optind], instance);
+	if (first < 0)
+		return kr_opts_status(first);
+	if (first != argc - 1)
+		return kr_usage_error("expected one interface");
+	return do_unload(argv[first], instance);
 }
 KR_COMMAND(unload, "unload", "detach from an interface and remove the pins", cmd_unload);

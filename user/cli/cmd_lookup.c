@@ -1,29 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `keyrouter lookup`: where does a key go on a ring (no traffic, no kernel). */
 #include <errno.h>
-#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
 #include "continuum.h"
 #include "image.h"
-#include "lookup_out.h"
+#include "kernel_lookup.h"
 #include "keyform.h"
 #include "log.h"
+#include "ops.h"
+#include "ops_live.h"
+#include "opts.h"
 #include "ring_opts.h"
+#include "svc_route.h"
 
 static const char lookup_help[] =
 	"Usage: keyrouter lookup --backends FILE --version v1|v2 [--point-multiple N]\n"
-	"                        [--keys-file KEYS] [HEXKEY...]\n"
-	"       keyrouter lookup -c CONFIG --ring NAME [--key-type TYPE] [KEY...]\n"
-	"       keyrouter lookup -c CONFIG --service NAME [KEY...]\n"
+	"                        [--keys-file KEYS] [--addr] [--image | --via-kernel] [HEXKEY...]\n"
+	"       keyrouter lookup -c CONFIG --ring NAME [--key-type TYPE] [--keys-file KEYS]\n"
+	"                        [--addr] [--image | --via-kernel] [KEY...]\n"
+	"       keyrouter lookup -c CONFIG --service NAME [--live | --instance NAME | --pin-dir DIR]\n"
+	"                        [--keys-file KEYS] [--addr] [--via-kernel] [KEY...]\n"
 	"\n"
 	"Builds the ring and prints, for each key (KEYS first, then the arguments), one line:\n"
 	"  <key hex or -> <crc32(key), 8 hex> <ring_index> <backend_index> <b1> <b2> <b3>\n"
 	"ring_index = the first point with hash >= crc32(key) (past the last point: 0);\n"
 	"b1..b3 = the backends of the next three ring points (the failover walk, repeats\n"
 	"included, wrapping).  This is exactly the format of the ketama vectors' keys.txt.\n"
+	"\n"
+	"With --service, the line says what the data path does with the key for that\n"
+	"service: the columns above are the key's own point on the ring the service uses\n"
+	"(the service's ring, or the dedicated ring of its subset), then\n"
+	"  route <backend_index> [walk <n> (<why the key's own backend is skipped>)]\n"
+	"the backend the failover walk reaches: it skips backends outside the service's\n"
+	"subset (\"subset\": tags) and backends whose state is down or drain (from the\n"
+	"configuration, or with --live the running instance's); a key with no reachable\n"
+	"backend shows \"route none\" and the service's no-route policy.  Backend indices\n"
+	"are positions in the ring's \"backends\" list of the configuration.\n"
 	"\n"
 	"Keys: hex bytes (6b6579 = \"key\"), '-' = the empty key.  KEYS holds one key per line;\n"
 	"lines starting with '#' and blank lines are skipped, anything after the first field\n"
@@ -42,7 +58,12 @@ static const char lookup_help[] =
 	"Other:\n"
 	"  --keys-file KEYS       keys, one per line ('-' for KEYS = standard input)\n"
 	"  --key-type TYPE        keys in human form: tuple, payload, dns, memcache, quic\n"
-	"  --addr                 add a column: the backend's address\n"
+	"  --addr                 add a column: the backend's address (--service: after the\n"
+	"                         route's backend index)\n"
+	"  --live                 --service: backend states of the running instance (chosen\n"
+	"                         as `keyrouter status` chooses it) instead of the config's\n"
+	"  -i, --instance NAME    --live with instance NAME\n"
+	"  -p, --pin-dir DIR      --live with the maps pinned in DIR\n"
 	"  --image                look up through the kernel ring image (bucket index, the\n"
 	"                         BPF program's code) instead of the plain binary search;\n"
 	"                         the output is the same\n"
@@ -52,24 +73,44 @@ static const char lookup_help[] =
 	"                         crc, ring index and backend are the program's (b1..b3: the\n"
 	"                         points after its point).  Keys over 255 bytes are outside the\n"
 	"                         kernel's range: printed as '<key> <crc> policy pass (...)'.\n"
-	"                         Needs root.\n"
+	"                         With --service, the program gets the service's subset\n"
+	"                         and the backends' states too.  Needs root.\n"
 	"  -h, --help             this text\n";
 
-enum { OPT_KEYS = 1, OPT_ADDR, OPT_IMAGE, OPT_KEY_TYPE, OPT_VIA_KERNEL };
+
+enum { OPT_KEY_TYPE = 1 };
 
 struct lookup_ctx {
+	struct kr_ring_opts o;
+	const char *keys, *instance, *pin_dir;
+	bool use_image, show_addr, via_kernel, live;
 	struct kr_ring *ring;
 	struct kr_image img;
-	int use_image;
-	int show_addr;
 	uint8_t *key;
 	size_t cap;
 	enum kr_key_type key_type;		/* KR_KEY_NONE: keys in hex */
 	const struct kr_keyspec *spec;		/* --service: its extractor */
 	const struct kr_hash_secret *secret;	/* keyed hash (config "hash"), else crc32 */
-	int via_kernel;
+	struct kr_svc_route sr;			/* --service: the data path's route */
+	bool service;
 	struct kr_klookup *kl;			/* --via-kernel */
 };
+
+/* ---- keys ------------------------------------------------------------------------ */
+
+static int grow(struct lookup_ctx *c, size_t n, struct kr_err *err)
+{
+	uint8_t *p;
+
+	if (n <= c->cap)
+		return 0;
+	p = realloc(c->key, n);
+	if (!p)
+		return kr_errf(err, "out of memory");
+	c->key = p;
+	c->cap = n;
+	return 0;
+}
 
 /* A human key form (keyform.h) -> ctx->key; returns the length, or -1 with err. */
 static long parse_human(struct lookup_ctx *c, const char *s, struct kr_err *err)
@@ -79,14 +120,8 @@ static long parse_human(struct lookup_ctx *c, const char *s, struct kr_err *err)
 
 	if (kr_keyform(c->key_type, c->spec, s, &k, msg, sizeof(msg)))
 		return kr_errf(err, "bad %s key: %s", kr_key_type_name(c->key_type), msg);
-	if (k.len > c->cap) {
-		uint8_t *p = realloc(c->key, k.len);
-
-		if (!p)
-			return kr_errf(err, "out of memory");
-		c->key = p;
-		c->cap = k.len;
-	}
+	if (grow(c, k.len, err))
+		return -1;
 	memcpy(c->key, k.b, k.len);
 	return (long)k.len;
 }
@@ -103,14 +138,8 @@ static long parse_key(struct lookup_ctx *c, const char *s, struct kr_err *err)
 	if (n == 0 || n % 2)
 		return kr_errf(err, "bad key '%s': expected hex bytes (an even number of hex "
 			       "digits, e.g. 6b6579) or '-' for the empty key", s);
-	if (n / 2 > c->cap) {
-		uint8_t *k = realloc(c->key, n / 2);
-
-		if (!k)
-			return kr_errf(err, "out of memory");
-		c->key = k;
-		c->cap = n / 2;
-	}
+	if (grow(c, n / 2, err))
+		return -1;
 	for (size_t i = 0; i < n; i += 2) {
 		int hi = kr_hexval(s[i]), lo = kr_hexval(s[i + 1]);
 
@@ -121,6 +150,29 @@ static long parse_key(struct lookup_ctx *c, const char *s, struct kr_err *err)
 		c->key[i / 2] = (uint8_t)(hi << 4 | lo);
 	}
 	return (long)(n / 2);
+}
+
+/* ---- one output line ----------------------------------------------------------- */
+
+static void put_key(const struct lookup_ctx *c, long len)
+{
+	fputs(len ? "" : "-", stdout);
+	for (long i = 0; i < len; i++)
+		printf("%02x", c->key[i]);
+}
+
+/* " <address>" of backend b of the ring the columns refer to (with --addr). */
+static void put_addr(const struct lookup_ctx *c, uint32_t b)
+{
+	char a[KR_SOCKADDR_STRLEN];
+
+	if (!c->show_addr)
+		return;
+	if (c->service)
+		kr_sockaddr_format(&c->sr.cring->backends[b].addr, a);
+	else
+		kr_sockaddr_format(&c->ring->backends[b].addr, a);
+	printf(" %s", a);
 }
 
 /* Ring index and backend of hash h, and the walk, by the ring or by the image. */
@@ -146,34 +198,151 @@ static int locate(const struct lookup_ctx *c, uint32_t h, uint32_t *ri, uint32_t
 	return 0;
 }
 
-static int print_key(struct lookup_ctx *c, long len)
+static uint32_t key_hash(const struct lookup_ctx *c, long len)
 {
-	uint32_t h = c->secret ? kr_siphash13_32(c->key, (uint32_t)len, c->secret) :
-				 kr_key_hash(c->key, (size_t)len), ri, be, w[3];
-	char a[KR_SOCKADDR_STRLEN];
-	struct kr_err err;
+	return c->secret ? kr_siphash13_32(c->key, (uint32_t)len, c->secret) :
+			   kr_key_hash(c->key, (size_t)len);
+}
 
-	if (c->kl) {
-		if (!kr_klookup_print(c->kl, &c->img, c->key, (size_t)len, &err))
-			return 0;
-		pr_warn("keyrouter: lookup --via-kernel: %s\n", err.msg);
-		return -1;
+/* "<crc> <ring_index> <backend> <b1> <b2> <b3>" */
+static void put_point(uint32_t h, uint32_t ri, uint32_t be, const uint32_t w[3])
+{
+	printf(" %08x %u %u %u %u %u", h, ri, be, w[0], w[1], w[2]);
+}
+
+/* Why the key's own backend p is not the route (--service). */
+static const char *skip_reason(const struct lookup_ctx *c, uint32_t p)
+{
+	uint8_t st = c->sr.state[p];
+
+	if (!kr_cfg_in_subset(c->sr.svc, &c->sr.cring->backends[p]))
+		return "not in the service's subset";
+	return st == KR_BACKEND_DOWN ? "down" : st == KR_BACKEND_DRAIN ? "drain" :
+	       st == KR_BACKEND_UNUSED ? "not in the running instance" : "up";
+}
+
+/* " route B [addr] [walk N (...)]" of --service. */
+static void put_route(const struct lookup_ctx *c, int reason, uint32_t point_be,
+		      uint32_t be, uint32_t walk)
+{
+	if (reason == KR_ROUTE_OK) {
+		printf(" route %u", be);
+		put_addr(c, be);
+	} else {
+		printf(" route none (%s: the service's no-route policy, %s)",
+		       reason == KR_ROUTE_WALK_LIMIT ? "walk limit" : "no backend up",
+		       c->sr.svc->policy.all_down == KR_POLICY_DROP ? "drop" : "pass");
 	}
+	if (walk)
+		printf(" walk %u (backend %u: %s)", walk, point_be, skip_reason(c, point_be));
+}
+
+static int line_ring(struct lookup_ctx *c, long len)
+{
+	uint32_t h = key_hash(c, len), ri, be, w[3];
+
 	if (locate(c, h, &ri, &be, w)) {
 		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
 		return -1;
 	}
-	fputs(len ? "" : "-", stdout);
-	for (long i = 0; i < len; i++)
-		printf("%02x", c->key[i]);
-	printf(" %08x %u %u %u %u %u", h, ri, be, w[0], w[1], w[2]);
-	if (c->show_addr) {
-		kr_sockaddr_format(&c->ring->backends[be].addr, a);
-		printf(" %s", a);
-	}
+	put_key(c, len);
+	put_point(h, ri, be, w);
+	put_addr(c, be);
 	putchar('\n');
 	return 0;
 }
+
+static int line_service(struct lookup_ctx *c, long len)
+{
+	uint32_t h = key_hash(c, len), w[3];
+	struct kr_svc_result r;
+
+	if (kr_svc_route_hash(&c->sr, h, &r) || kr_svc_route_walk3(&c->sr, r.point, w)) {
+		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
+		return -1;
+	}
+	put_key(c, len);
+	put_point(h, r.ring_index, r.point_backend, w);
+	put_route(c, r.reason, r.point_backend, r.backend, r.walk);
+	putchar('\n');
+	return 0;
+}
+
+/* What the program did with a packet it did not route, and why. */
+static const char *kernel_status_name(uint32_t st)
+{
+	switch (st) {
+	case KR_KEY_TOO_LONG:
+		return "key longer than 255 bytes: outside the kernel's range";
+	case KR_KEY_NOT_FOUND:
+		return "no key in the packet";
+	default:
+		return "bad service";
+	}
+}
+
+static const char *kernel_verdict_name(uint32_t v)
+{
+	return v == 1 ? "drop" : v == 2 ? "pass" : v == 3 ? "tx" : v == 4 ? "redirect" : "aborted";
+}
+
+/* --via-kernel: the columns from the program's trace record. */
+static int line_kernel(struct lookup_ctx *c, long len)
+{
+	const struct kr_image *img = c->service ? &c->sr.img : &c->img;
+	uint32_t w[3], ri, pb, hh, b, ii;
+	struct kr_kresult r;
+	struct kr_err err;
+
+	if (kr_klookup_key(c->kl, c->key, (size_t)len, &r, &err)) {
+		pr_warn("keyrouter: lookup --via-kernel: %s\n", err.msg);
+		return -1;
+	}
+	put_key(c, len);
+	if (r.status != KR_KEY_OK) {
+		printf(" %08x policy %s (%s)\n", kr_key_hash(c->key, (size_t)len),
+		       kernel_verdict_name(r.verdict), kernel_status_name(r.status));
+		return 0;
+	}
+	if (r.reason != KR_ROUTE_OK && !c->service) {
+		pr_warn("keyrouter: lookup --via-kernel: the kernel did not route key hash %08x "
+			"(reason %u)\n", r.key_hash, r.reason);
+		return -1;
+	}
+	ri = kr_image_ring_index(img, r.first_index);
+	if (kr_image_point(img, r.first_index, &hh, &pb))
+		goto bad;
+	ii = r.first_index;
+	for (int k = 0; k < 3; k++) {
+		ii = kr_image_next_ring_point(img, ii);
+		if (kr_image_point(img, ii, &hh, &b))
+			goto bad;
+		w[k] = c->service ? c->sr.cfg_index[b] : b;
+	}
+	if (!c->service) {
+		put_point(r.key_hash, ri, r.backend_id, w);
+		put_addr(c, r.backend_id);
+	} else {
+		put_point(r.key_hash, ri, c->sr.cfg_index[pb], w);
+		put_route(c, (int)r.reason, c->sr.cfg_index[pb],
+			  r.reason == KR_ROUTE_OK ? c->sr.cfg_index[r.backend_id] : 0,
+			  r.reason == KR_ROUTE_OK ? r.walk : KR_MAX_WALK);
+	}
+	putchar('\n');
+	return 0;
+bad:
+	pr_warn("keyrouter: lookup --via-kernel: image point %u out of range\n", r.first_index);
+	return -1;
+}
+
+static int print_key(struct lookup_ctx *c, long len)
+{
+	if (c->kl)
+		return line_kernel(c, len);
+	return c->service ? line_service(c, len) : line_ring(c, len);
+}
+
+/* ---- keys from a file and from the arguments -------------------------------------- */
 
 static int lookup_file(struct lookup_ctx *c, const char *path)
 {
@@ -218,127 +387,205 @@ static int lookup_file(struct lookup_ctx *c, const char *path)
 	return ret;
 }
 
-static int usage_error(const char *msg)
+/* Checks (check_only) or looks up the argument keys; 0, 1 (runtime) or 2 (usage). */
+static int lookup_args(struct lookup_ctx *c, int first, int argc, char **argv, bool check_only)
 {
-	pr_warn("keyrouter: lookup: %s\n", msg);
-	fprintf(stderr, "Run 'keyrouter lookup --help' for the options.\n");
-	return 2;
+	struct kr_err err;
+	long len;
+
+	for (int i = first; i < argc; i++) {
+		len = parse_key(c, argv[i], &err);
+		if (len < 0)
+			return kr_usage_error("%s", err.msg);
+		if (!check_only && print_key(c, len))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- setting up ------------------------------------------------------------------ */
+
+static int lookup_cb(void *ctx, int id, const char *arg, struct kr_err *err)
+{
+	struct lookup_ctx *c = ctx;
+	int r = kr_ring_opt(&c->o, id, arg, err);
+
+	if (r)
+		return r < 0 ? -1 : 0;
+	if (id == OPT_KEY_TYPE && kr_key_type_parse(arg, &c->key_type))
+		return kr_errf(err, "bad --key-type '%s': expected one of %s", arg,
+			       kr_key_type_list());
+	return 0;
+}
+
+static int check_usage(const struct lookup_ctx *c, int first, int argc)
+{
+	struct kr_err err;
+
+	if (kr_ring_opts_check(&c->o, &err))
+		return kr_usage_error("%s", err.msg);
+	if (!c->keys && first >= argc)
+		return kr_usage_error("no keys: give --keys-file KEYS and/or keys as hex "
+				      "arguments");
+	if (c->keys && !strcmp(c->keys, "-") && c->o.config && !strcmp(c->o.config, "-"))
+		return kr_usage_error("-c - and --keys-file - both read standard input: give "
+				      "one of them as a file");
+	if ((c->live || c->instance || c->pin_dir) && !c->o.service)
+		return kr_usage_error("--live, --instance and --pin-dir need --service NAME "
+				      "(the states of its backends)");
+	if (c->instance && c->pin_dir)
+		return kr_usage_error("give --instance NAME or --pin-dir DIR, not both");
+	return 0;
+}
+
+/* --service: its key type and the data path's route (states: config or live). */
+static int setup_service(struct lookup_ctx *c)
+{
+	const struct kr_cfg_ring *cr = &c->o.cfg->rings[c->o.cfg->services[c->o.svc].ring];
+	uint8_t *states = NULL;
+	struct kr_err err;
+	int rc = 1;
+
+	if (c->key_type != KR_KEY_NONE && c->key_type != c->o.key.type)
+		return kr_usage_error("--key-type %s differs from service '%s' (key type %s)",
+				      kr_key_type_name(c->key_type), c->o.service,
+				      kr_key_type_name(c->o.key.type));
+	c->key_type = c->o.key.type;
+	c->spec = &c->o.key;
+	if (c->live || c->instance || c->pin_dir) {
+		struct kr_inst in;
+		int n;
+
+		states = calloc(cr->nbackends ? cr->nbackends : 1, 1);
+		if (!states || kr_ops_inst_open(&in, c->instance, c->pin_dir))
+			goto out;
+		n = kr_ops_live_states(&in, cr, states);
+		if (n < 0)
+			pr_warn("keyrouter: lookup --live: couldn't read instance '%s': %s\n",
+				in.name, strerror(-n));
+		else if ((uint32_t)n < cr->nbackends)
+			pr_warn("keyrouter: lookup --live: %u of the %u backends of ring '%s' are "
+				"not in instance '%s' (the walk skips them)\n",
+				cr->nbackends - n, cr->nbackends, cr->name, in.name);
+		kr_ops_inst_close(&in);
+		if (n < 0)
+			goto out;
+	}
+	if (kr_svc_route_init(&c->sr, c->o.cfg, (uint32_t)c->o.svc, states, &err)) {
+		pr_warn("keyrouter: %s\n", err.msg);
+		goto out;
+	}
+	c->service = true;
+	rc = 0;
+out:
+	free(states);
+	return rc;
+}
+
+static int setup_kernel(struct lookup_ctx *c)
+{
+	struct kr_klookup_backends be = { .n = c->ring->nbackends };
+	uint8_t *state = NULL, *member = NULL;
+	struct kr_err err;
+	int rc = 0;
+
+	if (c->service) {
+		const struct kr_svc_route *sr = &c->sr;
+
+		be.n = sr->ring->nbackends;
+		state = calloc(be.n ? be.n : 1, 1);
+		member = calloc(be.n ? be.n : 1, 1);
+		if (!state || !member) {
+			rc = kr_errf(&err, "out of memory");
+			goto out;
+		}
+		for (uint32_t b = 0; b < be.n; b++) {
+			state[b] = sr->state[sr->cfg_index[b]];
+			member[b] = kr_cfg_in_subset(sr->svc, &sr->cring->backends[sr->cfg_index[b]]);
+		}
+		be.state = state;
+		be.member = sr->shared_subset ? member : NULL;
+	}
+	rc = kr_klookup_open(&c->kl, c->service ? &c->sr.img : &c->img, &be, &err);
+out:
+	if (rc)
+		pr_warn("keyrouter: lookup --via-kernel: %s\n", err.msg);
+	free(state);
+	free(member);
+	return rc ? 1 : 0;
+}
+
+/* Builds what the keys are looked up on; 0, 1 or 2. */
+static int setup(struct lookup_ctx *c)
+{
+	struct kr_err err;
+
+	c->o.keep_config = 1;
+	if (kr_ring_opts_build(&c->o, &c->ring, &err)) {
+		pr_warn("keyrouter: %s\n", err.msg);
+		return 1;
+	}
+	if (c->o.keyed) {
+		if (c->via_kernel)
+			return kr_usage_error("--via-kernel: not supported with a keyed hash (the "
+					      "configuration's \"hash\" is siphash13)");
+		c->secret = &c->o.secret;
+	}
+	if (c->o.service) {
+		int rc = setup_service(c);
+
+		if (rc)
+			return rc;
+	}
+	if (c->use_image && !c->service && kr_image_encode(&c->img, c->ring, NULL, &err)) {
+		pr_warn("keyrouter: %s: %s\n", c->o.label, err.msg);
+		return 1;
+	}
+	return c->via_kernel ? setup_kernel(c) : 0;
 }
 
 static int cmd_lookup(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		KR_RING_LONGOPTS,
-		{ "keys-file", required_argument, NULL, OPT_KEYS },
-		{ "addr", no_argument, NULL, OPT_ADDR },
-		{ "image", no_argument, NULL, OPT_IMAGE },
-		{ "key-type", required_argument, NULL, OPT_KEY_TYPE },
-		{ "via-kernel", no_argument, NULL, OPT_VIA_KERNEL },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct lookup_ctx c = { 0 };
-	struct kr_ring_opts o = { 0 };
-	const char *keys = NULL;
-	struct kr_err err;
-	int ch, r, ret = 1;
-	long len;
+	const struct kr_opt opts[] = {
+		KR_OPT_STR("keys-file", 0, &c.keys),
+		KR_OPT_FLAG("addr", 0, &c.show_addr),
+		KR_OPT_FLAG("image", 0, &c.use_image),
+		KR_OPT_CB("key-type", 0, KR_ARG_REQUIRED, OPT_KEY_TYPE),
+		KR_OPT_FLAG("via-kernel", 0, &c.via_kernel),
+		KR_OPT_FLAG("live", 0, &c.live),
+		KR_OPT_STR("instance", 'i', &c.instance),
+		KR_OPT_STR("pin-dir", 'p', &c.pin_dir),
+		KR_OPT_END
+	};
+	const struct kr_opts_cmd cmd = { .help = lookup_help, .cb = lookup_cb, .ctx = &c,
+					 .more = kr_ring_optdefs };
+	int first = kr_opts_parse(argc, argv, opts, &cmd), ret;
 
-	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
-	while ((ch = getopt_long(argc, argv, "h" KR_RING_SHORTOPTS, opts, NULL)) != -1) {
-		r = kr_ring_opt(&o, ch, optarg, &err);
-		if (r < 0)
-			return usage_error(err.msg);
-		if (r > 0)
-			continue;
-		switch (ch) {
-		case OPT_KEYS:
-			keys = optarg;
-			break;
-		case OPT_ADDR:
-			c.show_addr = 1;
-			break;
-		case OPT_IMAGE:
-			c.use_image = 1;
-			break;
-		case OPT_VIA_KERNEL:
-			c.use_image = c.via_kernel = 1;
-			break;
-		case OPT_KEY_TYPE:
-			if (kr_key_type_parse(optarg, &c.key_type)) {
-				kr_errf(&err, "bad --key-type '%s': expected one of %s", optarg,
-					kr_key_type_list());
-				return usage_error(err.msg);
-			}
-			break;
-		case 'h':
-			fputs(lookup_help, stdout);
-			return 0;
-		default:
-			fprintf(stderr, "Run 'keyrouter lookup --help' for the options.\n");
-			return 2;
-		}
-	}
-	if (kr_ring_opts_check(&o, &err))
-		return usage_error(err.msg);
-	if (!keys && optind >= argc)
-		return usage_error("no keys: give --keys-file KEYS and/or keys as hex arguments");
-	/* Check the argument keys before any work (a --service's key type: after loading). */
-	for (int i = optind; i < argc && !o.service; i++)
-		if (parse_key(&c, argv[i], &err) < 0) {
-			free(c.key);
-			return usage_error(err.msg);
-		}
-	if (kr_ring_opts_build(&o, &c.ring, &err)) {
-		pr_warn("keyrouter: %s\n", err.msg);
-		goto cleanup;
-	}
-	if (o.has_key) {
-		if (c.key_type != KR_KEY_NONE && c.key_type != o.key.type) {
-			kr_errf(&err, "--key-type %s differs from service '%s' (key type %s)",
-				kr_key_type_name(c.key_type), o.service,
-				kr_key_type_name(o.key.type));
-			ret = usage_error(err.msg);
-			goto cleanup;
-		}
-		c.key_type = o.key.type;
-		c.spec = &o.key;
-		for (int i = optind; i < argc; i++)
-			if (parse_key(&c, argv[i], &err) < 0) {
-				ret = usage_error(err.msg);
-				goto cleanup;
-			}
-	}
-	if (o.keyed) {
-		if (c.via_kernel) {
-			ret = usage_error("--via-kernel: not supported with a keyed hash (the "
-					  "configuration's \"hash\" is siphash13)");
-			goto cleanup;
-		}
-		c.secret = &o.secret;
-	}
-	if (c.use_image && kr_image_encode(&c.img, c.ring, NULL, &err)) {
-		pr_warn("keyrouter: %s: %s\n", o.label, err.msg);
-		goto cleanup;
-	}
-	if (c.via_kernel && kr_klookup_open(&c.kl, &c.img, c.ring->nbackends, &err)) {
-		pr_warn("keyrouter: lookup --via-kernel: %s\n", err.msg);
-		goto cleanup;
-	}
-	if (keys && lookup_file(&c, keys))
-		goto cleanup;
-	for (int i = optind; i < argc; i++) {
-		len = parse_key(&c, argv[i], &err);
-		if (len < 0 || print_key(&c, len))
-			goto cleanup;
-	}
-	ret = fflush(stdout) ? 1 : 0;
-cleanup:
+	if (first < 0)
+		return kr_opts_status(first);
+	c.use_image |= c.via_kernel;
+	ret = check_usage(&c, first, argc);
+	/* the argument keys before any work (a --service's key type: after loading) */
+	if (!ret && !c.o.service)
+		ret = lookup_args(&c, first, argc, argv, true);
+	if (!ret)
+		ret = setup(&c);
+	if (!ret && c.service)
+		ret = lookup_args(&c, first, argc, argv, true);
+	if (!ret && c.keys)
+		ret = lookup_file(&c, c.keys);
+	if (!ret)
+		ret = lookup_args(&c, first, argc, argv, false);
+	if (!ret && fflush(stdout))
+		ret = 1;
 	kr_klookup_close(c.kl);
+	kr_svc_route_free(&c.sr);
 	kr_image_free(&c.img);
 	kr_ring_free(c.ring);
+	kr_ring_opts_free(&c.o);
 	free(c.key);
 	return ret;
 }
-KR_COMMAND(lookup, "lookup", "where keys go on a ring: ring index, backend, failover walk",
-	   cmd_lookup);
+KR_COMMAND(lookup, "lookup", "where keys go: ring point, backend, failover walk; for a "
+	   "service, the backend the data path picks", cmd_lookup);

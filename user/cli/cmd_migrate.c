@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* keyrouter ring stage / migrate / commit / rollback / status: two-slot migration. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include "cmd.h"
@@ -10,10 +9,12 @@
 #include "apply_out.h"
 #include "ops_kernel.h"
 #include "ops_report.h"
+#include "opts.h"
 #include "ring_sm.h"
 
 #define COMMON_OPTS_HELP \
-	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n" \
+	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\";\n" \
+	"                       ring stage: the config's \"instance\", else \"default\")\n" \
 	"  -p, --pin-dir DIR    maps pinned in DIR instead\n"
 
 static const char *const usages[] = {
@@ -50,37 +51,28 @@ struct ring_args {
 static int parse(int argc, char **argv, const char *usage, bool need_ring,
 		 struct ring_args *a)
 {
-	static const struct option opts[] = {
-		{ "instance", required_argument, NULL, 'i' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "percent", required_argument, NULL, 'P' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
+	const struct kr_opt opts[] = {
+		KR_OPT_STR("instance", 'i', &a->instance),
+		KR_OPT_STR("pin-dir", 'p', &a->pin_dir),
+		KR_OPT_STR("config", 'c', &a->config),
+		KR_OPT_STR("percent", 'P', &a->percent),
+		KR_OPT_FLAG("json", 'j', &a->json),
+		KR_OPT_END
 	};
-	int c;
+	const struct kr_opts_cmd cmd = { .help = usage };
+	int first;
 
 	memset(a, 0, sizeof(*a));
-	while ((c = getopt_long(argc, argv, "i:p:c:P:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i': a->instance = optarg; break;
-		case 'p': a->pin_dir = optarg; break;
-		case 'c': a->config = optarg; break;
-		case 'P': a->percent = optarg; break;
-		case 'j': a->json = true; break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
-		}
-	}
-	if (optind < argc)
-		a->ring = argv[optind++];
-	if (optind != argc || (need_ring && !a->ring) || (a->instance && a->pin_dir)) {
-		pr_warn("keyrouter: ring %s: expected %s\n", argv[0],
-			need_ring ? "one RING argument" : "at most one RING argument");
-		fputs(usage, stderr);
-		return 2;
-	}
+	first = kr_opts_parse(argc, argv, opts, &cmd);
+	if (first < 0)
+		return kr_opts_status(first);
+	if (first < argc)
+		a->ring = argv[first++];
+	if (first != argc || (need_ring && !a->ring))
+		return kr_usage_error("expected %s", need_ring ? "one RING argument" :
+				      "at most one RING argument");
+	if (a->instance && a->pin_dir)
+		return kr_usage_error("give --instance NAME or --pin-dir DIR, not both");
 	return -1;
 }
 
@@ -106,11 +98,16 @@ static int ctl_op(enum kr_ops_op op, int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (op == KR_OPS_MIGRATE && kr_ops_percent_parse(a.percent, &frac)) {
-		pr_warn("keyrouter: ring migrate: bad --percent '%s': expected a number from 0 "
-			"to 100\n", a.percent ? a.percent : "");
-		return 2;
-	}
+	rc = op == KR_OPS_MIGRATE ? kr_ops_percent_parse(a.percent, &frac) : 0;
+	if (rc == -2)
+		return kr_usage_error("bad --percent '%s': closer to 0 or 100 than the fraction's "
+				      "resolution (100/2^32 = %.10f%%): give 0 (or roll back), 100 "
+				      "(or commit), or a share from %.10f to %.10f", a.percent,
+				      100.0 / 4294967296.0, 100.0 / 4294967296.0,
+				      100.0 - 100.0 / 4294967296.0);
+	if (rc)
+		return kr_usage_error("bad --percent '%s': expected a number from 0 to 100",
+				      a.percent ? a.percent : "");
 	if (kr_ops_inst_open(&in, a.instance, a.pin_dir))
 		return 1;
 	rc = 1;
@@ -163,14 +160,13 @@ static int cmd_stage(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (!a.config) {
-		pr_warn("keyrouter: ring stage: expected -c CONFIG (the new version)\n");
-		fputs(usages[KR_OPS_STAGE], stderr);
-		return 2;
-	}
+	if (!a.config)
+		return kr_usage_error("expected -c CONFIG (the new version)");
 	cfg = kr_cli_config_load(a.config);
 	if (!cfg)
 		return 1;
+	if (!a.instance && !a.pin_dir && cfg->instance)
+		a.instance = cfg->instance;	/* the rule of apply: the config's "instance" */
 	rc = 1;
 	if (!kr_ops_inst_open(&in, a.instance, a.pin_dir)) {
 		rc = kr_cli_stage(&in, cfg, a.ring);

@@ -2,7 +2,6 @@
 /* `keyrouter plan`: the smallest point_multiple for a target imbalance, its memory, and
  * the trade-off table (theory and real rings) over k = 1 .. 100000 points per weight. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include "analytics.h"
 #include "backends_file.h"
 #include "cmd.h"
+#include "opts.h"
 #include "json_out.h"
 #include "log.h"
 #include "plot_svg.h"
@@ -124,8 +124,10 @@ bad:
 		       "'1', '1,2,4' or '1..8'", list);
 }
 
-static int plan_opt(struct plan_opts *o, int c, const char *arg, struct kr_err *err)
+/* One option of the table (opts.h callback): 0, or -1 with err for a bad value. */
+static int plan_opt(void *ctx, int c, const char *arg, struct kr_err *err)
 {
+	struct plan_opts *o = ctx;
 	char *end;
 	uint32_t u;
 
@@ -164,70 +166,47 @@ static int plan_opt(struct plan_opts *o, int c, const char *arg, struct kr_err *
 				       "above 1, e.g. 1.05", arg);
 		return 0;
 	}
-	return 1;
+	return 0;
 }
 
 static int plan_parse(int argc, char **argv, struct plan_opts *o)
 {
-	static const struct option opts[] = {
-		{ "servers", required_argument, NULL, OPT_SERVERS },
-		{ "weights", required_argument, NULL, OPT_WEIGHTS },
-		{ "backends", required_argument, NULL, OPT_BACKENDS },
-		{ "target-cv", required_argument, NULL, OPT_TCV },
-		{ "target-max-over-mean", required_argument, NULL, OPT_TMOM },
-		{ "rings", required_argument, NULL, OPT_RINGS },
-		{ "kmax", required_argument, NULL, OPT_KMAX },
-		{ "point-budget", required_argument, NULL, OPT_BUDGET },
-		{ "no-measure", no_argument, NULL, OPT_NO_MEASURE },
-		{ "no-table", no_argument, NULL, OPT_NO_TABLE },
-		{ "plot", required_argument, NULL, OPT_PLOT },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	const struct kr_opt opts[] = {
+		KR_OPT_CB("servers", 0, KR_ARG_REQUIRED, OPT_SERVERS),
+		KR_OPT_CB("weights", 0, KR_ARG_REQUIRED, OPT_WEIGHTS),
+		KR_OPT_CB("backends", 0, KR_ARG_REQUIRED, OPT_BACKENDS),
+		KR_OPT_CB("target-cv", 0, KR_ARG_REQUIRED, OPT_TCV),
+		KR_OPT_CB("target-max-over-mean", 0, KR_ARG_REQUIRED, OPT_TMOM),
+		KR_OPT_CB("rings", 0, KR_ARG_REQUIRED, OPT_RINGS),
+		KR_OPT_CB("kmax", 0, KR_ARG_REQUIRED, OPT_KMAX),
+		KR_OPT_CB("point-budget", 0, KR_ARG_REQUIRED, OPT_BUDGET),
+		KR_OPT_CB("no-measure", 0, KR_ARG_NONE, OPT_NO_MEASURE),
+		KR_OPT_CB("no-table", 0, KR_ARG_NONE, OPT_NO_TABLE),
+		KR_OPT_CB("plot", 0, KR_ARG_REQUIRED, OPT_PLOT),
+		KR_OPT_CB("json", 0, KR_ARG_NONE, OPT_JSON),
+		KR_OPT_END
 	};
+	const struct kr_opts_cmd cmd = { .help = plan_help, .cb = plan_opt, .ctx = o,
+					 .no_args = true };
 	struct kr_err err;
-	int c, r;
+	int first;
 
 	o->rings = 1;
 	o->kmax = 100000;
 	o->budget = 20000000;
-	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(plan_help, stdout);
-			return 0;
-		}
-		r = plan_opt(o, c, optarg, &err);
-		if (r < 0)
-			goto usage_err;
-		if (r > 0) {
-			fprintf(stderr, "Run 'keyrouter plan --help' for the options.\n");
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		kr_errf(&err, "unexpected argument '%s'", argv[optind]);
-		goto usage_err;
-	}
-	if (!o->servers && !o->backends) {
-		kr_errf(&err, "missing --servers N (or --backends FILE)");
-		goto usage_err;
-	}
-	if (o->weights && o->backends) {
-		kr_errf(&err, "--weights and --backends exclude each other (the file has weights)");
-		goto usage_err;
-	}
-	if (!o->has_target) {
-		kr_errf(&err, "missing target: --target-cv X or --target-max-over-mean Y");
-		goto usage_err;
-	}
+	first = kr_opts_parse(argc, argv, opts, &cmd);
+	if (first < 0)
+		return kr_opts_status(first);
+	if (!o->servers && !o->backends)
+		return kr_usage_error("missing --servers N (or --backends FILE)");
+	if (o->weights && o->backends)
+		return kr_usage_error("--weights and --backends exclude each other (the file has "
+				      "weights)");
+	if (!o->has_target)
+		return kr_usage_error("missing target: --target-cv X or --target-max-over-mean Y");
 	if (o->weights && parse_weights(o->weights, 0, NULL, &err))
-		goto usage_err;
+		return kr_usage_error("%s", err.msg);
 	return -1;
-usage_err:
-	pr_warn("keyrouter: plan: %s\n", err.msg);
-	fprintf(stderr, "Run 'keyrouter plan --help' for the options.\n");
-	return 2;
 }
 
 struct shape {
@@ -480,6 +459,19 @@ static void print_text(const struct plan_opts *o, const struct shape *s,
 		printf("confirmed   not measured: %llu points exceed --point-budget %llu\n",
 		       (unsigned long long)t->points, (unsigned long long)o->budget);
 	}
+	if (plan->confirmed == 1 && plan->m_confirmed != plan->m_theory)
+		printf("use         point_multiple %llu: the confirmed one (the theory's %llu is an "
+		       "estimate; the built ring needed more)\n",
+		       (unsigned long long)plan->m_confirmed, (unsigned long long)plan->m_theory);
+	else if (plan->confirmed == 1)
+		printf("use         point_multiple %llu: theory and the built ring agree\n",
+		       (unsigned long long)plan->m_theory);
+	else if (plan->confirmed == -1)
+		printf("use         no point_multiple up to %llu reached the target on a built ring: "
+		       "choose a looser target\n", (unsigned long long)plan->m_confirmed);
+	else
+		printf("use         point_multiple %llu: the theory's (not confirmed on a built "
+		       "ring)\n", (unsigned long long)plan->m_theory);
 	printf("points      %llu per ring; expected collisions %.1f removed points (P^2/2^33 "
 	       "= %.1f pairs)\n", (unsigned long long)t->points, t->collisions,
 	       t->collision_pairs);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `keyrouter ring dump` and `keyrouter ring build`. */
-#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,49 +36,31 @@ static const char build_help[] =
 	"Other:\n"
 	"  -h, --help             this text\n";
 
-enum { OPT_NO_HEADER = 1 };
+/* Options of ring dump/build: the ring options, and dump's --no-header. */
+static int ring_cb(void *ctx, int id, const char *arg, struct kr_err *err)
+{
+	return kr_ring_opt(ctx, id, arg, err) < 0 ? -1 : 0;
+}
 
 /* Parses argv; returns -1 to go on, else the exit status. */
-static int parse(int argc, char **argv, const char *help, struct kr_ring_opts *o, int *no_header)
+static int parse(int argc, char **argv, const char *help, struct kr_ring_opts *o, bool *no_header)
 {
-	static const struct option opts[] = {
-		KR_RING_LONGOPTS,
-		{ "no-header", no_argument, NULL, OPT_NO_HEADER },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	const struct kr_opt opts[] = {
+		KR_OPT_FLAG(no_header ? "no-header" : NULL, 0, no_header),
+		KR_OPT_END
 	};
+	const struct kr_opts_cmd c = { .help = help, .cb = ring_cb, .ctx = o,
+				       .more = kr_ring_optdefs };
 	struct kr_err err;
-	int c, r;
+	int first = kr_opts_parse(argc, argv, no_header ? opts : opts + 1, &c);
 
-	optind = 0;	/* glibc: a full getopt reset (also of its place in a "-abc" cluster) */
-	while ((c = getopt_long(argc, argv, "h" KR_RING_SHORTOPTS, opts, NULL)) != -1) {
-		r = kr_ring_opt(o, c, optarg, &err);
-		if (r < 0)
-			goto usage_err;
-		if (r > 0)
-			continue;
-		if (c == 'h') {
-			fputs(help, stdout);
-			return 0;
-		}
-		if (c == OPT_NO_HEADER && no_header) {
-			*no_header = 1;
-			continue;
-		}
-		fprintf(stderr, "Run 'keyrouter ring %s --help' for the options.\n", argv[0]);
-		return 2;
-	}
-	if (optind < argc) {
-		kr_errf(&err, "unexpected argument '%s'", argv[optind]);
-		goto usage_err;
-	}
+	if (first < 0)
+		return kr_opts_status(first);
+	if (first < argc)
+		return kr_usage_error("unexpected argument '%s'", argv[first]);
 	if (kr_ring_opts_check(o, &err))
-		goto usage_err;
+		return kr_usage_error("%s", err.msg);
 	return -1;
-usage_err:
-	pr_warn("keyrouter: ring %s: %s\n", argv[0], err.msg);
-	fprintf(stderr, "Run 'keyrouter ring %s --help' for the options.\n", argv[0]);
-	return 2;
 }
 
 static uint64_t total_weight(const struct kr_ring *r)
@@ -143,7 +125,8 @@ static int cmd_ring_dump(int argc, char **argv)
 	struct kr_ring_opts o = { 0 };
 	struct kr_ring *r = NULL;
 	struct kr_err err;
-	int no_header = 0, ret;
+	bool no_header = false;
+	int ret;
 	char d[64];
 
 	ret = parse(argc, argv, dump_help, &o, &no_header);

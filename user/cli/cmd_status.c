@@ -2,7 +2,6 @@
 /* keyrouter status / stats: text, --json, --watch (--prometheus: cmd_exporter.c). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,21 +9,26 @@
 #include <bpf/bpf.h>
 #include "addr.h"
 #include "cli_prom.h"
+#include "keyform.h"
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
+#include "ops_find.h"
 #include "ops_kernel.h"
+#include "ops_backends.h"
 #include "ops_report.h"
+#include "opts.h"
 #include "ring_sm.h"
 #include "ops_stats.h"
 
-enum fmt { FMT_TEXT, FMT_JSON, FMT_PROM };
+enum fmt { FMT_TEXT, FMT_JSON };
 
 struct view {
 	struct kr_inst *in;
 	struct kr_ops_maps *m;
 	enum fmt fmt;
 	bool full;		/* status (everything) or stats (counters) */
+	bool not_up;		/* a backend shown is down or draining */
 };
 
 static const char *state_name(__u8 s)
@@ -35,6 +39,13 @@ static const char *state_name(__u8 s)
 	case KR_BACKEND_DRAIN: return "drain";
 	default: return "unused";
 	}
+}
+
+/* The attachment state in one word (JSON). */
+static const char *attach_word(enum kr_ops_attach_state s)
+{
+	return s == KR_ATTACHED ? "yes" : s == KR_NOT_ATTACHED ? "no" :
+	       s == KR_IFACE_GONE ? "interface-gone" : "other-netns";
 }
 
 static void show_instance(struct view *v)
@@ -50,15 +61,16 @@ static void show_instance(struct view *v)
 		       v->in->dir, meta.magic == KR_OPS_META_MAGIC ? "true" : "false");
 		if (meta.magic == KR_OPS_META_MAGIC)
 			printf(",\"interface\":\"%s\",\"ifindex\":%u,\"mode\":\"%s\",\"prog_id\":%u,"
-			       "\"loaded_ns\":%llu", meta.ifname, meta.ifindex,
+			       "\"loaded_ns\":%llu,\"attached\":\"%s\"", meta.ifname, meta.ifindex,
 			       kr_ops_mode_name(meta.mode), meta.prog_id,
-			       (unsigned long long)meta.loaded_ns);
+			       (unsigned long long)meta.loaded_ns, attach_word(kr_ops_attach_state(&meta)));
 		printf("},");
 	} else {
 		if (meta.magic == KR_OPS_META_MAGIC)
-			printf("instance %s: %s, %s mode, program id %u, loaded %s, pins %s\n",
-			       v->in->name, meta.ifname, kr_ops_mode_name(meta.mode), meta.prog_id,
-			       t, v->in->dir);
+			printf("instance %s: %s (%s), %s mode, program id %u, loaded %s, pins %s\n",
+			       v->in->name, meta.ifname,
+			       kr_ops_attach_state_name(kr_ops_attach_state(&meta)),
+			       kr_ops_mode_name(meta.mode), meta.prog_id, t, v->in->dir);
 		else
 			printf("instance %s: maps in %s (attached outside keyrouter load)\n",
 			       v->in->name, v->in->dir);
@@ -121,83 +133,139 @@ static void ring_name(struct view *v, __u32 id, char *buf, size_t len)
 		snprintf(buf, len, "%s", r.name);
 }
 
-static void show_services(struct view *v)
+static const char *policy_name(__u8 p)
 {
-	unsigned char key[64], next[64], val[256];
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	void *pk = NULL;
+	return p == KR_POLICY_DROP ? "drop" : "pass";
+}
+
+/* Members of subset sid (kr_subset_members), or -1 when the map is not there. */
+static int subset_members(const struct view *v, __u32 sid)
+{
+	struct kr_subset_key k, *pk = NULL;
 	int n = 0;
 
-	if (bpf_obj_get_info_by_fd(v->m->services, &info, &len) ||
-	    info.key_size > sizeof(key) || info.value_size > sizeof(val) || info.key_size < 20)
+	if (v->m->members < 0)
+		return -1;
+	while (!bpf_map_get_next_key(v->m->members, pk, &k)) {
+		pk = &k;
+		n += k.subset_id == sid;
+	}
+	return n;
+}
+
+/* One service: what it matches, how it finds the key, the ring (and subset), how it
+ * forwards, and its policies. */
+static void show_service(struct view *v, const struct kr_service_key *k,
+			 const struct kr_service *s, int n)
+{
+	struct kr_sockaddr sa = { .family = k->family, .port = ntohs(k->port) };
+	char addr[KR_SOCKADDR_STRLEN], rn[KR_OPS_NAME_MAX], sub[64] = "";
+	const char *kt = s->key_type >= KR_KEY_TUPLE && s->key_type <= KR_KEY_QUIC ?
+			 kr_key_type_name((enum kr_key_type)s->key_type) : "unknown";
+	const char *fwd = s->fwd_mode == KR_FWD_L2 ? "l2" : s->fwd_mode == KR_FWD_IPIP ?
+			  "ipip" : "unknown";
+	int members = s->subset_id ? subset_members(v, s->subset_id) : 0;
+
+	memcpy(sa.ip, k->addr, 16);
+	if (sa.family)
+		kr_sockaddr_format(&sa, addr);
+	else
+		snprintf(addr, sizeof(addr), "*:%u", sa.port);
+	ring_name(v, s->ring_id, rn, sizeof(rn));
+	if (v->fmt == FMT_JSON) {
+		printf("%s{\"vip\":\"%s\",\"proto\":\"%s\",\"ring\":\"%s\",\"ring_id\":%u,"
+		       "\"key_type\":\"%s\",\"subset_id\":%u,\"subset_members\":%d,"
+		       "\"forward\":\"%s\",\"policy\":{\"no_key\":\"%s\",\"key_too_long\":"
+		       "\"%s\",\"all_down\":\"%s\"}}", n ? "," : "", addr,
+		       k->proto == 17 ? "udp" : "?", rn, s->ring_id, kt, s->subset_id, members,
+		       fwd, policy_name(s->policy_no_key), policy_name(s->policy_too_long),
+		       policy_name(s->policy_no_route));
 		return;
+	}
+	if (s->subset_id)
+		snprintf(sub, sizeof(sub), " subset %08x (%d members)", s->subset_id, members);
+	printf("service %s/%s: key %s, ring %s%s, forward %s, policy no_key %s, key_too_long %s, "
+	       "all_down %s\n", addr, k->proto == 17 ? "udp" : "?", kt, rn, sub, fwd,
+	       policy_name(s->policy_no_key), policy_name(s->policy_too_long),
+	       policy_name(s->policy_no_route));
+}
+
+static void show_services(struct view *v)
+{
+	struct kr_service_key k, *pk = NULL;
+	struct kr_service s;
+	int n = 0;
+
 	if (v->fmt == FMT_JSON)
 		printf(",\"services\":[");
-	while (!bpf_map_get_next_key(v->m->services, pk, next)) {
-		/* key: addr[16], port (be16), proto, family; value starts with the ring id */
-		struct kr_sockaddr sa = { .family = next[19] };
-		char addr[KR_SOCKADDR_STRLEN], rn[KR_OPS_NAME_MAX];
-		__u16 port;
-		__u32 ring;
-
-		memcpy(key, next, info.key_size);
-		pk = key;
-		if (bpf_map_lookup_elem(v->m->services, key, val))
+	while (!bpf_map_get_next_key(v->m->services, pk, &k)) {
+		pk = &k;
+		if (bpf_map_lookup_elem(v->m->services, &k, &s))
 			continue;
-		memcpy(&port, key + 16, 2);
-		memcpy(&ring, val, 4);
-		sa.port = ntohs(port);
-		memcpy(sa.ip, key, 16);
-		if (sa.family)
-			kr_sockaddr_format(&sa, addr);
-		else
-			snprintf(addr, sizeof(addr), "*:%u", sa.port);
-		ring_name(v, ring, rn, sizeof(rn));
-		if (v->fmt == FMT_JSON)
-			printf("%s{\"vip\":\"%s\",\"proto\":%u,\"ring\":\"%s\",\"ring_id\":%u,"
-			       "\"key_type\":%u}", n ? "," : "", addr, key[18], rn, ring, val[4]);
-		else
-			printf("%sservice %s/%s -> ring %s (key type %u)\n", n ? "" : "",
-			       addr, key[18] == 17 ? "udp" : "?", rn, val[4]);
-		n++;
+		show_service(v, &k, &s, n++);
 	}
 	if (v->fmt == FMT_JSON)
 		printf("]");
 }
 
-static void show_backend(struct view *v, __u32 id, const char *rn, int *n)
+/* One line per server: a backend id is one server however many rings have it, with one
+ * state and one pair of counters (docs/operations.md "Backend identity").  rn: the rings
+ * that reference it, comma-separated; nr: how many. */
+static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, const char *rn,
+			 unsigned nr, int *n)
 {
 	struct kr_ops_named st = {};
-	struct kr_backend be;
 	struct kr_sockaddr sa = {};
 	char addr[KR_SOCKADDR_STRLEN];
 	__u64 pk, by;
 
-	if (bpf_map_lookup_elem(v->m->backends, &id, &be) || !be.family)
-		return;
-	sa.family = be.family;
-	sa.port = ntohs(be.port);
-	memcpy(sa.ip, be.addr, 16);
+	sa.family = be->family;
+	sa.port = ntohs(be->port);
+	memcpy(sa.ip, be->addr, 16);
 	kr_sockaddr_format(&sa, addr);
 	kr_ops_named_read(v->m->backend_stats, id, v->m->ncpus, &st);
+	v->not_up |= be->state == KR_BACKEND_DOWN || be->state == KR_BACKEND_DRAIN;
 	pk = kr_ops_named_get(&st, "packets");
 	by = kr_ops_named_get(&st, "bytes");
-	if (v->fmt == FMT_JSON)
-		printf("%s{\"id\":%u,\"ring\":\"%s\",\"address\":\"%s\",\"state\":\"%s\","
-		       "\"packets\":%llu,\"bytes\":%llu}", (*n)++ ? "," : "", id, rn, addr,
-		       state_name(be.state), (unsigned long long)pk, (unsigned long long)by);
-	else
-		printf("backend %-24s id %-6u ring %-16s %-6s packets %llu bytes %llu\n", addr, id,
-		       rn, state_name(be.state), (unsigned long long)pk, (unsigned long long)by);}
+	if (v->fmt == FMT_JSON) {
+		printf("%s{\"id\":%u,\"address\":\"%s\",\"state\":\"%s\",\"packets\":%llu,"
+		       "\"bytes\":%llu,\"rings\":[", (*n)++ ? "," : "", id, addr,
+		       state_name(be->state), (unsigned long long)pk, (unsigned long long)by);
+		for (const char *p = rn; *p; ) {
+			size_t l = strcspn(p, ",");
 
-/* Backends of every ring's active slot (the standby's too while migrating). */
+			printf("%s\"%.*s\"", p == rn ? "" : ",", (int)l, p);
+			p += l + (p[l] == ',');
+		}
+		printf("]}");
+	} else {
+		/* the first rings by name; --json lists them all */
+		const char *cut = rn;
+
+		for (int k = 0; k < 6 && cut && *cut; k++) {
+			cut = strchr(cut, ',');
+			cut = cut ? cut + 1 : NULL;
+		}
+		printf("backend %-24s id %-6u %-6s packets %llu bytes %llu rings %u (%.*s%s)\n",
+		       addr, id, state_name(be->state), (unsigned long long)pk,
+		       (unsigned long long)by, nr, cut ? (int)(cut - rn - 1) : (int)strlen(rn), rn,
+		       cut ? ",..." : "");
+	}
+}
+
+/* Backends of every ring's active slot (the standby's too while migrating), each once. */
 static void show_backends(struct view *v)
 {
+	__u32 max = v->m->backends_max;
+	struct kr_backend *all = NULL;
+	char **rn = calloc(max ? max : 1, sizeof(*rn));
+	unsigned *nr = calloc(max ? max : 1, sizeof(*nr));
 	int n = 0;
 
 	if (v->fmt == FMT_JSON)
 		printf(",\"backends\":[");
+	if (!rn || !nr || kr_ops_backends_read(v->m, &all))
+		goto out;
 	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
 		struct kr_ops_ring meta;
 		struct kr_ops_slot s[2] = {};
@@ -212,19 +280,43 @@ static void show_backends(struct view *v)
 			if (!want || kr_ops_slot_read(v->m, id, k, true, &s[k]) || !s[k].present)
 				continue;
 			for (__u32 b = 0; b < s[k].hdr.nbackends; b++) {
+				__u32 g = s[k].bt[b];
 				bool dup = false;
+				char *p;
 
 				for (__u32 j = 0; k == 1 && s[0].present && j < s[0].hdr.nbackends; j++)
-					dup = dup || s[0].bt[j] == s[k].bt[b];
-				if (!dup)
-					show_backend(v, s[k].bt[b], meta.name, &n);
+					dup = dup || s[0].bt[j] == g;
+				if (dup || g >= max)
+					continue;
+				p = malloc((rn[g] ? strlen(rn[g]) + 1 : 0) + strlen(meta.name) + 1);
+				if (!p)
+					continue;
+				sprintf(p, "%s%s%s", rn[g] ? rn[g] : "", rn[g] ? "," : "", meta.name);
+				free(rn[g]);
+				rn[g] = p;
+				nr[g]++;
 			}
 		}
 		kr_ops_slot_free(&s[0]);
 		kr_ops_slot_free(&s[1]);
 	}
+	for (__u32 id = 0; id < max; id++)
+		if (nr[id] && all[id].family)
+			show_backend(v, id, &all[id], rn[id], nr[id], &n);
+out:
+	for (__u32 id = 0; rn && id < max; id++)
+		free(rn[id]);
+	free(rn);
+	free(nr);
+	free(all);
 	if (v->fmt == FMT_JSON)
 		printf("]");
+	if (v->fmt == FMT_TEXT && v->not_up)
+		printf("(down, drain: the failover walk skips the backend -- its keys go to the "
+		       "backend of the next ring point,\n and come back when it is up again; "
+		       "drain is the operator taking it out, down a failure; see 'keyrouter "
+		       "backend set --help')\n");
+	v->not_up = false;
 }
 
 static void show(struct view *v)
@@ -256,6 +348,8 @@ static void usage(FILE *f, bool full)
 		"                       + rename) instead of standard output, e.g. for\n"
 		"                       node_exporter's textfile collector (*.prom)\n"
 		"  -w, --watch [SECONDS] print again every SECONDS (default 1) until interrupted\n"
+		"                       (`--watch 5` or `--watch=5`; text on a terminal redraws\n"
+		"                       the screen, into a file or pipe each round is appended)\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n"
 		"  -p, --pin-dir DIR    maps pinned in DIR instead\n", full ? "status" : "stats",
 		full ? "Everything the instance runs: attachment, global counters, rings and both\n"
@@ -264,56 +358,64 @@ static void usage(FILE *f, bool full)
 		       "packets per ring slot, packets and bytes per backend.");
 }
 
+enum { OPT_WATCH = 1 };
+
+struct status_args {
+	bool json, prom, full;
+	double watch;
+	const char *instance, *pin_dir, *output;
+};
+
+static void status_usage(FILE *f, const void *ctx)
+{
+	usage(f, ((const struct status_args *)ctx)->full);
+}
+
+static int status_cb(void *ctx, int id, const char *arg, struct kr_err *err)
+{
+	struct status_args *a = ctx;
+
+	if (id != OPT_WATCH)
+		return 0;
+	a->watch = arg ? atof(arg) : 1.0;
+	if (a->watch <= 0 || a->watch > 86400)
+		return kr_errf(err, "bad --watch '%s': expected seconds > 0 (at most 86400)", arg);
+	return 0;
+}
+
 static int run(int argc, char **argv, bool full)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "prometheus", no_argument, NULL, 'P' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "watch", optional_argument, NULL, 'w' },
-		{ "instance", required_argument, NULL, 'i' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
+	struct status_args a = { .full = full };
+	const struct kr_opt opts[] = {
+		KR_OPT_FLAG("json", 'j', &a.json),
+		KR_OPT_FLAG("prometheus", 'P', &a.prom),
+		KR_OPT_STR("output", 'o', &a.output),
+		KR_OPT_CB("watch", 'w', KR_ARG_OPTIONAL_NUM, OPT_WATCH),
+		KR_OPT_STR("instance", 'i', &a.instance),
+		KR_OPT_STR("pin-dir", 'p', &a.pin_dir),
+		KR_OPT_END
 	};
-	const char *instance = NULL, *pin_dir = NULL, *output = NULL;
+	const struct kr_opts_cmd cmd = { .usage = status_usage, .cb = status_cb, .ctx = &a };
 	struct view v = { .full = full };
-	double watch = 0;
 	struct kr_ops_maps m;
 	struct kr_inst in;
-	int c;
+	bool clear;
+	int first = kr_opts_parse(argc, argv, opts, &cmd);
 
-	while ((c = getopt_long(argc, argv, "jPo:w::i:p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': v.fmt = FMT_JSON; break;
-		case 'P': v.fmt = FMT_PROM; break;
-		case 'o': output = optarg; break;
-		case 'w':
-			watch = optarg ? atof(optarg) : 1.0;
-			if (watch <= 0) {
-				pr_warn("keyrouter: %s: bad --watch '%s': expected seconds > 0\n",
-					argv[0], optarg);
-				return 2;
-			}
-			break;
-		case 'i': instance = optarg; break;
-		case 'p': pin_dir = optarg; break;
-		case 'h': usage(stdout, full); return 0;
-		default: usage(stderr, full); return 2;
-		}
-	}
-	if (optind != argc || (instance && pin_dir)) {
-		pr_warn("keyrouter: %s: unexpected argument\n", argv[0]);
-		usage(stderr, full);
-		return 2;
-	}
-	if (output && v.fmt != FMT_PROM) {
-		pr_warn("keyrouter: %s: --output goes with --prometheus\n", argv[0]);
-		return 2;
-	}
-	if (v.fmt == FMT_PROM)
-		return kr_cli_prom_status(instance, pin_dir, output, watch);
-	if (kr_ops_inst_open(&in, instance, pin_dir))
+	if (first < 0)
+		return kr_opts_status(first);
+	if (first != argc)
+		return kr_usage_error("unexpected argument '%s'", argv[first]);
+	if (a.instance && a.pin_dir)
+		return kr_usage_error("give --instance NAME or --pin-dir DIR, not both");
+	if (a.json && a.prom)
+		return kr_usage_error("give --json or --prometheus, not both");
+	if (a.output && !a.prom)
+		return kr_usage_error("--output goes with --prometheus");
+	if (a.prom)
+		return kr_cli_prom_status(a.instance, a.pin_dir, a.output, a.watch);
+	v.fmt = a.json ? FMT_JSON : FMT_TEXT;
+	if (kr_ops_inst_open(&in, a.instance, a.pin_dir))
 		return 1;
 	if (kr_ops_maps_open(&in, &m)) {
 		kr_ops_inst_close(&in);
@@ -324,13 +426,18 @@ static int run(int argc, char **argv, bool full)
 	in.dir_fd = -1;
 	v.in = &in;
 	v.m = &m;
-	for (;;) {
-		if (watch > 0 && v.fmt == FMT_TEXT)
+	/* text --watch redraws the screen of a terminal; into a file or a pipe each round
+	 * is appended, separated by a blank line */
+	clear = a.watch > 0 && v.fmt == FMT_TEXT && isatty(STDOUT_FILENO);
+	for (int round = 0;; round++) {
+		if (clear)
 			printf("\033[H\033[2J");
+		else if (round && v.fmt == FMT_TEXT)
+			printf("\n");
 		show(&v);
-		if (watch <= 0)
+		if (a.watch <= 0)
 			break;
-		usleep((useconds_t)(watch * 1e6));
+		usleep((useconds_t)(a.watch * 1e6));
 	}
 	kr_ops_maps_close(&m);
 	kr_ops_inst_close(&in);

@@ -95,6 +95,35 @@ out:
 	return res;
 }
 
+/* The shared subsets of ring id: from the services that walk it with a subset_id. */
+static void report_subsets(const struct kr_ops_maps *m, __u32 id, struct kr_ops_ring_report *r)
+{
+	struct kr_service_key k, *pk = NULL;
+	struct kr_subset_key mk, *pmk = NULL;
+	struct kr_service v;
+
+	while (!bpf_map_get_next_key(m->services, pk, &k)) {
+		__u32 i;
+
+		pk = &k;
+		if (bpf_map_lookup_elem(m->services, &k, &v) || v.ring_id != id || !v.subset_id)
+			continue;
+		for (i = 0; i < r->nsub && r->sub[i].id != v.subset_id; i++)
+			;
+		if (i == r->nsub) {
+			if (r->nsub == sizeof(r->sub) / sizeof(r->sub[0]))
+				continue;
+			r->sub[r->nsub++].id = v.subset_id;
+		}
+		r->sub[i].services++;
+	}
+	while (m->members >= 0 && !bpf_map_get_next_key(m->members, pmk, &mk)) {
+		pmk = &mk;
+		for (__u32 i = 0; i < r->nsub; i++)
+			r->sub[i].members += r->sub[i].id == mk.subset_id;
+	}
+}
+
 int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id,
 		       bool with_diff, struct kr_ops_ring_report *r)
 {
@@ -119,6 +148,8 @@ int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id
 			r->bytes[s] = v[1];
 		}
 	}
+	if (!err)
+		report_subsets(m, id, r);
 	if (!err && with_diff && r->slot[0].present && r->slot[1].present) {
 		r->moved = kr_ops_slots_moved(m, id);
 		r->have_moved = r->moved >= 0;
@@ -161,12 +192,17 @@ void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r)
 	if (r->have_moved)
 		fprintf(f, "  key space owned differently by the two slots: %.4f%%\n",
 			r->moved * 100.0);
+	for (__u32 i = 0; i < r->nsub; i++)
+		fprintf(f, "  shared subset %08x: %u members (kr_subset_members, both slots' "
+			"ids), %u service%s\n", r->sub[i].id, r->sub[i].members,
+			r->sub[i].services, r->sub[i].services == 1 ? "" : "s");
 }
 
 void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r)
 {
-	fprintf(f, "{\"name\":\"%s\",\"id\":%u,\"subset\":%s,\"state\":\"%s\",\"active\":%u,"
+	fprintf(f, "{\"name\":\"%s\",\"id\":%u,\"subset\":%s,\"dedicated_subset_ring\":%s,\"state\":\"%s\",\"active\":%u,"
 		"\"fraction\":%llu,\"percent\":%.9f,\"slots\":[", r->meta.name, r->id,
+		r->meta.flags & KR_OPS_RING_DEDICATED ? "true" : "false",
 		r->meta.flags & KR_OPS_RING_DEDICATED ? "true" : "false",
 		kr_ops_state_name(kr_ctl_state(r->ctl)), kr_ctl_active(r->ctl),
 		(unsigned long long)kr_ctl_frac(r->ctl), kr_ops_frac_percent(kr_ctl_frac(r->ctl)));
@@ -190,7 +226,11 @@ void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r)
 	fprintf(f, "]");
 	if (r->have_moved)
 		fprintf(f, ",\"moved_share\":%.9f", r->moved);
-	fprintf(f, "}");
+	fprintf(f, ",\"shared_subsets\":[");
+	for (__u32 i = 0; i < r->nsub; i++)
+		fprintf(f, "%s{\"subset_id\":%u,\"members\":%u,\"services\":%u}", i ? "," : "",
+			r->sub[i].id, r->sub[i].members, r->sub[i].services);
+	fprintf(f, "]}");
 }
 
 /* ---- shared subsets: memory saved ---------------------------------------------- */

@@ -16,6 +16,12 @@ struct kr_ops_ring_report {
 	__u64 packets[2], bytes[2];	/* kr_slot_stats, summed over CPUs */
 	bool have_moved;
 	double moved;			/* share of the key space owned differently by the slots */
+	__u32 nsub;			/* shared subsets walking this ring (services' subset_id) */
+	struct {
+		__u32 id;		/* kr_service.subset_id */
+		__u32 members;		/* entries in kr_subset_members */
+		__u32 services;		/* services routing by it */
+	} sub[16];
 };
 
 /* Fill r for ring id (with_diff: compute the moved share, which reads both images). */

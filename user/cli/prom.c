@@ -14,6 +14,7 @@
 #include "addr.h"
 #include "ops.h"
 #include "ops_kernel.h"
+#include "ops_backends.h"
 #include "ops_report.h"
 #include "ring_sm.h"
 #include "ops_stats.h"
@@ -30,7 +31,7 @@ enum fam {
 	F_RING_STATE, F_RING_RATIO, F_RING_ACTIVE,
 	F_SLOT_PACKETS, F_SLOT_BYTES, F_SLOT_FAILOVER, F_SLOT_POINTS, F_SLOT_BACKENDS,
 	F_SLOT_MEMORY, F_SLOT_GENERATION, F_SLOT_PUBLISHED,
-	F_BE_UP, F_BE_STATE, F_BE_PACKETS, F_BE_BYTES,
+	F_BE_UP, F_BE_STATE, F_BE_RINGS, F_BE_PACKETS, F_BE_BYTES,
 	F_N
 };
 
@@ -88,8 +89,11 @@ static const struct {
 	[F_BE_STATE] = { "keyrouter_backend_state", "gauge",
 		"State of the backend: 0 up, 1 down (skipped, keys move to the next point), "
 		"2 drain (skipped like down, for maintenance)." },
+	[F_BE_RINGS] = { "keyrouter_backend_rings", "gauge",
+		"Rings that have the backend (active slot; the standby too while migrating): "
+		"a server is one backend, one state and one set of counters in all of them." },
 	[F_BE_PACKETS] = { "keyrouter_backend_packets_total", "counter",
-		"Packets forwarded to the backend." },
+		"Packets forwarded to the backend, by every ring that has it." },
 	[F_BE_BYTES] = { "keyrouter_backend_bytes_total", "counter",
 		"Bytes of the packets forwarded to the backend." },
 };
@@ -237,31 +241,33 @@ static void counters(struct prom *p, const char *inst, const struct kr_ops_maps 
 	       NULL);
 }
 
-static void backend(struct prom *p, const char *inst, const char *ring,
-		    const struct kr_ops_maps *m, __u32 id)
+/* One series per backend id = per server, whatever the number of rings that have it
+ * (docs/operations.md "Backend identity"): no ring label, or sum() would count a server
+ * once per ring. */
+static void backend(struct prom *p, const char *inst, const struct kr_ops_maps *m, __u32 id,
+		    const struct kr_backend *be, unsigned nrings)
 {
 	struct kr_sockaddr sa = {};
 	char addr[KR_SOCKADDR_STRLEN], ids[16], b[32];
 	struct kr_ops_named st = {};
-	struct kr_backend be;
 
-	if (bpf_map_lookup_elem(m->backends, &id, &be) || !be.family)
-		return;
-	sa.family = be.family;
-	sa.port = ntohs(be.port);
-	memcpy(sa.ip, be.addr, 16);
+	sa.family = be->family;
+	sa.port = ntohs(be->port);
+	memcpy(sa.ip, be->addr, 16);
 	kr_sockaddr_format(&sa, addr);
 	snprintf(ids, sizeof(ids), "%u", id);
 	kr_ops_named_read(m->backend_stats, id, m->ncpus, &st);
-#define BE_LABELS "instance", inst, "ring", ring, "backend", addr, "id", ids, NULL
-	sample(p, F_BE_UP, be.state == KR_BACKEND_UP ? "1" : "0", BE_LABELS);
-	sample(p, F_BE_STATE, u64s(b, be.state), BE_LABELS);
+#define BE_LABELS "instance", inst, "backend", addr, "id", ids, NULL
+	sample(p, F_BE_UP, be->state == KR_BACKEND_UP ? "1" : "0", BE_LABELS);
+	sample(p, F_BE_STATE, u64s(b, be->state), BE_LABELS);
+	sample(p, F_BE_RINGS, u64s(b, nrings), BE_LABELS);
 	sample(p, F_BE_PACKETS, u64s(b, kr_ops_named_get(&st, "packets")), BE_LABELS);
 	sample(p, F_BE_BYTES, u64s(b, kr_ops_named_get(&st, "bytes")), BE_LABELS);
 #undef BE_LABELS
 }
 
-static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m, __u32 id)
+static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m, __u32 id,
+		 uint16_t *nrings)
 {
 	struct kr_ops_ring_report r;
 	const char *inst = in->name, *name;
@@ -300,8 +306,8 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 	}
 	kr_ops_ring_report_free(&r);
 
-	/* Backends of the active slot, and of the standby while it is staged or migrating;
-	 * one series per (ring, backend id). */
+	/* Backends of the active slot, and of the standby while it is staged or migrating:
+	 * counted here, written once per backend id by the caller. */
 	struct kr_ops_slot s[2] = {};
 	__u64 ctl = 0;
 
@@ -322,8 +328,8 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 
 			for (__u32 j = 0; k == 1 && s[0].present && j < s[0].hdr.nbackends; j++)
 				dup = dup || s[0].bt[j] == s[k].bt[i];
-			if (!dup)
-				backend(p, inst, name, m, s[k].bt[i]);
+			if (!dup && nrings && s[k].bt[i] < m->backends_max)
+				nrings[s[k].bt[i]]++;
 		}
 	}
 	kr_ops_slot_free(&s[0]);
@@ -381,12 +387,22 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 	p->errors = 0;
 	counters(p, in.name, &m);
 	if (in.rings_fd >= 0) {
+		uint16_t *nrings = calloc(m.backends_max ? m.backends_max : 1, sizeof(*nrings));
+		struct kr_backend *all = NULL;
+
 		for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
 			struct kr_ops_ring r;
 
 			if (!kr_ops_ring_get(&in, id, &r) && r.name[0])
-				ring(p, &in, &m, id);
+				ring(p, &in, &m, id, nrings);
 		}
+		if (!nrings || kr_ops_backends_read(&m, &all))
+			p->errors++;
+		for (__u32 id = 0; nrings && all && id < m.backends_max; id++)
+			if (nrings[id] && all[id].family)
+				backend(p, in.name, &m, id, &all[id], nrings[id]);
+		free(all);
+		free(nrings);
 	}
 	sample(p, F_ERRORS, u64s(b, p->errors), "instance", in.name, NULL);
 	kr_ops_maps_close(&m);

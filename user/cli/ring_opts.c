@@ -6,6 +6,17 @@
 #include "ring_opts.h"
 #include "util.h"
 
+const struct kr_opt kr_ring_optdefs[] = {
+	KR_OPT_CB("backends", 0, KR_ARG_REQUIRED, KR_OPT_BACKENDS),
+	KR_OPT_CB("version", 0, KR_ARG_REQUIRED, KR_OPT_VERSION),
+	KR_OPT_CB("point-multiple", 0, KR_ARG_REQUIRED, KR_OPT_POINT_MULTIPLE),
+	KR_OPT_CB("config", 'c', KR_ARG_REQUIRED, KR_OPT_CONFIG),
+	KR_OPT_CB("ring", 0, KR_ARG_REQUIRED, KR_OPT_RING),
+	KR_OPT_CB("service", 0, KR_ARG_REQUIRED, KR_OPT_SERVICE),
+	KR_OPT_END
+};
+
+
 int kr_ring_opt(struct kr_ring_opts *o, int opt, const char *arg, struct kr_err *err)
 {
 	switch (opt) {
@@ -98,6 +109,7 @@ static int build_from_config(struct kr_ring_opts *o, struct kr_ring **r, struct 
 			goto out;
 		}
 		ri = (int)cfg->services[si].ring;
+		o->svc = si;
 		o->key = cfg->services[si].key;
 		o->has_key = 1;
 	} else {
@@ -114,8 +126,17 @@ static int build_from_config(struct kr_ring_opts *o, struct kr_ring **r, struct 
 	snprintf(o->label, sizeof(o->label), "%s ring %s", o->config, cfg->rings[ri].name);
 	ret = kr_config_ring_build(cfg, (uint32_t)ri, r, err);
 out:
-	kr_config_free(cfg);
+	if (!ret && o->keep_config)
+		o->cfg = cfg;
+	else
+		kr_config_free(cfg);
 	return ret;
+}
+
+void kr_ring_opts_free(struct kr_ring_opts *o)
+{
+	kr_config_free(o->cfg);
+	o->cfg = NULL;
 }
 
 int kr_ring_opts_build(struct kr_ring_opts *o, struct kr_ring **r, struct kr_err *err)

@@ -5,20 +5,21 @@
  *   --backends FILE  --version v1|v2  [--point-multiple N]
  * or a ring of a configuration file (config.h):
  *   -c CONFIG  --ring NAME | --service NAME
- * Add KR_RING_SHORTOPTS to the getopt optstring too (for -c).
- * Add KR_RING_LONGOPTS to a command's getopt_long table, pass every option to
- * kr_ring_opt(), then kr_ring_opts_check() (usage errors, exit 2) and kr_ring_opts_build()
- * (runtime errors, exit 1).
+ * A command passes kr_ring_optdefs as the second option table (opts.h: .more), gives
+ * every option its callback gets to kr_ring_opt(), then calls kr_ring_opts_check() (usage
+ * errors, exit 2) and kr_ring_opts_build() (runtime errors, exit 1).
  */
 #ifndef KR_RING_OPTS_H
 #define KR_RING_OPTS_H
 
-#include <getopt.h>
 #include <stdint.h>
 #include "continuum.h"
 #include "keyform.h"
 #include "kr_siphash.h"
 #include "err.h"
+#include "opts.h"
+
+struct kr_config;
 
 enum {
 	KR_OPT_BACKENDS = 0x1000,
@@ -29,15 +30,8 @@ enum {
 	KR_OPT_CONFIG = 'c',
 };
 
-#define KR_RING_SHORTOPTS "c:"
-
-#define KR_RING_LONGOPTS                                                          \
-	{ "backends", required_argument, NULL, KR_OPT_BACKENDS },                 \
-	{ "version", required_argument, NULL, KR_OPT_VERSION },                   \
-	{ "point-multiple", required_argument, NULL, KR_OPT_POINT_MULTIPLE },       \
-	{ "config", required_argument, NULL, KR_OPT_CONFIG },                     \
-	{ "ring", required_argument, NULL, KR_OPT_RING },                         \
-	{ "service", required_argument, NULL, KR_OPT_SERVICE }
+/* The ring options as an option table (opts.h); their values go to the callback. */
+extern const struct kr_opt kr_ring_optdefs[];
 
 #define KR_RING_OPTS_HELP                                                                  \
 	"Ring selection:\n"                                                                \
@@ -67,6 +61,9 @@ struct kr_ring_opts {
 	struct kr_keyspec key;
 	int keyed;		/* the config's "hash" is siphash13: keys hash with secret */
 	struct kr_hash_secret secret;
+	int keep_config;	/* set before kr_ring_opts_build(): keep the configuration */
+	struct kr_config *cfg;	/* with keep_config: the configuration (kr_ring_opts_free) */
+	int svc;		/* --service: its index in cfg->services */
 };
 
 /* 1 = the option was a ring option (consumed), 0 = not a ring option, -1 = bad value. */
@@ -77,5 +74,6 @@ int kr_ring_opts_check(const struct kr_ring_opts *o, struct kr_err *err);
 /* Reads the backends file (or the configuration) and builds the ring (errors name the
  * file). */
 int kr_ring_opts_build(struct kr_ring_opts *o, struct kr_ring **r, struct kr_err *err);
+void kr_ring_opts_free(struct kr_ring_opts *o);
 
 #endif

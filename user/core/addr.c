@@ -148,3 +148,37 @@ int kr_sockaddr_cmp(const struct kr_sockaddr *a, const struct kr_sockaddr *b)
 		return c < 0 ? -1 : 1;
 	return a->port < b->port ? -1 : a->port > b->port;
 }
+
+int kr_ip_unmap(const struct kr_sockaddr *a, struct kr_sockaddr *v4)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	*v4 = *a;
+	if (a->family != 6 || memcmp(a->ip, mapped, 12))
+		return 0;
+	memset(v4->ip, 0, sizeof(v4->ip));
+	memcpy(v4->ip, a->ip + 12, 4);
+	v4->family = 4;
+	return 1;
+}
+
+const char *kr_ip_not_unicast(const struct kr_sockaddr *a)
+{
+	static const uint8_t zero[16];
+	struct kr_sockaddr v4;
+
+	if (!memcmp(a->ip, zero, a->family == 4 ? 4 : 16))
+		return "the unspecified address";
+	if (a->family == 4) {
+		if ((a->ip[0] & 0xf0) == 0xe0)
+			return "a multicast address";
+		if (a->ip[0] == 255 && a->ip[1] == 255 && a->ip[2] == 255 && a->ip[3] == 255)
+			return "the broadcast address";
+		return NULL;
+	}
+	if (a->ip[0] == 0xff)
+		return "a multicast address";
+	if (kr_ip_unmap(a, &v4))
+		return "an IPv4-mapped IPv6 address";
+	return NULL;
+}

@@ -35,4 +35,12 @@ size_t kr_sockaddr_format(const struct kr_sockaddr *a, char *buf);
 /* <0, 0, >0: IPv4 before IPv6, then octets, then port. */
 int kr_sockaddr_cmp(const struct kr_sockaddr *a, const struct kr_sockaddr *b);
 
+/* Why IP a can be no unicast host (a backend, a VIP, a tunnel source), or NULL:
+ * "the unspecified address", "a multicast address", "the broadcast address",
+ * "an IPv4-mapped IPv6 address". */
+const char *kr_ip_not_unicast(const struct kr_sockaddr *a);
+/* An IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address it maps (into v4);
+ * 1 if it was one, else 0 (v4 = a). */
+int kr_ip_unmap(const struct kr_sockaddr *a, struct kr_sockaddr *v4);
+
 #endif

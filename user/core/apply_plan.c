@@ -72,18 +72,12 @@ struct planner {
 	const struct kr_live *lv;
 	struct kr_apply_plan *p;
 	struct kr_err *err;
-	struct kr_ops_idset used;	/* ids referenced by a published image + assigned now */
+	struct kr_ops_ids ids;		/* global backend ids (backend_ids.h) */
+	uint8_t *cfg_state;		/* [backends_max] merged config state of each id, +1 */
+	uint8_t *mark;			/* [backends_max] MARK_* */
 	uint32_t cap_backends, cap_devices, cap_madd, cap_mdel, cap_svc, cap_sdel, cap_rdel;
 	bool id_taken[KR_MAX_RINGS];	/* ring ids named in kr_ops_rings or assigned now */
 };
-
-static void sockaddr_of(const struct kr_backend *b, struct kr_sockaddr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->family = b->family;
-	a->port = ntohs(b->port);
-	memcpy(a->ip, b->addr, 16);
-}
 
 /* The egress ifindex of a config backend: its "ifindex", or its "dev" resolved in the live
  * state; 0 = none given.  -ENODEV (err set) when the named device does not exist. */
@@ -106,6 +100,17 @@ static int backend_ifindex(const struct planner *pl, const struct kr_cfg_ring *r
 		"namespace (\"dev\" names the egress interface of l2 forwarding)", ring->name, a,
 		cb->dev);
 	return -ENODEV;
+}
+
+/* A "dev" the network namespace does not have (backend_ifindex would fail). */
+static bool dev_missing(const struct planner *pl, const struct kr_cfg_backend *cb)
+{
+	const struct kr_live_device *d;
+
+	if (cb->ifindex || !cb->dev[0])
+		return false;
+	d = kr_live_device(pl->lv, cb->dev, 0);
+	return !d || !d->ifindex;
 }
 
 /* ---- ring ids ----------------------------------------------------------------------------- */
@@ -149,12 +154,44 @@ static int plan_ring_id(struct planner *pl, struct kr_plan_ring *pr)
 
 /* ---- backend ids and entries ------------------------------------------------------------ */
 
-/* The kr_backends entry a config backend asks for; health state from the current entry
- * (runtime state, `backend set`): the config decides it for a new backend, and whenever
- * it says down or drain. */
-static void backend_value(const struct kr_cfg_backend *cb, uint32_t ifindex,
-			  const struct kr_backend *cur, bool is_new, struct kr_backend *v)
+/* planner.mark[id] */
+#define MARK_IN_PLACE	1u	/* the id's server changes its forwarding in place */
+#define MARK_AFTER	2u	/* a published image references the id after the plan */
+#define MARK_PLANNED	4u	/* its kr_backends entry is planned (each id once) */
+
+/* kr_backends as the live state has it, and the ids published images reference: the
+ * allocator's start (backend_ids.h). */
+static int ids_init(struct planner *pl)
 {
+	const struct kr_live *lv = pl->lv;
+	uint32_t max = lv->backends_max;
+	int err = kr_ops_ids_init(&pl->ids, NULL, max);
+
+	if (err)
+		return err;
+	pl->cfg_state = calloc(max ? max : 1, 1);
+	pl->mark = calloc(max ? max : 1, 1);
+	if (!pl->cfg_state || !pl->mark)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < lv->nbackends; i++)
+		kr_ops_ids_existing(&pl->ids, lv->backends[i].id, &lv->backends[i].v);
+	for (uint32_t id = 0; id < KR_MAX_RINGS; id++)
+		for (int s = 0; s < 2; s++)
+			for (uint32_t i = 0; lv->ring[id].slot[s].present &&
+			     i < lv->ring[id].slot[s].hdr.nbackends; i++)
+				kr_ops_ids_reference(&pl->ids, lv->ring[id].slot[s].bt[i]);
+	return 0;
+}
+
+/* What identifies a server (backend_ids.h): family, address, port, MAC, egress ifindex. */
+static int backend_identity(const struct planner *pl, const struct kr_cfg_ring *ring,
+			    const struct kr_cfg_backend *cb, struct kr_backend *v)
+{
+	uint32_t ifindex;
+	int err = backend_ifindex(pl, ring, cb, &ifindex);
+
+	if (err)
+		return err;
 	memset(v, 0, sizeof(*v));
 	memcpy(v->addr, cb->addr.ip, 16);
 	v->port = htons(cb->addr.port);
@@ -162,112 +199,199 @@ static void backend_value(const struct kr_cfg_backend *cb, uint32_t ifindex,
 	if (cb->has_mac)
 		memcpy(v->mac, cb->mac, 6);
 	v->ifindex = ifindex;
-	v->state = is_new || cb->state != KR_BACKEND_UP ? cb->state : cur->state;
-	if (v->state > KR_BACKEND_DRAIN)
-		v->state = KR_BACKEND_UP;
+	return 0;
 }
 
-/* The ids and addresses the ring's published images (both slots) use now: *prev, *nprev. */
-static int prev_ids(const struct planner *pl, const struct kr_live_ring *lr,
-		    struct kr_ops_idmap **prev, uint32_t *nprev)
+/* down > drain > up: a server one ring's configuration says is down is down. */
+static uint8_t state_merge(uint8_t a, uint8_t b)
 {
-	*nprev = 0;
-	*prev = calloc((size_t)lr->slot[0].hdr.nbackends + lr->slot[1].hdr.nbackends + 1,
-		       sizeof(**prev));
-	if (!*prev)
-		return -ENOMEM;
-	for (int s = 0; s < 2; s++) {
-		for (uint32_t b = 0; lr->slot[s].present && b < lr->slot[s].hdr.nbackends; b++) {
-			const struct kr_backend *be = live_backend(pl->lv, lr->slot[s].bt[b]);
+	static const uint8_t rank[] = { [KR_BACKEND_UP] = 0, [KR_BACKEND_DOWN] = 2,
+					[KR_BACKEND_DRAIN] = 1 };
 
-			if (!be || !be->family)
-				continue;
-			sockaddr_of(be, &(*prev)[*nprev].addr);
-			(*prev)[(*nprev)++].id = lr->slot[s].bt[b];
+	if (a > KR_BACKEND_DRAIN)
+		return b;
+	if (b > KR_BACKEND_DRAIN)
+		return a;
+	return rank[b] > rank[a] ? b : a;
+}
+
+/*
+ * unit->gid of every planned ring (all units, or the one staged), before anything else is
+ * planned, so that running out of ids refuses the apply with nothing changed.  Pass 0 gives
+ * every server whose identity is in kr_backends that id, over all rings of the
+ * configuration (also when one ring is staged: a staged server never takes over, in place,
+ * the id a ring not staged keeps); pass 1 those of the planned rings that have none:
+ * the id of the same address:port under another forwarding (changed in place), else the
+ * lowest free id.  So an in-place change never takes an id another server of the
+ * configuration keeps.  cfg_state[id]: the configuration's state of the server merged over
+ * every ring that has it (+1; 0: none).
+ */
+static int assign_ids(struct planner *pl)
+{
+	struct kr_apply_plan *p = pl->p;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t r = 0; r < (pass ? p->nrings : p->units.n); r++) {
+			struct kr_ops_unit *u = pass ? p->rings[r].unit : &p->units.u[r];
+			bool planned = !p->stage || !strcmp(u->name, p->stage);
+
+			if (!pass) {
+				free(u->gid);
+				u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));
+				if (!u->gid)
+					return -ENOMEM;
+			}
+			for (uint32_t i = 0; i < u->n; i++) {
+				const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
+				struct kr_backend want;
+				bool in_place;
+				uint8_t *st;
+				int rc;
+
+				if (pass && u->gid[i] != UINT32_MAX)
+					continue;		/* its exact id, in pass 0 */
+				if (!planned && dev_missing(pl, cb)) {
+					u->gid[i] = UINT32_MAX;	/* not staged: no error of its */
+					continue;
+				}
+				rc = backend_identity(pl, u->ring, cb, &want);
+				if (rc)
+					return rc;
+				rc = kr_ops_ids_get(&pl->ids, &want, !pass, &u->gid[i], &in_place);
+				if (rc == -ENOENT && !pass) {
+					u->gid[i] = UINT32_MAX;		/* for pass 1 */
+					continue;
+				}
+				if (rc) {
+					kr_errf(pl->err, "ring '%s': no free backend ids left: the "
+						"configuration and the published rings need more than "
+						"%u servers (kr_backends entries); nothing was changed",
+						u->name, pl->ids.max);
+					return -ENOSPC;
+				}
+				if (in_place)
+					pl->mark[u->gid[i]] |= MARK_IN_PLACE;
+				st = &pl->cfg_state[u->gid[i]];
+				*st = *st ? state_merge(*st - 1, cb->state) + 1 : cb->state + 1;
+			}
 		}
 	}
 	return 0;
 }
 
-/* unit->gid: a backend that stays in the ring keeps its id, a new one takes the lowest
- * id no published image references (backend_ids.h). */
-static int assign_ids(struct planner *pl, struct kr_ops_unit *u,
-		      const struct kr_ops_idmap *prev, uint32_t nprev)
+static bool ring_removed(const struct kr_apply_plan *p, uint32_t id)
 {
-	struct kr_sockaddr *want = calloc(u->n ? u->n : 1, sizeof(*want));
-	int err = 0;
-
-	free(u->gid);
-	u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));
-	if (!want || !u->gid) {
-		free(want);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < u->n; i++)
-		want[i] = u->ring->backends[u->idx[i]].addr;
-	if (kr_ops_ids_assign(prev, nprev, want, u->n, &pl->used, u->gid)) {
-		kr_errf(pl->err, "ring '%s': no free backend ids left (%u)", u->name,
-			pl->used.max);
-		err = -ENOSPC;
-	}
-	free(want);
-	return err;
+	for (uint32_t i = 0; i < p->nrings_del; i++)
+		if (p->rings_del[i].id == id)
+			return true;
+	return false;
 }
 
-/* One backend of unit ui (index i): its kr_backends entry, written when it differs. */
-static int plan_backend(struct planner *pl, uint32_t ui, uint32_t i,
-			const struct kr_ops_idmap *prev, uint32_t nprev)
+/* MARK_AFTER: the ids both slots of every ring that stays reference after the plan (the
+ * version a ring publishes in place of the one it replaces). */
+static void mark_after(struct planner *pl)
 {
-	const struct kr_ops_unit *u = &pl->p->units.u[ui];
-	const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
-	const struct kr_backend *cur = live_backend(pl->lv, u->gid[i]);
-	struct kr_backend none = {}, v;
-	bool is_new = true;
-	uint32_t ifindex;
-	int err;
+	const struct kr_apply_plan *p = pl->p;
 
-	for (uint32_t j = 0; j < nprev; j++)
-		is_new = is_new && prev[j].id != u->gid[i];
-	if (!cur)	/* an id no image references: released (or never used) */
-		cur = &none;
-	if (!cur->family)
-		is_new = true;
-	if (u->gid[i] >= pl->lv->backends_max) {
-		kr_errf(pl->err, "backend id %u is beyond kr_backends (%u entries)", u->gid[i],
-			pl->lv->backends_max);
-		return -ENOSPC;
+	for (uint32_t id = 0; id < KR_MAX_RINGS; id++) {
+		const struct kr_live_ring *lr = &pl->lv->ring[id];
+
+		if (ring_removed(p, id))
+			continue;
+		for (uint32_t s = 0; s < 2; s++) {
+			const uint32_t *bt = lr->slot[s].bt;
+			uint32_t n = lr->slot[s].present ? lr->slot[s].hdr.nbackends : 0;
+
+			for (uint32_t r = 0; r < p->nrings; r++) {
+				const struct kr_plan_ring *pr = &p->rings[r];
+
+				if (pr->ring_id == id && pr->slot == s &&
+				    (pr->act == KR_PLAN_PUBLISH || pr->act == KR_PLAN_STAGE)) {
+					bt = pr->unit->gid;
+					n = pr->unit->n;
+				}
+			}
+			for (uint32_t i = 0; i < n; i++)
+				if (bt[i] < pl->lv->backends_max)
+					pl->mark[bt[i]] |= MARK_AFTER;
+		}
 	}
-	err = backend_ifindex(pl, u->ring, cb, &ifindex);
-	if (err)
-		return err;
-	backend_value(cb, ifindex, cur, is_new, &v);
-	if (!memcmp(cur, &v, sizeof(v))) {
-		pl->p->n.backends_same++;
-		return 0;
+}
+
+/*
+ * The kr_backends entry of every server of the planned rings, where it differs: each id
+ * once, however many rings have it; health state is runtime state (`backend set`), so the
+ * configuration decides it for a new entry, and whenever its merged state says down or
+ * drain.  Only ids an image references after the plan: a ring left alone while it
+ * migrates publishes nothing, so its new servers get no entry.
+ */
+static int plan_backends(struct planner *pl)
+{
+	struct kr_apply_plan *p = pl->p;
+
+	for (uint32_t r = 0; r < p->nrings; r++) {
+		const struct kr_ops_unit *u = p->rings[r].unit;
+
+		for (uint32_t i = 0; i < u->n; i++) {
+			const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
+			uint32_t id = u->gid[i];
+			const struct kr_backend *cur = live_backend(pl->lv, id);
+			struct kr_backend none = {}, v;
+			uint8_t cfg = pl->cfg_state[id] - 1;
+			bool is_new;
+			int err;
+
+			if (!(pl->mark[id] & MARK_AFTER) || (pl->mark[id] & MARK_PLANNED))
+				continue;
+			pl->mark[id] |= MARK_PLANNED;
+			if (!cur)
+				cur = &none;
+			is_new = !cur->family || cur->state > KR_BACKEND_DRAIN;
+			err = backend_identity(pl, u->ring, cb, &v);
+			if (err)
+				return err;
+			v.state = is_new || cfg != KR_BACKEND_UP ? cfg : cur->state;
+			if (v.state > KR_BACKEND_DRAIN)
+				v.state = KR_BACKEND_UP;
+			if (!memcmp(cur, &v, sizeof(v))) {
+				p->n.backends_same++;
+				continue;
+			}
+			if (GROW(p->backends, p->nbackends, pl->cap_backends))
+				return -ENOMEM;
+			p->backends[p->nbackends++] = (struct kr_plan_backend){
+				.id = id, .v = v, .added = is_new,
+				.in_place = !is_new && (pl->mark[id] & MARK_IN_PLACE),
+				.unit = (uint32_t)(u - p->units.u) };
+			if (is_new)
+				p->n.backends_added++;
+			else
+				p->n.backends_changed++;
+		}
 	}
-	if (GROW(pl->p->backends, pl->p->nbackends, pl->cap_backends))
-		return -ENOMEM;
-	pl->p->backends[pl->p->nbackends++] = (struct kr_plan_backend){
-		.id = u->gid[i], .v = v, .added = is_new, .unit = ui };
-	if (is_new)
-		pl->p->n.backends_added++;
-	else
-		pl->p->n.backends_changed++;
 	return 0;
 }
 
-static int plan_backends(struct planner *pl, uint32_t ui, struct kr_plan_ring *pr)
+/* Entries of kr_backends no published image references after the plan: released (also
+ * those a killed apply wrote that nothing came to use, and the extra per-ring ids of an
+ * older keyrouter once its rings are republished). */
+static int plan_release(struct planner *pl)
 {
-	struct kr_ops_idmap *prev = NULL;
-	uint32_t nprev;
-	int err = prev_ids(pl, &pl->lv->ring[pr->ring_id], &prev, &nprev);
+	struct kr_apply_plan *p = pl->p;
+	uint32_t cap = 0;
 
-	if (!err)
-		err = assign_ids(pl, pr->unit, prev, nprev);
-	for (uint32_t i = 0; !err && i < pr->unit->n; i++)
-		err = plan_backend(pl, ui, i, prev, nprev);
-	free(prev);
-	return err;
+	for (uint32_t i = 0; i < pl->lv->nbackends; i++) {
+		uint32_t id = pl->lv->backends[i].id;
+
+		if (!pl->lv->backends[i].v.family || id >= pl->lv->backends_max ||
+		    (pl->mark[id] & MARK_AFTER))
+			continue;
+		if (GROW(p->backends_release, p->nbackends_release, cap))
+			return -ENOMEM;
+		p->backends_release[p->nbackends_release++] = id;
+		p->n.backends_removed++;
+	}
+	return 0;
 }
 
 /* ---- rings -------------------------------------------------------------------------------- */
@@ -362,7 +486,8 @@ static int decide_stage(struct planner *pl, struct kr_plan_ring *pr)
 	return 0;
 }
 
-static int plan_ring(struct planner *pl, uint32_t ui)
+/* A planned ring of unit ui: its ring id and what the live state says of it. */
+static int plan_ring_head(struct planner *pl, uint32_t ui)
 {
 	struct kr_plan_ring *pr = &pl->p->rings[pl->p->nrings++];
 	const struct kr_live_ring *lr;
@@ -379,9 +504,14 @@ static int plan_ring(struct planner *pl, uint32_t ui)
 	pr->state = kr_ctl_state(lr->ctl);
 	pr->was_present = lr->slot[pr->active].present;
 	pr->was_digest = pr->was_present ? lr->slot[pr->active].hdr.digest : 0;
-	err = plan_backends(pl, ui, pr);
-	if (!err)
-		err = build_ring(pl, pr);
+	return 0;
+}
+
+/* Its version (after assign_ids): built, and what to do with it. */
+static int plan_ring_version(struct planner *pl, struct kr_plan_ring *pr)
+{
+	int err = build_ring(pl, pr);
+
 	if (err)
 		return err;
 	if (pl->p->stage)
@@ -483,7 +613,9 @@ static const struct kr_ops_subset *member_wanted(const struct kr_ops_units *us,
 
 /* Members of every shared subset (written before the services that name the subsets);
  * members nothing wants any more (removed after the services stopped naming them). */
-static int plan_members(struct planner *pl)
+/* Members of the shared subsets of every unit that has its ids (ring stage: the staged
+ * one only) that kr_subset_members lacks. */
+static int plan_members_add(struct planner *pl)
 {
 	const struct kr_ops_units *us = &pl->p->units;
 	struct kr_apply_plan *p = pl->p;
@@ -503,6 +635,17 @@ static int plan_members(struct planner *pl)
 			p->members_add[p->nmembers_add++] = (struct kr_plan_member){ k, sub->name };
 		}
 	}
+	return 0;
+}
+
+static int plan_members(struct planner *pl)
+{
+	const struct kr_ops_units *us = &pl->p->units;
+	struct kr_apply_plan *p = pl->p;
+	int err = plan_members_add(pl);
+
+	if (err)
+		return err;
 	for (uint32_t i = 0; i < pl->lv->nmembers; i++) {
 		if (member_wanted(us, &pl->lv->members[i]))
 			continue;
@@ -629,79 +772,48 @@ static int plan_gc_rings(struct planner *pl)
 	return 0;
 }
 
-static bool ring_removed(const struct kr_apply_plan *p, uint32_t id)
-{
-	for (uint32_t i = 0; i < p->nrings_del; i++)
-		if (p->rings_del[i].id == id)
-			return true;
-	return false;
-}
-
-/* Backend ids a published image references now but none will after the plan. */
-static int plan_gc_backends(struct planner *pl, const struct kr_ops_idset *before)
-{
-	struct kr_apply_plan *p = pl->p;
-	struct kr_ops_idset after = {};
-	uint32_t cap = 0;
-	int err = 0;
-
-	if (kr_ops_idset_init(&after, before->max))
-		return -ENOMEM;
-	for (uint32_t id = 0; id < KR_MAX_RINGS; id++) {
-		const struct kr_live_ring *lr = &pl->lv->ring[id];
-
-		if (ring_removed(p, id))
-			continue;
-		for (uint32_t s = 0; s < 2; s++) {
-			const uint32_t *bt = lr->slot[s].bt;
-			uint32_t n = lr->slot[s].present ? lr->slot[s].hdr.nbackends : 0;
-
-			for (uint32_t r = 0; r < p->nrings; r++) {
-				const struct kr_plan_ring *pr = &p->rings[r];
-
-				if (pr->ring_id == id && pr->slot == s && pr->act == KR_PLAN_PUBLISH) {
-					bt = pr->unit->gid;
-					n = pr->unit->n;
-				}
-			}
-			for (uint32_t i = 0; i < n; i++)
-				kr_ops_idset_add(&after, bt[i]);
-		}
-	}
-	for (uint32_t id = 0; id < before->max; id++) {
-		if (!kr_ops_idset_has(before, id) || kr_ops_idset_has(&after, id))
-			continue;
-		if (GROW(p->backends_release, p->nbackends_release, cap)) {
-			err = -ENOMEM;
-			break;
-		}
-		p->backends_release[p->nbackends_release++] = id;
-		p->n.backends_removed++;
-	}
-	kr_ops_idset_free(&after);
-	return err;
-}
-
 /* ---- the plan ----------------------------------------------------------------------------- */
 
 static int plan_stage(struct planner *pl)
 {
 	int i = kr_ops_units_find(&pl->p->units, pl->p->stage);
+	int err;
 
 	if (i < 0) {
 		kr_errf(pl->err, "ring stage: the config has no ring '%s'", pl->p->stage);
 		return -ENOENT;
 	}
-	return plan_ring(pl, (uint32_t)i);
+	err = plan_ring_head(pl, (uint32_t)i);
+	if (!err)
+		err = assign_ids(pl);
+	if (!err)
+		err = plan_ring_version(pl, &pl->p->rings[0]);
+	if (err)
+		return err;
+	mark_after(pl);
+	err = plan_backends(pl);
+	/* the staged version's ids join the shared subsets now (not at the next apply):
+	 * a migration must find them members */
+	return err ? err : plan_members_add(pl);
 }
 
-static int plan_apply(struct planner *pl, const struct kr_ops_idset *before)
+static int plan_apply(struct planner *pl)
 {
 	struct kr_apply_plan *p = pl->p;
 	int err = plan_hash_key(pl);
 
 	for (uint32_t i = 0; i < p->units.n && !err; i++)
-		err = plan_ring(pl, i);
+		err = plan_ring_head(pl, i);
+	if (!err)
+		err = assign_ids(pl);
+	for (uint32_t r = 0; r < p->nrings && !err; r++)
+		err = plan_ring_version(pl, &p->rings[r]);
+	if (!err)
+		err = plan_gc_rings(pl);
+	if (err)
+		return err;
+	mark_after(pl);
+	err = plan_backends(pl);
 	if (!err)
 		err = plan_devices(pl);
 	if (!err)
@@ -709,9 +821,7 @@ static int plan_apply(struct planner *pl, const struct kr_ops_idset *before)
 	if (!err)
 		err = plan_services(pl);
 	if (!err)
-		err = plan_gc_rings(pl);
-	if (!err)
-		err = plan_gc_backends(pl, before);
+		err = plan_release(pl);
 	return err;
 }
 
@@ -719,7 +829,6 @@ int kr_apply_plan(const struct kr_config *cfg, const struct kr_live *lv, const c
 		  struct kr_apply_plan *p, struct kr_err *err)
 {
 	struct planner pl = { .cfg = cfg, .lv = lv, .p = p, .err = err };
-	struct kr_ops_idset before = {};
 	int rc;
 
 	memset(p, 0, sizeof(*p));
@@ -732,26 +841,18 @@ int kr_apply_plan(const struct kr_config *cfg, const struct kr_live *lv, const c
 		return rc;
 	}
 	p->rings = calloc(p->units.n + 1, sizeof(*p->rings));
-	if (!p->rings || kr_ops_idset_init(&pl.used, lv->backends_max) ||
-	    kr_ops_idset_init(&before, lv->backends_max)) {
-		rc = -ENOMEM;
+	rc = p->rings ? ids_init(&pl) : -ENOMEM;
+	if (rc)
 		goto out;
-	}
-	for (uint32_t id = 0; id < KR_MAX_RINGS; id++) {
+	for (uint32_t id = 0; id < KR_MAX_RINGS; id++)
 		pl.id_taken[id] = lv->ring[id].name[0] != 0;
-		for (int s = 0; s < 2; s++)
-			for (uint32_t i = 0; lv->ring[id].slot[s].present &&
-			     i < lv->ring[id].slot[s].hdr.nbackends; i++) {
-				kr_ops_idset_add(&pl.used, lv->ring[id].slot[s].bt[i]);
-				kr_ops_idset_add(&before, lv->ring[id].slot[s].bt[i]);
-			}
-	}
-	rc = stage ? plan_stage(&pl) : plan_apply(&pl, &before);
+	rc = stage ? plan_stage(&pl) : plan_apply(&pl);
 out:
 	if (rc == -ENOMEM && err && !err->msg[0])
 		kr_errf(err, "out of memory");
-	kr_ops_idset_free(&pl.used);
-	kr_ops_idset_free(&before);
+	kr_ops_ids_free(&pl.ids);
+	free(pl.cfg_state);
+	free(pl.mark);
 	return rc;
 }
 

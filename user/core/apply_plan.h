@@ -2,7 +2,8 @@
 /*
  * apply, step 1: the plan.  A pure function of the configuration and of the live state of
  * the instance (read once by the kernel layer, user/kernel/ops_apply.c, or written by hand
- * in a test): which ring ids to assign, which kr_backends entries to write, which rings to
+ * in a test): which ring ids and backend ids (one per server, backend_ids.h) to assign,
+ * which kr_backends entries to write, which rings to
  * publish (and why), which subset members, devices and services to write, and what to
  * remove.  Nothing here touches the kernel; the executor (kr_ops_apply_exec) applies the
  * list in the safe order (ops_apply.h) and `apply --dry-run` prints it and stops.
@@ -37,7 +38,7 @@ struct kr_live_ring {
 	struct kr_live_slot slot[2];
 };
 
-struct kr_live_backend {		/* a kr_backends entry a published image references */
+struct kr_live_backend {		/* a kr_backends entry in use (family set) */
 	uint32_t id;
 	struct kr_backend v;
 };
@@ -60,7 +61,7 @@ struct kr_live_device {
 
 struct kr_live {
 	struct kr_live_ring ring[KR_MAX_RINGS];
-	struct kr_live_backend *backends;	/* sorted by id */
+	struct kr_live_backend *backends;	/* all of kr_backends in use, sorted by id */
 	uint32_t nbackends;
 	uint32_t backends_max;			/* max_entries of kr_backends */
 	struct kr_live_service *services;
@@ -120,7 +121,8 @@ struct kr_plan_backend {
 	uint32_t id;
 	struct kr_backend v;
 	bool added;			/* a new id (else a changed entry) */
-	uint32_t unit;			/* index into plan->units.u */
+	bool in_place;			/* changed: the server's forwarding (MAC, device) */
+	uint32_t unit;			/* index into plan->units.u: the first ring that has it */
 };
 
 struct kr_plan_service {

@@ -1,59 +1,147 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Stable global backend ids (see backend_ids.h). */
+/* Global backend ids, one per server (see backend_ids.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend_ids.h"
 
-int kr_ops_idset_init(struct kr_ops_idset *s, uint32_t max)
+static uint32_t fnv(uint32_t h, const void *p, size_t n)
 {
-	s->max = max;
-	s->next = 0;
-	s->bits = calloc((max + 63) / 64 + 1, sizeof(uint64_t));
-	return s->bits ? 0 : -1;
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
 }
 
-void kr_ops_idset_free(struct kr_ops_idset *s)
+static uint32_t hash_ap(const struct kr_backend *b)
 {
-	free(s->bits);
-	s->bits = NULL;
+	uint32_t h = fnv(2166136261u, &b->family, 1);
+
+	h = fnv(h, b->addr, b->family == 4 ? 4 : 16);
+	return fnv(h, &b->port, 2);
 }
 
-static int same_addr(const struct kr_sockaddr *a, const struct kr_sockaddr *b)
+static uint32_t hash_full(const struct kr_backend *b)
+{
+	uint32_t h = hash_ap(b);
+
+	h = fnv(h, b->mac, 6);
+	return fnv(h, &b->ifindex, 4);
+}
+
+static bool same_ap(const struct kr_backend *a, const struct kr_backend *b)
 {
 	return a->family == b->family && a->port == b->port &&
-	       !memcmp(a->ip, b->ip, a->family == 4 ? 4 : 16);
+	       !memcmp(a->addr, b->addr, a->family == 4 ? 4 : 16);
 }
 
-static int lowest_free(struct kr_ops_idset *s, uint32_t *id)
+bool kr_ops_ids_same(const struct kr_backend *a, const struct kr_backend *b)
 {
-	for (uint32_t i = s->next; i < s->max; i++) {
-		if (!kr_ops_idset_has(s, i)) {
-			kr_ops_idset_add(s, i);
-			s->next = i + 1;
-			*id = i;
-			return 0;
-		}
-	}
-	return -1;
+	return same_ap(a, b) && !memcmp(a->mac, b->mac, 6) && a->ifindex == b->ifindex;
 }
 
-int kr_ops_ids_assign(const struct kr_ops_idmap *prev, uint32_t nprev,
-		      const struct kr_sockaddr *want, uint32_t n, struct kr_ops_idset *used,
-		      uint32_t *out)
+static void ht_put(uint32_t *ht, uint32_t mask, uint32_t h, uint32_t id)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t j;
+	while (ht[h & mask])
+		h++;
+	ht[h & mask] = id + 1;
+}
 
-		for (j = 0; j < nprev; j++)
-			if (same_addr(&prev[j].addr, &want[i]))
-				break;
-		if (j < nprev) {
-			out[i] = prev[j].id;
-			kr_ops_idset_add(used, out[i]);
-			continue;
-		}
-		if (lowest_free(used, &out[i]))
-			return -1;
+int kr_ops_ids_init(struct kr_ops_ids *ids, const struct kr_backend *cur, uint32_t max)
+{
+	uint32_t hsize = 1024;
+
+	memset(ids, 0, sizeof(*ids));
+	while (hsize < 4 * (uint64_t)max)
+		hsize *= 2;	/* each id at most twice (start, in-place move or new): load <= 1/2 */
+	ids->max = max;
+	ids->hmask = hsize - 1;
+	ids->ent = calloc(max ? max : 1, sizeof(*ids->ent));
+	ids->flag = calloc(max ? max : 1, 1);
+	ids->ht_full = calloc(hsize, sizeof(uint32_t));
+	ids->ht_ap = calloc(hsize, sizeof(uint32_t));
+	if (!ids->ent || !ids->flag || !ids->ht_full || !ids->ht_ap) {
+		kr_ops_ids_free(ids);
+		return -ENOMEM;
 	}
+	for (uint32_t id = 0; cur && id < max; id++)
+		kr_ops_ids_existing(ids, id, &cur[id]);
+	return 0;
+}
+
+void kr_ops_ids_existing(struct kr_ops_ids *ids, uint32_t id, const struct kr_backend *v)
+{
+	if (id >= ids->max || !v->family || v->state == KR_BACKEND_UNUSED ||
+	    (ids->flag[id] & KR_IDS_EXISTING))
+		return;
+	ids->ent[id] = *v;
+	ids->flag[id] |= KR_IDS_EXISTING;
+	ht_put(ids->ht_full, ids->hmask, hash_full(v), id);
+	ht_put(ids->ht_ap, ids->hmask, hash_ap(v), id);
+}
+
+void kr_ops_ids_free(struct kr_ops_ids *ids)
+{
+	free(ids->ent);
+	free(ids->flag);
+	free(ids->ht_full);
+	free(ids->ht_ap);
+	memset(ids, 0, sizeof(*ids));
+}
+
+void kr_ops_ids_reference(struct kr_ops_ids *ids, uint32_t id)
+{
+	if (id < ids->max)
+		ids->flag[id] |= KR_IDS_REFERENCED;
+}
+
+static void claim(struct kr_ops_ids *ids, uint32_t id)
+{
+	if (!(ids->flag[id] & KR_IDS_CLAIMED))
+		ids->nclaimed++;
+	ids->flag[id] |= KR_IDS_CLAIMED;
+}
+
+int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, bool exact_only,
+		   uint32_t *id, bool *in_place)
+{
+	uint32_t h, v, best = UINT32_MAX;
+
+	*in_place = false;
+	/* 1. the same identity (the lowest id when several have it: the per-ring ids of
+	 *    an older keyrouter converge on one) */
+	for (h = hash_full(want); (v = ids->ht_full[h & ids->hmask]); h++)
+		if (kr_ops_ids_same(&ids->ent[v - 1], want) && v - 1 < best)
+			best = v - 1;
+	if (best != UINT32_MAX) {
+		*id = best;
+		claim(ids, best);
+		return 0;
+	}
+	if (exact_only)
+		return -ENOENT;
+	/* 2. the same address:port under another forwarding, not taken by this config */
+	for (h = hash_ap(want); (v = ids->ht_ap[h & ids->hmask]); h++)
+		if ((ids->flag[v - 1] & (KR_IDS_EXISTING | KR_IDS_CLAIMED)) == KR_IDS_EXISTING &&
+		    same_ap(&ids->ent[v - 1], want) && v - 1 < best)
+			best = v - 1;
+	if (best != UINT32_MAX) {
+		*in_place = true;
+		ids->nin_place++;
+		goto take;
+	}
+	/* 3. the lowest free id */
+	for (best = ids->next; best < ids->max && ids->flag[best]; best++)
+		;
+	if (best >= ids->max)
+		return -ENOSPC;
+	ids->next = best + 1;
+	ht_put(ids->ht_ap, ids->hmask, hash_ap(want), best);
+take:
+	ids->ent[best] = *want;
+	ht_put(ids->ht_full, ids->hmask, hash_full(want), best);
+	*id = best;
+	claim(ids, best);
 	return 0;
 }

@@ -1,48 +1,60 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Global backend ids, stable across applies.  A backend's id is keyed by (ring, address,
- * port): the ring's published images (both slots) say which ids it uses, kr_backends says
- * their addresses.  A backend that stays in a ring keeps its id; a new one takes the lowest
- * id no published image references; ids nothing references any more are cleared at the
- * end of an apply.  Nothing but the maps is needed, so a killed apply loses nothing.
+ * Global backend ids: one id per server, shared by every ring that has it.
+ *
+ * A backend is identified by what the data path needs to reach it: family, address, port,
+ * and its forwarding (MAC, egress ifindex) -- the fields of struct kr_backend except state.
+ * The same server in 40 rings is one id, one kr_backends entry (one health state, one
+ * `backend set` write) and one kr_backend_stats entry.  Rings keep their ring-local backend
+ * order (ketama input order); the image's backend table maps ring-local index -> id.
+ *
+ * Assignment, against kr_backends as it is at the start of an apply (nothing else is
+ * needed, so a killed apply loses nothing):
+ *   1. a server whose identity is in kr_backends keeps that id;
+ *   2. else a server whose address:port is in kr_backends under another forwarding takes
+ *      that id (not yet taken by this configuration): its forwarding changes in place;
+ *   3. else the lowest id that is not in kr_backends, not referenced by a published image
+ *      and not assigned now.
+ * The caller clears entries no published image references after the apply.
  */
 #ifndef KR_OPS_IDS_H
 #define KR_OPS_IDS_H
 
+#include <stdbool.h>
 #include <stdint.h>
-#include "addr.h"
+#include "kr_datapath_kern_user.h"
 
-struct kr_ops_idmap {
-	struct kr_sockaddr addr;
-	uint32_t id;
+struct kr_ops_ids {
+	uint32_t max;			/* ids 0..max-1 (kr_backends max_entries) */
+	struct kr_backend *ent;		/* [max] identity of each id (family 0: none) */
+	uint8_t *flag;			/* [max] KR_IDS_* */
+	uint32_t *ht_full, *ht_ap;	/* open addressing, id + 1 (0 empty) */
+	uint32_t hmask;
+	uint32_t next;			/* lowest id that may be free */
+	uint32_t nclaimed;		/* distinct ids given to this configuration */
+	uint32_t nin_place;		/* of which: forwarding changed in place */
 };
 
-/* Bitmap of ids in use (1 bit per id). */
-struct kr_ops_idset {
-	uint64_t *bits;
-	uint32_t max;		/* ids 0..max-1 */
-	uint32_t next;		/* lowest id that may be free */
-};
+#define KR_IDS_EXISTING		1u	/* in kr_backends at the start */
+#define KR_IDS_REFERENCED	2u	/* referenced by a published image */
+#define KR_IDS_CLAIMED		4u	/* given to a server of this configuration */
 
-int kr_ops_idset_init(struct kr_ops_idset *s, uint32_t max);
-void kr_ops_idset_free(struct kr_ops_idset *s);
-static inline int kr_ops_idset_has(const struct kr_ops_idset *s, uint32_t id)
-{
-	return id < s->max && (s->bits[id / 64] >> (id % 64)) & 1;
-}
-static inline void kr_ops_idset_add(struct kr_ops_idset *s, uint32_t id)
-{
-	if (id < s->max)
-		s->bits[id / 64] |= 1ull << (id % 64);
-}
-
-/*
- * ids for want[0..n) of one ring: the id of the same address:port in prev[0..nprev) (what
- * the ring's published images use), else the lowest id not in used (which is updated).
- * Returns 0, or -1 when the id space is exhausted.
- */
-int kr_ops_ids_assign(const struct kr_ops_idmap *prev, uint32_t nprev,
-		      const struct kr_sockaddr *want, uint32_t n, struct kr_ops_idset *used,
-		      uint32_t *out);
+/* cur: kr_backends as read ([max] entries, copied; NULL = empty).  0 or -ENOMEM. */
+int kr_ops_ids_init(struct kr_ops_ids *ids, const struct kr_backend *cur, uint32_t max);
+void kr_ops_ids_free(struct kr_ops_ids *ids);
+/* id's entry in kr_backends at the start (what kr_ops_ids_init does for each entry of cur,
+ * for a caller that holds kr_backends as a sparse list: init with cur NULL, then this for
+ * each entry; unused entries and ids beyond max are ignored). */
+void kr_ops_ids_existing(struct kr_ops_ids *ids, uint32_t id, const struct kr_backend *v);
+/* id is referenced by a published image (never handed out as a new id). */
+void kr_ops_ids_reference(struct kr_ops_ids *ids, uint32_t id);
+/* The id of the server `want` (state ignored).  *in_place: its forwarding differs from the
+ * entry in kr_backends (the caller rewrites the entry).  0, or -ENOSPC.  exact_only: only
+ * rule 1 (-ENOENT otherwise): a caller first gives every server of the configuration its
+ * exact id, so that rule 2 never moves an id another server of the configuration has. */
+int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, bool exact_only,
+		   uint32_t *id, bool *in_place);
+/* Same identity (family, address, port, MAC, ifindex)? */
+bool kr_ops_ids_same(const struct kr_backend *a, const struct kr_backend *b);
 
 #endif

@@ -3,9 +3,10 @@
  * The configuration file: JSON (with // and # comments blanked out) -> struct kr_config,
  * validated completely.  Schema and rules: docs/config.md.
  *
- * Errors carry a JSON path (rings[1].backends[3].address) kept while descending, and a
- * line:column found by walking the comment-stripped text along that path (jansson keeps no
- * positions for values).
+ * This file is the schema walk (rings, backends, services, the top level), loading and
+ * lookups.  Errors carry a JSON path (rings[1].backends[3].address) kept while descending,
+ * and a line:column: config_pos.c.  The secret file: config_secret.c; the normalized dump:
+ * config_dump.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,315 +20,7 @@
 #include <sys/stat.h>
 #include <jansson.h>
 #include "config.h"
-
-/* ---- comments --------------------------------------------------------------------- */
-
-void kr_config_strip_comments(char *t, size_t len)
-{
-	bool in_str = false;
-	size_t i = 0;
-
-	while (i < len) {
-		if (in_str) {
-			if (t[i] == '\\' && i + 1 < len)
-				i++;
-			else if (t[i] == '"')
-				in_str = false;
-			i++;
-			continue;
-		}
-		if (t[i] == '"') {
-			in_str = true;
-		} else if (t[i] == '#' || (t[i] == '/' && i + 1 < len && t[i + 1] == '/')) {
-			while (i < len && t[i] != '\n' && t[i] != '\r')
-				t[i++] = ' ';
-			continue;
-		}
-		i++;
-	}
-}
-
-/* ---- parse context: path and errors ----------------------------------------------- */
-
-#define CFG_MAX_DEPTH 12
-
-struct seg {
-	const char *key;	/* object member, or NULL: array index */
-	size_t idx;
-};
-
-struct cfg_msg {
-	unsigned line, col, seq;	/* line 0: no position (sorted first) */
-	char *text;
-};
-
-struct ctx {
-	const char *file;
-	const char *text;	/* comment-stripped JSON, for positions */
-	size_t len;
-	struct seg path[CFG_MAX_DEPTH];
-	int depth;
-	struct cfg_msg *msgs;	/* the errors, sorted by position at the end */
-	unsigned nmsgs, nerr;
-	struct kr_config *cfg;
-};
-
-static void push_key(struct ctx *c, const char *key)
-{
-	if (c->depth < CFG_MAX_DEPTH)
-		c->path[c->depth] = (struct seg){ .key = key };
-	c->depth++;
-}
-
-static void push_idx(struct ctx *c, size_t idx)
-{
-	if (c->depth < CFG_MAX_DEPTH)
-		c->path[c->depth] = (struct seg){ .key = NULL, .idx = idx };
-	c->depth++;
-}
-
-static void pop(struct ctx *c)
-{
-	c->depth--;
-}
-
-static void path_str(const struct ctx *c, char *buf, size_t n)
-{
-	size_t o = 0;
-	int d = c->depth < CFG_MAX_DEPTH ? c->depth : CFG_MAX_DEPTH;
-
-	buf[0] = 0;
-	for (int i = 0; i < d && o < n; i++) {
-		if (c->path[i].key)
-			o += snprintf(buf + o, n - o, "%s%s", i ? "." : "", c->path[i].key);
-		else
-			o += snprintf(buf + o, n - o, "[%zu]", c->path[i].idx);
-	}
-}
-
-/* ---- positions: walk the (valid, comment-free) JSON text along the path ----------- */
-
-static const char *ws(const char *p, const char *e)
-{
-	while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	return p;
-}
-
-static const char *skip_string(const char *p, const char *e)
-{
-	for (p++; p < e && *p != '"'; p++)
-		if (*p == '\\')
-			p++;
-	return p < e ? p + 1 : e;
-}
-
-static const char *skip_value(const char *p, const char *e)
-{
-	int depth = 0;
-
-	p = ws(p, e);
-	if (p < e && *p == '"')
-		return skip_string(p, e);
-	if (p < e && *p != '{' && *p != '[') {
-		while (p < e && !strchr(",]} \t\r\n", *p))
-			p++;
-		return p;
-	}
-	for (; p < e; p++) {
-		if (*p == '"') {
-			p = skip_string(p, e) - 1;
-		} else if (*p == '{' || *p == '[') {
-			depth++;
-		} else if (*p == '}' || *p == ']') {
-			if (--depth == 0)
-				return p + 1;
-		}
-	}
-	return e;
-}
-
-/* The member KEY of the object at p: position of its value (or of its name). */
-static const char *find_member(const char *p, const char *e, const char *key, bool at_name)
-{
-	size_t kl = strlen(key);
-	const char *name;
-
-	p = ws(p, e);
-	if (p >= e || *p != '{')
-		return NULL;
-	for (p = ws(p + 1, e); p < e && *p == '"'; p = ws(p, e)) {
-		name = p;
-		p = skip_string(p, e);
-		/* names with escapes are compared raw: good enough for positions */
-		bool match = (size_t)(p - name) == kl + 2 && !memcmp(name + 1, key, kl);
-		p = ws(p, e);
-		if (p >= e || *p != ':')
-			return NULL;
-		p = ws(p + 1, e);
-		if (match)
-			return at_name ? name : p;
-		p = ws(skip_value(p, e), e);
-		if (p < e && *p == ',')
-			p = ws(p + 1, e);
-	}
-	return NULL;
-}
-
-static const char *find_element(const char *p, const char *e, size_t idx)
-{
-	p = ws(p, e);
-	if (p >= e || *p != '[')
-		return NULL;
-	p = ws(p + 1, e);
-	for (size_t i = 0; p < e && *p != ']'; i++) {
-		if (i == idx)
-			return p;
-		p = ws(skip_value(p, e), e);
-		if (p < e && *p == ',')
-			p = ws(p + 1, e);
-	}
-	return NULL;
-}
-
-/* line:column (1-based, bytes) of the current path, or of its closest ancestor present
- * in the text (a missing member: its object); false when nothing is found. */
-static bool locate(const struct ctx *c, bool at_name, unsigned *line, unsigned *col)
-{
-	const char *p = c->text, *e = c->text + c->len, *ls, *q;
-	int depth = c->depth < CFG_MAX_DEPTH ? c->depth : CFG_MAX_DEPTH;
-
-	if (!p)
-		return false;
-	p = ws(p, e);
-	for (int i = 0; i < depth; i++) {
-		if (c->path[i].key)
-			q = find_member(p, e, c->path[i].key, at_name && i == c->depth - 1);
-		else
-			q = find_element(p, e, c->path[i].idx);
-		if (!q)
-			break;
-		p = q;
-	}
-	if (p >= e)
-		return false;
-	*line = 1;
-	for (ls = c->text; ls < p; ls++)
-		if (*ls == '\n')
-			++*line;
-	for (ls = p; ls > c->text && ls[-1] != '\n'; ls--)
-		;
-	*col = (unsigned)(p - ls) + 1;
-	return true;
-}
-
-static void add_msg(struct ctx *c, unsigned line, unsigned col, const char *text)
-{
-	struct cfg_msg *m = realloc(c->msgs, (c->nmsgs + 1) * sizeof(*m));
-
-	if (!m)
-		return;
-	c->msgs = m;
-	m[c->nmsgs] = (struct cfg_msg){ .line = line, .col = col, .seq = c->nmsgs,
-					.text = strdup(text) };
-	if (m[c->nmsgs].text)
-		c->nmsgs++;
-}
-
-static int msg_cmp(const void *a, const void *b)
-{
-	const struct cfg_msg *x = a, *y = b;
-
-	if (x->line != y->line)
-		return x->line < y->line ? -1 : 1;
-	if (x->col != y->col)
-		return x->col < y->col ? -1 : 1;
-	return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* All messages in file order, one per line; frees them.  malloc'd. */
-static char *msgs_join(struct ctx *c)
-{
-	size_t n = 1, o = 0;
-	char *out;
-
-	if (c->nmsgs)
-		qsort(c->msgs, c->nmsgs, sizeof(*c->msgs), msg_cmp);
-	for (unsigned i = 0; i < c->nmsgs; i++)
-		n += strlen(c->msgs[i].text) + 1;
-	out = malloc(n);
-	for (unsigned i = 0; i < c->nmsgs; i++) {
-		if (out)
-			o += sprintf(out + o, "%s\n", c->msgs[i].text);
-		free(c->msgs[i].text);
-	}
-	if (out)
-		out[o] = 0;
-	free(c->msgs);
-	c->msgs = NULL;
-	c->nmsgs = 0;
-	return out;
-}
-
-static void verr(struct ctx *c, bool at_name, const char *fmt, va_list ap)
-{
-	char path[256], msg[768], line[1280];
-	unsigned ln = 0, col = 0;
-	int o;
-
-	c->nerr++;
-	if (c->nerr > KR_CFG_MAX_ERRORS) {
-		if (c->nerr == KR_CFG_MAX_ERRORS + 1) {
-			snprintf(line, sizeof(line), "%s: too many errors, stopping after %d",
-				 c->file, KR_CFG_MAX_ERRORS);
-			add_msg(c, ~0u, ~0u, line);
-		}
-		return;
-	}
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	path_str(c, path, sizeof(path));
-	o = snprintf(line, sizeof(line), "%s:", c->file);
-	if (locate(c, at_name, &ln, &col))
-		o += snprintf(line + o, sizeof(line) - o, "%u:%u:", ln, col);
-	snprintf(line + o, sizeof(line) - o, " %s%s%s", path, path[0] ? ": " : "", msg);
-	add_msg(c, ln, col, line);
-}
-
-/* An error about the value at the current path. */
-static void cerr(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void cerr(struct ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	verr(c, false, fmt, ap);
-	va_end(ap);
-}
-
-/* An error about the member name at the current path (points at the name). */
-static void nerr(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void nerr(struct ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	verr(c, true, fmt, ap);
-	va_end(ap);
-}
-
-/* An error about member KEY of the object at the current path. */
-static void kerr(struct ctx *c, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void kerr(struct ctx *c, const char *key, const char *fmt, ...)
-{
-	va_list ap;
-
-	push_key(c, key);
-	va_start(ap, fmt);
-	verr(c, false, fmt, ap);
-	va_end(ap);
-	pop(c);
-}
+#include "config_int.h"
 
 /* ---- typed getters ---------------------------------------------------------------- */
 
@@ -364,9 +57,9 @@ static void check_fields(struct ctx *c, json_t *obj, const char *const *allowed,
 		list[0] = 0;
 		for (i = 0; allowed[i] && o < sizeof(list); i++)
 			o += snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", allowed[i]);
-		push_key(c, key);
-		nerr(c, "unknown field '%s' in %s (allowed: %s)", key, what, list);
-		pop(c);
+		cfg_push_key(c, key);
+		cfg_nerr(c, "unknown field '%s' in %s (allowed: %s)", key, what, list);
+		cfg_pop(c);
 	}
 }
 
@@ -378,7 +71,7 @@ static int get_obj(struct ctx *c, json_t *obj, const char *key, json_t **out)
 	if (!v)
 		return 1;
 	if (!json_is_object(v)) {
-		kerr(c, key, "expected an object, got %s", jtype(v));
+		cfg_kerr(c, key, "expected an object, got %s", jtype(v));
 		return -1;
 	}
 	*out = v;
@@ -392,7 +85,7 @@ static int get_array(struct ctx *c, json_t *obj, const char *key, json_t **out)
 	if (!v)
 		return 1;
 	if (!json_is_array(v)) {
-		kerr(c, key, "expected an array, got %s", jtype(v));
+		cfg_kerr(c, key, "expected an array, got %s", jtype(v));
 		return -1;
 	}
 	*out = v;
@@ -406,7 +99,7 @@ static int get_str(struct ctx *c, json_t *obj, const char *key, const char **out
 	if (!v)
 		return 1;
 	if (!json_is_string(v)) {
-		kerr(c, key, "expected a string, got %s", jtype(v));
+		cfg_kerr(c, key, "expected a string, got %s", jtype(v));
 		return -1;
 	}
 	*out = json_string_value(v);
@@ -422,13 +115,13 @@ static int get_uint(struct ctx *c, json_t *obj, const char *key, uint64_t min, u
 	if (!v)
 		return 1;
 	if (!json_is_integer(v)) {
-		kerr(c, key, "expected an integer %llu..%llu, got %s", (unsigned long long)min,
+		cfg_kerr(c, key, "expected an integer %llu..%llu, got %s", (unsigned long long)min,
 		     (unsigned long long)max, jtype(v));
 		return -1;
 	}
 	i = json_integer_value(v);
 	if (i < 0 || (uint64_t)i < min || (uint64_t)i > max) {
-		kerr(c, key, "%lld is out of range: expected %llu..%llu", (long long)i,
+		cfg_kerr(c, key, "%lld is out of range: expected %llu..%llu", (long long)i,
 		     (unsigned long long)min, (unsigned long long)max);
 		return -1;
 	}
@@ -456,14 +149,14 @@ static int get_enum(struct ctx *c, json_t *obj, const char *key, const char *con
 	list[0] = 0;
 	for (int i = 0; names[i] && o < sizeof(list); i++)
 		o += snprintf(list + o, sizeof(list) - o, "%s\"%s\"", i ? ", " : "", names[i]);
-	kerr(c, key, "'%s' is not valid: expected one of %s", s, list);
+	cfg_kerr(c, key, "'%s' is not valid: expected one of %s", s, list);
 	return -1;
 }
 
 static int need(struct ctx *c, int r, const char *key, const char *what)
 {
 	if (r == 1)
-		kerr(c, key, "missing: expected %s", what);
+		cfg_kerr(c, key, "missing: expected %s", what);
 	return r;
 }
 
@@ -489,7 +182,7 @@ static int get_name(struct ctx *c, json_t *obj, const char *key, char **out)
 	if (r)
 		return r;
 	if (!name_ok(s)) {
-		kerr(c, key, "'%s' is not a valid name: expected 1..%d characters of "
+		cfg_kerr(c, key, "'%s' is not a valid name: expected 1..%d characters of "
 		     "[A-Za-z0-9_.-], not '.' or '..'", s, KR_CFG_NAME_MAX);
 		return -1;
 	}
@@ -506,7 +199,7 @@ static int parse_sockaddr(struct ctx *c, const char *key, const char *s,
 	struct kr_err e;
 
 	if (kr_sockaddr_parse(s, a, &e) < 0) {
-		kerr(c, key, "%s", e.msg);
+		cfg_kerr(c, key, "%s", e.msg);
 		return -1;
 	}
 	return 0;
@@ -523,18 +216,60 @@ static int parse_ip(struct ctx *c, const char *key, const char *s, int family,
 	if (strlen(s) > 60 || strchr(s, '[') || strchr(s, ']') ||
 	    snprintf(buf, sizeof(buf), v6 ? "[%s]:0" : "%s:0", s) < 0 ||
 	    kr_sockaddr_parse(buf, a, &e) < 0) {
-		kerr(c, key, "'%s' is not an IP address: expected %s", s,
+		cfg_kerr(c, key, "'%s' is not an IP address: expected %s", s,
 		     family == 4 ? "an IPv4 address (10.0.0.1)" :
 		     family == 6 ? "an IPv6 address (2001:db8::1)" :
 				   "an IPv4 or IPv6 address, without port or brackets");
 		return -1;
 	}
 	if (family && a->family != family) {
-		kerr(c, key, "'%s' is an IPv%d address: expected an IPv%d address", s, a->family,
+		cfg_kerr(c, key, "'%s' is an IPv%d address: expected an IPv%d address", s, a->family,
 		     family);
 		return -1;
 	}
 	return 0;
+}
+
+/* An IP that cannot be a unicast host (kr_ip_not_unicast()): an error naming what it is. */
+static int check_unicast(struct ctx *c, const char *key, const struct kr_sockaddr *a,
+			 const char *what)
+{
+	const char *why = kr_ip_not_unicast(a);
+	struct kr_sockaddr v4;
+	char ip[KR_IP_STRLEN], ip4[KR_IP_STRLEN];
+
+	if (!why)
+		return 0;
+	kr_ip_format(a, ip);
+	if (kr_ip_unmap(a, &v4)) {
+		kr_ip_format(&v4, ip4);
+		cfg_kerr(c, key, "%s is %s: %s; write %s", ip, why,
+		     !strcmp(what, "a VIP") ? "as a VIP it can never match an IPv4 packet (the "
+		     "data path matches IPv4 packets by their IPv4 address)" :
+		     "it names an IPv4 host, reached over IPv4", ip4);
+	} else {
+		cfg_kerr(c, key, "%s is %s: %s must be a unicast address", ip, why, what);
+	}
+	return -1;
+}
+
+/* A backend's address: no unicast host is an error; an IPv4-mapped IPv6 address only a
+ * warning -- the ring hashes it as written, as pingora-ketama does, so a ring that must
+ * match one listing it may need it (an ipip service cannot reach it: check_service_ring). */
+static void check_backend_addr(struct ctx *c, const struct kr_sockaddr *a)
+{
+	struct kr_sockaddr v4;
+	char ip[KR_IP_STRLEN], ip4[KR_SOCKADDR_STRLEN];
+
+	if (!kr_ip_unmap(a, &v4)) {
+		check_unicast(c, "address", a, "a backend");
+		return;
+	}
+	kr_ip_format(a, ip);
+	kr_sockaddr_format(&v4, ip4);
+	cfg_kwarn(c, "address", "%s is an IPv4-mapped IPv6 address: the IPv4 host %s, hashed "
+		  "into the ring as written; write %s unless the ring must match one that lists "
+		  "it so", ip, ip4, ip4);
 }
 
 static int parse_mac(const char *s, uint8_t mac[6])
@@ -590,25 +325,25 @@ static void parse_tags(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 
 	if (get_array(c, o, "tags", &arr))
 		return;
-	push_key(c, "tags");
+	cfg_push_key(c, "tags");
 	json_array_foreach(arr, i, t) {
-		push_idx(c, i);
+		cfg_push_idx(c, i);
 		if (!json_is_string(t)) {
-			cerr(c, "expected a tag string, got %s", jtype(t));
+			cfg_err(c, "expected a tag string, got %s", jtype(t));
 		} else if (!tag_ok(json_string_value(t))) {
-			cerr(c, "'%s' is not a valid tag: expected 1..%d characters of "
+			cfg_err(c, "'%s' is not a valid tag: expected 1..%d characters of "
 			     "[A-Za-z0-9_.:-]", json_string_value(t), KR_CFG_NAME_MAX);
 		} else if ((bit = ring_tag(r, json_string_value(t), true)) < 0) {
-			cerr(c, "tag '%s': a ring has at most %d distinct tags",
+			cfg_err(c, "tag '%s': a ring has at most %d distinct tags",
 			     json_string_value(t), KR_CFG_MAX_TAGS);
 		} else if (b->tags & (1ull << bit)) {
-			cerr(c, "duplicate tag '%s'", json_string_value(t));
+			cfg_err(c, "duplicate tag '%s'", json_string_value(t));
 		} else {
 			b->tags |= 1ull << bit;
 		}
-		pop(c);
+		cfg_pop(c);
 	}
-	pop(c);
+	cfg_pop(c);
 }
 
 static const char *const backend_fields[] = {
@@ -625,7 +360,7 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 	int e;
 
 	if (!json_is_object(o)) {
-		cerr(c, "expected a backend object {\"address\": \"ip:port\", ...}, got %s",
+		cfg_err(c, "expected a backend object {\"address\": \"ip:port\", ...}, got %s",
 		     jtype(o));
 		return;
 	}
@@ -635,20 +370,26 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 	/* Port 0 is accepted: it is hashed into the points (pingora-ketama accepts it too)
 	 * and the data path keeps the packet's destination port. */
 	if (!need(c, get_str(c, o, "address", &s), "address", "\"<IPv4>:<port>\" or "
-		  "\"[<IPv6>]:<port>\""))
-		parse_sockaddr(c, "address", s, &b->addr);
+		  "\"[<IPv6>]:<port>\"") && !parse_sockaddr(c, "address", s, &b->addr))
+		check_backend_addr(c, &b->addr);
 	if (!get_uint(c, o, "weight", 0, UINT32_MAX, &u))
 		b->weight = (uint32_t)u;
 	if (!get_str(c, o, "mac", &s)) {
 		if (parse_mac(s, b->mac))
-			kerr(c, "mac", "'%s' is not a MAC address: expected six hex bytes "
+			cfg_kerr(c, "mac", "'%s' is not a MAC address: expected six hex bytes "
 			     "separated by ':' (02:00:00:00:00:0a)", s);
+		else if (b->mac[0] & 1)
+			cfg_kerr(c, "mac", "%s is a %s MAC address: a backend's MAC must be unicast "
+			     "(first byte even)", s, memcmp(b->mac, "\xff\xff\xff\xff\xff\xff", 6) ?
+			     "multicast" : "broadcast");
+		else if (!memcmp(b->mac, "\0\0\0\0\0\0", 6))
+			cfg_kerr(c, "mac", "%s is not a MAC address any host has", s);
 		else
 			b->has_mac = true;
 	}
 	if (!get_str(c, o, "dev", &s)) {
 		if (!*s || strlen(s) >= KR_CFG_IFNAMSIZ || strchr(s, '/') || strchr(s, ' '))
-			kerr(c, "dev", "'%s' is not a device name: expected 1..%d characters, "
+			cfg_kerr(c, "dev", "'%s' is not a device name: expected 1..%d characters, "
 			     "no '/' or spaces", s, KR_CFG_IFNAMSIZ - 1);
 		else
 			snprintf(b->dev, sizeof(b->dev), "%s", s);
@@ -656,17 +397,27 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 	if (!get_uint(c, o, "ifindex", 1, UINT32_MAX, &u))
 		b->ifindex = (uint32_t)u;
 	if (b->dev[0] && b->ifindex)
-		kerr(c, "ifindex", "give either 'dev' or 'ifindex', not both");
+		cfg_kerr(c, "ifindex", "give either 'dev' or 'ifindex', not both");
 	parse_tags(c, o, r, b);
 	if (!get_enum(c, o, "state", state_names, &e))
 		b->state = states[e];
+}
+
+/* Backends compare as the hosts they are: an IPv4-mapped IPv6 address as its IPv4. */
+static int host_cmp(const struct kr_sockaddr *a, const struct kr_sockaddr *b)
+{
+	struct kr_sockaddr x, y;
+
+	kr_ip_unmap(a, &x);
+	kr_ip_unmap(b, &y);
+	return kr_sockaddr_cmp(&x, &y);
 }
 
 static int sa_cmp_idx(const void *a, const void *b, void *arg)
 {
 	const struct kr_cfg_backend *be = arg;
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	int r = kr_sockaddr_cmp(&be[i].addr, &be[j].addr);
+	int r = host_cmp(&be[i].addr, &be[j].addr);
 
 	return r ? r : (i > j) - (i < j);
 }
@@ -678,7 +429,7 @@ static void check_dup_backends(struct ctx *c, struct kr_cfg_ring *r)
 	char a[KR_SOCKADDR_STRLEN], where[64];
 
 	if (!ix) {
-		cerr(c, "out of memory");
+		cfg_err(c, "out of memory");
 		return;
 	}
 	for (uint32_t i = 0; i < r->nbackends; i++)
@@ -686,16 +437,21 @@ static void check_dup_backends(struct ctx *c, struct kr_cfg_ring *r)
 			ix[n++] = i;
 	qsort_r(ix, n, sizeof(*ix), sa_cmp_idx, r->backends);
 	for (uint32_t k = 1; k < n; k++) {
-		if (kr_sockaddr_cmp(&r->backends[ix[k - 1]].addr, &r->backends[ix[k]].addr))
+		if (host_cmp(&r->backends[ix[k - 1]].addr, &r->backends[ix[k]].addr))
 			continue;
 		kr_sockaddr_format(&r->backends[ix[k]].addr, a);
 		snprintf(where, sizeof(where), "backends[%u]", ix[k - 1]);
-		push_key(c, "backends");
-		push_idx(c, ix[k]);
-		kerr(c, "address", "duplicate backend %s in ring '%s' (first at %s): a ring "
-		     "lists each address once", a, r->name ? r->name : "?", where);
-		pop(c);
-		pop(c);
+		cfg_push_key(c, "backends");
+		cfg_push_idx(c, ix[k]);
+		if (kr_sockaddr_cmp(&r->backends[ix[k - 1]].addr, &r->backends[ix[k]].addr))
+			cfg_kwarn(c, "address", "%s is the same host as %s in ring '%s' (an "
+				  "IPv4-mapped IPv6 address is its IPv4 address): two sets of points "
+				  "for one host", a, where, r->name ? r->name : "?");
+		else
+			cfg_kerr(c, "address", "duplicate backend %s in ring '%s' (first at %s): a "
+				 "ring lists each address once", a, r->name ? r->name : "?", where);
+		cfg_pop(c);
+		cfg_pop(c);
 	}
 	free(ix);
 }
@@ -717,30 +473,30 @@ static void parse_point_multiple(struct ctx *c, json_t *o, struct kr_cfg_ring *r
 		r->pm_auto = true;
 		cv = json_object_get(o, "target_cv");
 		if (!cv)
-			kerr(c, "target_cv", "missing: \"point_multiple\": \"auto\" needs a "
+			cfg_kerr(c, "target_cv", "missing: \"point_multiple\": \"auto\" needs a "
 			     "target_cv (the target load imbalance, e.g. 0.01)");
 		else if (!json_is_number(cv) || json_number_value(cv) <= 0 ||
 			 json_number_value(cv) >= 1)
-			kerr(c, "target_cv", "expected a number between 0 and 1 (exclusive), "
+			cfg_kerr(c, "target_cv", "expected a number between 0 and 1 (exclusive), "
 			     "e.g. 0.01");
 		else
 			r->target_cv = json_number_value(cv);
 		if (r->format == 1)
-			kerr(c, "point_multiple", "\"auto\" needs format \"v2\" (v1 always has "
+			cfg_kerr(c, "point_multiple", "\"auto\" needs format \"v2\" (v1 always has "
 			     "%d points per weight unit)", KR_CFG_DEFAULT_PM);
 		return;
 	}
 	if (json_object_get(o, "target_cv"))
-		kerr(c, "target_cv", "only allowed with \"point_multiple\": \"auto\"");
+		cfg_kerr(c, "target_cv", "only allowed with \"point_multiple\": \"auto\"");
 	if (v && !json_is_integer(v)) {
-		kerr(c, "point_multiple", "expected an integer 1..%u or \"auto\", got %s",
+		cfg_kerr(c, "point_multiple", "expected an integer 1..%u or \"auto\", got %s",
 		     UINT32_MAX, jtype(v));
 		return;
 	}
 	if (get_uint(c, o, "point_multiple", 1, UINT32_MAX, &u))
 		return;
 	if (r->format == 1 && u != KR_CFG_DEFAULT_PM)
-		kerr(c, "point_multiple", "%llu: format \"v1\" always uses %d points per weight "
+		cfg_kerr(c, "point_multiple", "%llu: format \"v1\" always uses %d points per weight "
 		     "unit (use format \"v2\" to choose)", (unsigned long long)u,
 		     KR_CFG_DEFAULT_PM);
 	r->point_multiple = (uint32_t)u;
@@ -753,10 +509,37 @@ static void resolve_auto(struct ctx *c, struct kr_cfg_ring *r)
 
 	if (kr_config_auto_point_multiple(r, r->target_cv, &pm, msg, sizeof(msg)) < 0 ||
 	    pm == 0) {
-		kerr(c, "point_multiple", "\"auto\": %s", msg[0] ? msg : "the planner failed");
+		cfg_kerr(c, "point_multiple", "\"auto\": %s", msg[0] ? msg : "the planner failed");
 		return;
 	}
 	r->point_multiple = pm;
+}
+
+#define KR_CFG_WARN_RING_BYTES	(256ull << 20)	/* a ring image this large gets a warning */
+
+/* A ring whose image takes more than KR_CFG_WARN_RING_BYTES of kernel memory: legitimate
+ * for a large pool, a typo (one weight of 1000000) otherwise.  Names the largest backend. */
+static void warn_big_ring(struct ctx *c, struct kr_cfg_ring *r)
+{
+	uint64_t bytes = kr_cfg_ring_image_bytes(r);
+	uint32_t big = 0;
+
+	if (bytes <= KR_CFG_WARN_RING_BYTES)
+		return;
+	for (uint32_t i = 1; i < r->nbackends; i++)
+		if (r->backends[i].weight > r->backends[big].weight)
+			big = i;
+	cfg_push_key(c, "backends");
+	cfg_push_idx(c, big);
+	cfg_kwarn(c, "weight", "ring '%s' has %llu points, ~%llu MiB of kernel memory; its largest "
+	      "backend, weight %u x point_multiple %u, holds %llu%% of them. Is the weight "
+	      "meant? ('keyrouter plan' says how many points an imbalance target needs)",
+	      r->name ? r->name : "?", (unsigned long long)r->npoints,
+	      (unsigned long long)(bytes >> 20), r->backends[big].weight, r->point_multiple,
+	      (unsigned long long)((uint64_t)r->backends[big].weight * r->point_multiple * 100 /
+				   r->npoints));
+	cfg_pop(c);
+	cfg_pop(c);
 }
 
 /* Points per backend and in total, without overflow. */
@@ -767,26 +550,28 @@ static void count_points(struct ctx *c, struct kr_cfg_ring *r)
 	for (uint32_t i = 0; i < r->nbackends; i++) {
 		p = (uint64_t)r->backends[i].weight * r->point_multiple;
 		if (p > UINT32_MAX) {
-			push_key(c, "backends");
-			push_idx(c, i);
-			kerr(c, "weight", "weight %u x point_multiple %u = %llu points: more than "
+			cfg_push_key(c, "backends");
+			cfg_push_idx(c, i);
+			cfg_kerr(c, "weight", "weight %u x point_multiple %u = %llu points: more than "
 			     "%u points for one backend (overflow); lower the weight or the "
 			     "point_multiple", r->backends[i].weight, r->point_multiple,
 			     (unsigned long long)p, UINT32_MAX);
-			pop(c);
-			pop(c);
+			cfg_pop(c);
+			cfg_pop(c);
 			return;
 		}
 		total += p;
 	}
 	r->npoints = total;
 	if (total > KR_MAX_POINTS)
-		cerr(c, "%llu points (sum of weight x point_multiple): more than %u, the largest "
+		cfg_err(c, "%llu points (sum of weight x point_multiple): more than %u, the largest "
 		     "ring the kernel image holds; lower the weights or the point_multiple",
 		     (unsigned long long)total, KR_MAX_POINTS);
 	else if (total == 0 && r->nbackends)
-		cerr(c, "the ring has no points: every backend has weight 0 (a drained "
+		cfg_err(c, "the ring has no points: every backend has weight 0 (a drained "
 		     "backend keeps its weight and uses \"state\": \"drain\")");
+	else
+		warn_big_ring(c, r);
 }
 
 static void parse_ring(struct ctx *c, json_t *o, struct kr_cfg_ring *r)
@@ -796,7 +581,7 @@ static void parse_ring(struct ctx *c, json_t *o, struct kr_cfg_ring *r)
 	int e, errs = c->nerr;
 
 	if (!json_is_object(o)) {
-		cerr(c, "expected a ring object {\"name\": ..., \"format\": ..., \"backends\": "
+		cfg_err(c, "expected a ring object {\"name\": ..., \"format\": ..., \"backends\": "
 		     "[...]}, got %s", jtype(o));
 		return;
 	}
@@ -809,27 +594,27 @@ static void parse_ring(struct ctx *c, json_t *o, struct kr_cfg_ring *r)
 		return;
 	n = json_array_size(arr);
 	if (n == 0) {
-		kerr(c, "backends", "empty: a ring needs at least one backend");
+		cfg_kerr(c, "backends", "empty: a ring needs at least one backend");
 		return;
 	}
 	if (n > KR_MAX_BACKENDS) {
-		kerr(c, "backends", "%zu backends: at most %u per ring (the ring-local backend "
+		cfg_kerr(c, "backends", "%zu backends: at most %u per ring (the ring-local backend "
 		     "index is 16 bits)", n, KR_MAX_BACKENDS);
 		return;
 	}
 	r->backends = calloc(n, sizeof(*r->backends));
 	if (!r->backends) {
-		cerr(c, "out of memory for %zu backends", n);
+		cfg_err(c, "out of memory for %zu backends", n);
 		return;
 	}
 	r->nbackends = (uint32_t)n;
-	push_key(c, "backends");
+	cfg_push_key(c, "backends");
 	json_array_foreach(arr, i, b) {
-		push_idx(c, i);
+		cfg_push_idx(c, i);
 		parse_backend(c, b, r, &r->backends[i]);
-		pop(c);
+		cfg_pop(c);
 	}
-	pop(c);
+	cfg_pop(c);
 	check_dup_backends(c, r);
 	if ((int)c->nerr != errs)
 		return;
@@ -849,27 +634,27 @@ static void parse_rings(struct ctx *c, json_t *root)
 		return;
 	n = json_array_size(arr);
 	if (n == 0 || n > KR_MAX_RINGS) {
-		kerr(c, "rings", "%zu rings: expected 1..%u", n, KR_MAX_RINGS);
+		cfg_kerr(c, "rings", "%zu rings: expected 1..%u", n, KR_MAX_RINGS);
 		return;
 	}
 	cfg->rings = calloc(n, sizeof(*cfg->rings));
 	if (!cfg->rings) {
-		cerr(c, "out of memory");
+		cfg_err(c, "out of memory");
 		return;
 	}
 	cfg->nrings = (uint32_t)n;
-	push_key(c, "rings");
+	cfg_push_key(c, "rings");
 	json_array_foreach(arr, i, o) {
-		push_idx(c, i);
+		cfg_push_idx(c, i);
 		parse_ring(c, o, &cfg->rings[i]);
 		for (size_t j = 0; j < i && cfg->rings[i].name; j++) {
 			if (cfg->rings[j].name && !strcmp(cfg->rings[i].name, cfg->rings[j].name))
-				kerr(c, "name", "duplicate ring name '%s' (also rings[%zu])",
+				cfg_kerr(c, "name", "duplicate ring name '%s' (also rings[%zu])",
 				     cfg->rings[i].name, j);
 		}
-		pop(c);
+		cfg_pop(c);
 	}
-	pop(c);
+	cfg_pop(c);
 }
 
 /* ---- services --------------------------------------------------------------------- */
@@ -896,7 +681,7 @@ static void parse_delimiter(struct ctx *c, json_t *o, struct kr_keyspec *k)
 		return;
 	if (json_is_string(v)) {
 		if (json_string_length(v) != 1)
-			kerr(c, "delimiter", "'%s': expected one byte (a one-character string "
+			cfg_kerr(c, "delimiter", "'%s': expected one byte (a one-character string "
 			     "such as \"\\n\", or an integer 0..255)", json_string_value(v));
 		else
 			k->delimiter = (uint8_t)json_string_value(v)[0];
@@ -914,10 +699,10 @@ static void parse_key(struct ctx *c, json_t *svc, struct kr_keyspec *k)
 	k->delimiter = -1;
 	if (need(c, get_obj(c, svc, "key", &o), "key", "an object {\"type\": ...}"))
 		return;
-	push_key(c, "key");
+	cfg_push_key(c, "key");
 	if (need(c, get_enum(c, o, "type", key_type_names, &t), "type",
 		 "one of \"tuple\", \"payload\", \"dns\", \"memcache\", \"quic\"")) {
-		pop(c);
+		cfg_pop(c);
 		return;
 	}
 	k->type = (enum kr_key_type)(t + 1);
@@ -930,7 +715,7 @@ static void parse_key(struct ctx *c, json_t *svc, struct kr_keyspec *k)
 			k->length = (uint32_t)u;
 		parse_delimiter(c, o, k);
 		if (k->length && k->delimiter >= 0)
-			kerr(c, "delimiter", "give either 'length' or 'delimiter', not both");
+			cfg_kerr(c, "delimiter", "give either 'length' or 'delimiter', not both");
 		break;
 	case KR_KEY_QUIC:
 		check_fields(c, o, key_fields_quic, "a quic key");
@@ -942,7 +727,7 @@ static void parse_key(struct ctx *c, json_t *svc, struct kr_keyspec *k)
 		check_fields(c, o, key_fields_none, "a tuple/dns/memcache key");
 		break;
 	}
-	pop(c);
+	cfg_pop(c);
 }
 
 /* vip: "*" (any, both families), "0.0.0.0", "::", or an address. */
@@ -963,7 +748,9 @@ static void parse_vip(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 		/* "0.0.0.0" / "::": the data path has one wildcard (both families) */
 		s->vip_any = true;
 		s->vip.family = 0;
+		return;
 	}
+	check_unicast(c, "vip", &s->vip, "a VIP");
 }
 
 static const char *const fwd_fields_l2[] = { "mode", NULL };
@@ -980,23 +767,25 @@ static void parse_forward(struct ctx *c, json_t *svc, struct kr_cfg_service *s)
 	if (need(c, get_obj(c, svc, "forward", &o), "forward", "an object {\"mode\": \"l2\" "
 		 "or \"ipip\"}"))
 		return;
-	push_key(c, "forward");
+	cfg_push_key(c, "forward");
 	if (need(c, get_enum(c, o, "mode", fwd_modes, &m), "mode", "\"l2\" or \"ipip\"")) {
-		pop(c);
+		cfg_pop(c);
 		return;
 	}
 	s->fwd.mode = m == 0 ? KR_FWD_L2 : KR_FWD_IPIP;
 	check_fields(c, o, m == 0 ? fwd_fields_l2 : fwd_fields_ipip,
 		     m == 0 ? "l2 forwarding" : "ipip forwarding");
-	if (m == 1 && !get_str(c, o, "source4", &v) && !parse_ip(c, "source4", v, 4, &a)) {
+	if (m == 1 && !get_str(c, o, "source4", &v) && !parse_ip(c, "source4", v, 4, &a) &&
+	    !check_unicast(c, "source4", &a, "the outer source of ipip packets")) {
 		memcpy(s->fwd.source4, a.ip, 4);
 		s->fwd.has_source4 = true;
 	}
-	if (m == 1 && !get_str(c, o, "source6", &v) && !parse_ip(c, "source6", v, 6, &a)) {
+	if (m == 1 && !get_str(c, o, "source6", &v) && !parse_ip(c, "source6", v, 6, &a) &&
+	    !check_unicast(c, "source6", &a, "the outer source of ipip packets")) {
 		memcpy(s->fwd.source6, a.ip, 16);
 		s->fwd.has_source6 = true;
 	}
-	pop(c);
+	cfg_pop(c);
 }
 
 static const char *const policy_fields[] = { "no_key", "key_too_long", "all_down", NULL };
@@ -1008,7 +797,7 @@ static void parse_policy(struct ctx *c, json_t *svc, struct kr_cfg_service *s)
 
 	if (get_obj(c, svc, "policy", &o))
 		return;
-	push_key(c, "policy");
+	cfg_push_key(c, "policy");
 	check_fields(c, o, policy_fields, "a policy");
 	if (!get_enum(c, o, "no_key", pass_drop, &v))
 		s->policy.no_key = (uint8_t)v;
@@ -1016,7 +805,7 @@ static void parse_policy(struct ctx *c, json_t *svc, struct kr_cfg_service *s)
 		s->policy.key_too_long = (uint8_t)v;
 	if (!get_enum(c, o, "all_down", pass_drop, &v))
 		s->policy.all_down = (uint8_t)v;
-	pop(c);
+	cfg_pop(c);
 }
 
 static void parse_subset(struct ctx *c, json_t *svc, struct kr_cfg_service *s,
@@ -1029,31 +818,31 @@ static void parse_subset(struct ctx *c, json_t *svc, struct kr_cfg_service *s,
 	if (get_array(c, svc, "subset", &arr))
 		return;
 	if (json_array_size(arr) == 0) {
-		kerr(c, "subset", "empty: list the tags the backends must carry, or leave "
+		cfg_kerr(c, "subset", "empty: list the tags the backends must carry, or leave "
 		     "'subset' out to use the whole ring");
 		return;
 	}
 	s->subset = calloc(json_array_size(arr), sizeof(*s->subset));
 	if (!s->subset)
 		return;
-	push_key(c, "subset");
+	cfg_push_key(c, "subset");
 	json_array_foreach(arr, i, t) {
-		push_idx(c, i);
+		cfg_push_idx(c, i);
 		if (!json_is_string(t)) {
-			cerr(c, "expected a tag string, got %s", jtype(t));
+			cfg_err(c, "expected a tag string, got %s", jtype(t));
 		} else if (!r) {
 			;	/* the ring is missing: reported already */
 		} else if ((bit = ring_tag((struct kr_cfg_ring *)r, json_string_value(t),
 					   false)) < 0) {
-			cerr(c, "tag '%s': no backend of ring '%s' carries it", json_string_value(t),
+			cfg_err(c, "tag '%s': no backend of ring '%s' carries it", json_string_value(t),
 			     r->name);
 		} else {
 			s->subset_mask |= 1ull << bit;
 			s->subset[s->nsubset++] = strdup(json_string_value(t));
 		}
-		pop(c);
+		cfg_pop(c);
 	}
-	pop(c);
+	cfg_pop(c);
 }
 
 /* What the ring's backends must provide for this service (MACs, outer sources). */
@@ -1071,25 +860,33 @@ static void check_service_ring(struct ctx *c, struct kr_cfg_service *s, uint32_t
 		any = any || b->weight > 0;
 		v4 = v4 || b->addr.family == 4;
 		v6 = v6 || b->addr.family == 6;
+		if (s->fwd.mode == KR_FWD_IPIP && b->addr.family == 6 &&
+		    kr_ip_not_unicast(&b->addr)) {
+			kr_sockaddr_format(&b->addr, a);
+			cfg_kerr(c, "forward", "mode \"ipip\" cannot reach rings[%u].backends[%u] "
+				 "(%s, an IPv4-mapped IPv6 address): give it as an IPv4 address",
+				 ri, i, a);
+			return;
+		}
 		if (s->fwd.mode == KR_FWD_L2 && !b->has_mac) {
 			kr_sockaddr_format(&b->addr, a);
-			kerr(c, "forward", "mode \"l2\" needs the MAC of every backend: "
+			cfg_kerr(c, "forward", "mode \"l2\" needs the MAC of every backend: "
 			     "rings[%u].backends[%u] (%s) has no \"mac\"", ri, i, a);
 			return;
 		}
 	}
 	if (!any) {
-		kerr(c, s->nsubset ? "subset" : "ring", "no backend with weight > 0 %s ring '%s'",
+		cfg_kerr(c, s->nsubset ? "subset" : "ring", "no backend with weight > 0 %s ring '%s'",
 		     s->nsubset ? "carries these tags in" : "in", r->name);
 		return;
 	}
 	if (s->fwd.mode != KR_FWD_IPIP)
 		return;
 	if (v4 && !s->fwd.has_source4)
-		kerr(c, "forward", "mode \"ipip\" needs \"source4\" (outer IPv4 source): ring "
+		cfg_kerr(c, "forward", "mode \"ipip\" needs \"source4\" (outer IPv4 source): ring "
 		     "'%s' has IPv4 backends", r->name);
 	if (v6 && !s->fwd.has_source6)
-		kerr(c, "forward", "mode \"ipip\" needs \"source6\" (outer IPv6 source): ring "
+		cfg_kerr(c, "forward", "mode \"ipip\" needs \"source6\" (outer IPv6 source): ring "
 		     "'%s' has IPv6 backends", r->name);
 }
 
@@ -1100,7 +897,7 @@ static void parse_service(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 	int ri = -1, errs = c->nerr;
 
 	if (!json_is_object(o)) {
-		cerr(c, "expected a service object {\"name\": ..., \"vip\": ..., ...}, got %s",
+		cfg_err(c, "expected a service object {\"name\": ..., \"vip\": ..., ...}, got %s",
 		     jtype(o));
 		return;
 	}
@@ -1112,12 +909,12 @@ static void parse_service(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 	s->vip.port = s->port;
 	s->protocol = IPPROTO_UDP;
 	if (!get_str(c, o, "protocol", &v) && strcmp(v, "udp"))
-		kerr(c, "protocol", "'%s' is not supported: expected \"udp\"", v);
+		cfg_kerr(c, "protocol", "'%s' is not supported: expected \"udp\"", v);
 	parse_key(c, o, &s->key);
 	if (!need(c, get_str(c, o, "ring", &v), "ring", "the name of a ring")) {
 		ri = kr_config_ring(c->cfg, v);
 		if (ri < 0)
-			kerr(c, "ring", "no ring named '%s' in \"rings\"", v);
+			cfg_kerr(c, "ring", "no ring named '%s' in \"rings\"", v);
 		else
 			s->ring = (uint32_t)ri;
 	}
@@ -1148,106 +945,43 @@ static void parse_services(struct ctx *c, json_t *root)
 		return;
 	n = json_array_size(arr);
 	if (n > KR_CFG_MAX_SERVICES) {
-		kerr(c, "services", "%zu services: at most %u", n, KR_CFG_MAX_SERVICES);
+		cfg_kerr(c, "services", "%zu services: at most %u", n, KR_CFG_MAX_SERVICES);
 		return;
 	}
 	cfg->services = calloc(n ? n : 1, sizeof(*cfg->services));
 	if (!cfg->services) {
-		cerr(c, "out of memory");
+		cfg_err(c, "out of memory");
 		return;
 	}
 	cfg->nservices = (uint32_t)n;
-	push_key(c, "services");
+	cfg_push_key(c, "services");
 	json_array_foreach(arr, i, o) {
 		struct kr_cfg_service *s = &cfg->services[i];
 
-		push_idx(c, i);
+		cfg_push_idx(c, i);
 		parse_service(c, o, s);
 		for (size_t j = 0; j < i; j++) {
 			struct kr_cfg_service *t = &cfg->services[j];
 
 			if (s->name && t->name && !strcmp(s->name, t->name))
-				kerr(c, "name", "duplicate service name '%s' (also services[%zu])",
+				cfg_kerr(c, "name", "duplicate service name '%s' (also services[%zu])",
 				     s->name, j);
 			else if (s->port && vip_clash(s, t))
-				kerr(c, "vip", "service '%s' uses the same address, port %u and "
+				cfg_kerr(c, "vip", "service '%s' uses the same address, port %u and "
 				     "protocol udp as services[%zu] '%s'%s", s->name ? s->name : "?",
 				     s->port, j, t->name ? t->name : "?", s->vip_any ?
 				     " (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any "
 				     "address of either family)" : "");
 		}
-		pop(c);
+		cfg_pop(c);
 	}
-	pop(c);
+	cfg_pop(c);
 }
 
 /* ---- top level -------------------------------------------------------------------- */
 
 static const char *const top_fields[] = { "instance", "hash", "rings", "services", NULL };
 static const char *const hash_fields[] = { "function", "secret_file", NULL };
-
-/* The keyed-hash secret: a regular file, not readable or writable by group/others, owned
- * by root or by us, holding 32 hex digits (blanks around them allowed).  Messages never
- * quote the content. */
-static void load_secret(struct ctx *c, const char *given)
-{
-	char path[4096], buf[128];
-	const char *slash = strrchr(c->file, '/');
-	struct stat st;
-	ssize_t n;
-	int fd, k = 0;
-
-	if (given[0] == '/' || !slash)
-		snprintf(path, sizeof(path), "%s", given);
-	else
-		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - c->file), c->file, given);
-	c->cfg->hash.secret_file = strdup(path);	/* config show: the resolved path */
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		kerr(c, "secret_file", "couldn't open '%s': %s", path, strerror(errno));
-		return;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		kerr(c, "secret_file", "'%s' is not a regular file", path);
-		goto out;
-	}
-	if (st.st_mode & 077) {
-		kerr(c, "secret_file", "'%s' has mode %04o: a secret must not be readable or "
-		     "writable by group or others (chmod 600 '%s')", path,
-		     (unsigned)(st.st_mode & 07777), path);
-		goto out;
-	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		kerr(c, "secret_file", "'%s' is owned by uid %u: expected root or uid %u", path,
-		     (unsigned)st.st_uid, (unsigned)geteuid());
-		goto out;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0) {
-		kerr(c, "secret_file", "couldn't read '%s': %s", path, strerror(errno));
-		goto out;
-	}
-	for (ssize_t i = 0; i < n; i++) {
-		int v = buf[i] >= '0' && buf[i] <= '9' ? buf[i] - '0' :
-			buf[i] >= 'a' && buf[i] <= 'f' ? buf[i] - 'a' + 10 :
-			buf[i] >= 'A' && buf[i] <= 'F' ? buf[i] - 'A' + 10 : -1;
-
-		if (v < 0 && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\t' || buf[i] == '\r'))
-			continue;
-		if (v < 0 || k >= 32) {
-			k = -1;
-			break;
-		}
-		c->cfg->hash.secret[k / 2] = (uint8_t)(c->cfg->hash.secret[k / 2] << 4 | v);
-		k++;
-	}
-	if (k != 32)
-		kerr(c, "secret_file", "'%s': expected exactly 32 hex digits (a 128-bit secret, "
-		     "e.g. from: head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n')", path);
-	memset(buf, 0, sizeof(buf));
-out:
-	close(fd);
-}
 
 static void parse_hash(struct ctx *c, json_t *root)
 {
@@ -1257,7 +991,7 @@ static void parse_hash(struct ctx *c, json_t *root)
 
 	if (get_obj(c, root, "hash", &o))
 		return;
-	push_key(c, "hash");
+	cfg_push_key(c, "hash");
 	check_fields(c, o, hash_fields, "hash");
 	has_file = !get_str(c, o, "secret_file", &file);
 	r = get_str(c, o, "function", &f);
@@ -1265,18 +999,18 @@ static void parse_hash(struct ctx *c, json_t *root)
 		if (!strcmp(f, "siphash13")) {
 			c->cfg->hash.keyed = true;
 			if (!has_file)
-				kerr(c, "function", "\"siphash13\" needs \"secret_file\": a file "
+				cfg_kerr(c, "function", "\"siphash13\" needs \"secret_file\": a file "
 				     "holding the 128-bit secret in hex (mode 0600)");
 		} else if (strcmp(f, "crc32")) {
-			kerr(c, "function", "'%s': expected \"crc32\" (the ketama hash, the "
+			cfg_kerr(c, "function", "'%s': expected \"crc32\" (the ketama hash, the "
 			     "default) or \"siphash13\" (keyed, needs secret_file)", f);
 		} else if (has_file) {
-			kerr(c, "secret_file", "only with \"function\": \"siphash13\"");
+			cfg_kerr(c, "secret_file", "only with \"function\": \"siphash13\"");
 		}
 	}
 	if (c->cfg->hash.keyed && has_file)
-		load_secret(c, file);
-	pop(c);
+		cfg_load_secret(c, file);
+	cfg_pop(c);
 }
 
 static void parse_root(struct ctx *c, json_t *root)
@@ -1284,14 +1018,14 @@ static void parse_root(struct ctx *c, json_t *root)
 	const char *inst;
 
 	if (!json_is_object(root)) {
-		cerr(c, "expected an object {\"rings\": [...], \"services\": [...]} at the top, "
+		cfg_err(c, "expected an object {\"rings\": [...], \"services\": [...]} at the top, "
 		     "got %s", jtype(root));
 		return;
 	}
 	check_fields(c, root, top_fields, "the configuration");
 	if (!get_str(c, root, "instance", &inst)) {
 		if (!name_ok(inst))
-			kerr(c, "instance", "'%s' is not a valid instance name: expected 1..%d "
+			cfg_kerr(c, "instance", "'%s' is not a valid instance name: expected 1..%d "
 			     "characters of [A-Za-z0-9_.-], not '.' or '..'", inst,
 			     KR_CFG_NAME_MAX);
 		else
@@ -1315,7 +1049,7 @@ struct kr_config *kr_config_parse(const char *file, const char *text, size_t len
 	c.cfg = calloc(1, sizeof(*c.cfg));
 	if (!t || !c.cfg) {
 		snprintf(line, sizeof(line), "%s: out of memory", file);
-		add_msg(&c, 0, 0, line);
+		cfg_add_msg(&c, 0, 0, line);
 		c.nerr++;
 		goto out;
 	}
@@ -1327,7 +1061,7 @@ struct kr_config *kr_config_parse(const char *file, const char *text, size_t len
 	if (!root) {
 		snprintf(line, sizeof(line), "%s:%d:%d: invalid JSON: %s", file, je.line,
 			 je.column, je.text);
-		add_msg(&c, 0, 0, line);
+		cfg_add_msg(&c, 0, 0, line);
 		c.nerr++;
 		goto out;
 	}
@@ -1338,13 +1072,22 @@ out:
 	json_decref(root);
 	free(t);
 	if (c.nerr) {
+		/* the warnings go with the errors, in file order */
+		for (unsigned i = 0; i < c.nwmsgs; i++)
+			cfg_add_msg(&c, c.wmsgs[i].line, c.wmsgs[i].col, c.wmsgs[i].text);
+		for (unsigned i = 0; i < c.nwmsgs; i++)
+			free(c.wmsgs[i].text);
+		free(c.wmsgs);
 		kr_config_free(c.cfg);
-		*errs = msgs_join(&c);
+		*errs = cfg_msgs_join(&c);
 		if (!*errs)
 			*errs = strdup("out of memory\n");
 		return NULL;
 	}
-	free(msgs_join(&c));
+	free(cfg_msgs_join(&c));
+	c.msgs = c.wmsgs;
+	c.nmsgs = c.nwmsgs;
+	c.cfg->warnings = c.nmsgs ? cfg_msgs_join(&c) : NULL;
 	return c.cfg;
 }
 
@@ -1416,6 +1159,7 @@ void kr_config_free(struct kr_config *cfg)
 {
 	if (!cfg)
 		return;
+	free(cfg->warnings);
 	for (uint32_t i = 0; i < cfg->nrings; i++) {
 		free(cfg->rings[i].name);
 		free(cfg->rings[i].backends);
@@ -1462,139 +1206,6 @@ uint64_t kr_cfg_ring_image_bytes(const struct kr_cfg_ring *r)
 	uint64_t pt = (n + KR_PTS_PER_CHUNK - 1) / KR_PTS_PER_CHUNK;
 
 	return (1 + idx + bt + pt) * KR_CHUNK_BYTES;
-}
-
-/* ---- normalized JSON -------------------------------------------------------------- */
-
-static json_t *ip_json(const struct kr_sockaddr *a)
-{
-	char buf[KR_IP_STRLEN];
-
-	kr_ip_format(a, buf);
-	return json_string(buf);
-}
-
-static json_t *backend_json(const struct kr_cfg_ring *r, const struct kr_cfg_backend *b)
-{
-	static const char *const st[] = { "up", "down", "drain", "unused" };
-	char buf[KR_SOCKADDR_STRLEN];
-	json_t *o = json_object(), *tags = json_array();
-
-	kr_sockaddr_format(&b->addr, buf);
-	json_object_set_new(o, "address", json_string(buf));
-	json_object_set_new(o, "weight", json_integer(b->weight));
-	json_object_set_new(o, "state", json_string(st[b->state & 3]));
-	if (b->has_mac) {
-		snprintf(buf, sizeof(buf), "%02x:%02x:%02x:%02x:%02x:%02x", b->mac[0], b->mac[1],
-			 b->mac[2], b->mac[3], b->mac[4], b->mac[5]);
-		json_object_set_new(o, "mac", json_string(buf));
-	}
-	if (b->dev[0])
-		json_object_set_new(o, "dev", json_string(b->dev));
-	if (b->ifindex)
-		json_object_set_new(o, "ifindex", json_integer(b->ifindex));
-	for (uint32_t t = 0; t < r->ntags; t++)
-		if (b->tags & (1ull << t))
-			json_array_append_new(tags, json_string(r->tags[t]));
-	json_object_set_new(o, "tags", tags);
-	return o;
-}
-
-static json_t *ring_json(const struct kr_cfg_ring *r)
-{
-	json_t *o = json_object(), *bs = json_array();
-
-	json_object_set_new(o, "name", json_string(r->name));
-	json_object_set_new(o, "format", json_string(r->format == 1 ? "v1" : "v2"));
-	/* "auto": the planner's answer, pinned (target_cv is only valid next to "auto", and
-	 * the normalized file must load again and give the very same ring). */
-	json_object_set_new(o, "point_multiple", json_integer(r->point_multiple));
-	for (uint32_t i = 0; i < r->nbackends; i++)
-		json_array_append_new(bs, backend_json(r, &r->backends[i]));
-	json_object_set_new(o, "backends", bs);
-	return o;
-}
-
-static json_t *key_json(const struct kr_keyspec *k)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "type", json_string(kr_key_type_name(k->type)));
-	if (k->type == KR_KEY_PAYLOAD) {
-		json_object_set_new(o, "offset", json_integer(k->offset));
-		if (k->length)
-			json_object_set_new(o, "length", json_integer(k->length));
-		if (k->delimiter >= 0)
-			json_object_set_new(o, "delimiter", json_integer(k->delimiter));
-	}
-	if (k->type == KR_KEY_QUIC)
-		json_object_set_new(o, "cid_length", json_integer(k->cid_length));
-	return o;
-}
-
-static json_t *service_json(const struct kr_config *cfg, const struct kr_cfg_service *s)
-{
-	static const char *const pol[] = { "pass", "drop" };
-	json_t *o = json_object(), *f = json_object(), *p = json_object(), *sub;
-	struct kr_sockaddr a = { .family = 4 };
-
-	json_object_set_new(o, "name", json_string(s->name));
-	if (s->vip_any)
-		json_object_set_new(o, "vip", json_string("*"));
-	else
-		json_object_set_new(o, "vip", ip_json(&s->vip));
-	json_object_set_new(o, "port", json_integer(s->port));
-	json_object_set_new(o, "protocol", json_string("udp"));
-	json_object_set_new(o, "key", key_json(&s->key));
-	json_object_set_new(o, "ring", json_string(cfg->rings[s->ring].name));
-	if (s->nsubset) {
-		sub = json_array();
-		for (uint32_t i = 0; i < s->nsubset; i++)
-			json_array_append_new(sub, json_string(s->subset[i]));
-		json_object_set_new(o, "subset", sub);
-	}
-	json_object_set_new(f, "mode", json_string(s->fwd.mode == KR_FWD_L2 ? "l2" : "ipip"));
-	if (s->fwd.has_source4) {
-		memcpy(a.ip, s->fwd.source4, 4);
-		json_object_set_new(f, "source4", ip_json(&a));
-	}
-	if (s->fwd.has_source6) {
-		a.family = 6;
-		memcpy(a.ip, s->fwd.source6, 16);
-		json_object_set_new(f, "source6", ip_json(&a));
-	}
-	json_object_set_new(o, "forward", f);
-	json_object_set_new(p, "no_key", json_string(pol[s->policy.no_key & 1]));
-	json_object_set_new(p, "key_too_long", json_string(pol[s->policy.key_too_long & 1]));
-	json_object_set_new(p, "all_down", json_string(pol[s->policy.all_down & 1]));
-	json_object_set_new(o, "policy", p);
-	return o;
-}
-
-char *kr_config_dump_json(const struct kr_config *cfg)
-{
-	json_t *root = json_object(), *rings = json_array(), *svcs = json_array();
-	char *out;
-
-	if (cfg->instance)
-		json_object_set_new(root, "instance", json_string(cfg->instance));
-	if (cfg->hash.keyed) {	/* the secret stays in its file */
-		json_t *h = json_object();
-
-		json_object_set_new(h, "function", json_string("siphash13"));
-		json_object_set_new(h, "secret_file", json_string(cfg->hash.secret_file ?
-								  cfg->hash.secret_file : ""));
-		json_object_set_new(root, "hash", h);
-	}
-	for (uint32_t i = 0; i < cfg->nrings; i++)
-		json_array_append_new(rings, ring_json(&cfg->rings[i]));
-	for (uint32_t i = 0; i < cfg->nservices; i++)
-		json_array_append_new(svcs, service_json(cfg, &cfg->services[i]));
-	json_object_set_new(root, "rings", rings);
-	json_object_set_new(root, "services", svcs);
-	out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(root);
-	return out;
 }
 
 int kr_config_ring_build(const struct kr_config *cfg, uint32_t ri, struct kr_ring **out,

@@ -103,6 +103,9 @@ struct kr_config {
 	uint32_t nrings;
 	struct kr_cfg_service *services;
 	uint32_t nservices;
+	char *warnings;			/* NULL, or one warning per line (the error format,
+					 * "warning: " before the message): nonsense that can
+					 * be meant, e.g. a ring of gigabytes */
 };
 
 /*

@@ -89,6 +89,9 @@ int kr_ops_percent_parse(const char *s, __u64 *frac)
 	*frac = (__u64)llround(p / 100.0 * (double)KR_CTL_FRAC_ONE);
 	if (*frac > KR_CTL_FRAC_ONE)
 		*frac = KR_CTL_FRAC_ONE;
+	/* a share the control word cannot hold: it would silently become 0 % or 100 % */
+	if ((p > 0.0 && *frac == 0) || (p < 100.0 && *frac == KR_CTL_FRAC_ONE))
+		return -2;
 	return 0;
 }
 

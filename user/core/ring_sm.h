@@ -25,7 +25,8 @@ int kr_ops_sm_next(__u64 ctl, enum kr_ops_op op, __u64 frac, __u64 *next, const 
 const char *kr_ops_state_name(__u32 state);
 const char *kr_ops_op_name(enum kr_ops_op op);
 
-/* "12.5" -> fraction of 2^32 (0..1<<32). -1 when not a number in [0, 100]. */
+/* "12.5" -> fraction of 2^32 (0..1<<32). -1 when not a number in [0, 100]; -2 when a
+ * share above 0 (below 100) would round to 0 (to 100): finer than 2^-32. */
 int kr_ops_percent_parse(const char *s, __u64 *frac);
 /* fraction -> percent */
 double kr_ops_frac_percent(__u64 frac);

@@ -25,12 +25,16 @@ struct kr_klookup {
 	uint8_t pkt[ETH_HLEN + sizeof(struct iphdr) + sizeof(struct udphdr) + KL_MAX_PAYLOAD];
 };
 
-static int kl_configure(struct kr_klookup *kl, const struct kr_image *img, uint32_t nb,
-			struct kr_err *err)
+#define KL_SUBSET	1
+
+static int kl_configure(struct kr_klookup *kl, const struct kr_image *img,
+			const struct kr_klookup_backends *be, struct kr_err *err)
 {
+	uint32_t nb = be->n, one = 1;
 	struct kr_service_key sk = { .proto = IPPROTO_UDP, .family = 4 };
 	struct kr_service sv = { .ring_id = KL_RING, .key_type = KR_KEY_PAYLOAD,
-				 .fwd_mode = KR_FWD_L2 };
+				 .fwd_mode = KR_FWD_L2,
+				 .subset_id = be->member ? KL_SUBSET : 0 };
 	uint32_t vip = htonl(KL_VIP);
 	uint64_t ctl = kr_ctl_make(0, 0, KR_RING_IDLE);
 
@@ -39,14 +43,21 @@ static int kl_configure(struct kr_klookup *kl, const struct kr_image *img, uint3
 	if (bpf_map__update_elem(kl->skel->maps.kr_services, &sk, sizeof(sk), &sv, sizeof(sv), 0))
 		return kr_errf(err, "couldn't configure the payload service: %s", strerror(errno));
 	for (uint32_t id = 0; id < nb; id++) {
-		struct kr_backend b = { .family = 4, .state = KR_BACKEND_UP,
+		struct kr_backend b = { .family = 4,
+					.state = be->state ? be->state[id] : KR_BACKEND_UP,
 					.mac = { 2, 0, 0, 0, id >> 8, id & 0xff } };
+		struct kr_subset_key mk = { .subset_id = KL_SUBSET, .backend_id = id };
 
 		b.addr[0] = 10;
 		b.addr[2] = id >> 8;
 		b.addr[3] = id & 0xff;
 		if (bpf_map__update_elem(kl->skel->maps.kr_backends, &id, sizeof(id), &b, sizeof(b), 0))
 			return kr_errf(err, "couldn't write backend %u: %s", id, strerror(errno));
+		if (be->member && be->member[id] &&
+		    bpf_map__update_elem(kl->skel->maps.kr_subset_members, &mk, sizeof(mk), &one,
+					 sizeof(one), 0))
+			return kr_errf(err, "couldn't write subset member %u: %s", id,
+				       strerror(errno));
 	}
 	if (kr_publish(bpf_map__fd(kl->skel->maps.kr_rings), KL_RING, 0, img->buf,
 		       img->hdr->nchunks, err))
@@ -54,10 +65,11 @@ static int kl_configure(struct kr_klookup *kl, const struct kr_image *img, uint3
 	return kr_ctl_write(bpf_map__fd(kl->skel->maps.kr_ring_ctl), KL_RING, ctl, err);
 }
 
-int kr_klookup_open(struct kr_klookup **out, const struct kr_image *img, uint32_t nbackends,
-		    struct kr_err *err)
+int kr_klookup_open(struct kr_klookup **out, const struct kr_image *img,
+		    const struct kr_klookup_backends *be, struct kr_err *err)
 {
 	struct kr_klookup *kl = calloc(1, sizeof(*kl));
+	uint32_t nbackends = be->n;
 	int ret;
 
 	if (!kl)
@@ -81,7 +93,7 @@ int kr_klookup_open(struct kr_klookup **out, const struct kr_image *img, uint32_
 		goto fail;
 	}
 	kl->prog_fd = bpf_program__fd(kl->skel->progs.kr_xdp);
-	if (kl_configure(kl, img, nbackends, err))
+	if (kl_configure(kl, img, be, err))
 		goto fail;
 	*out = kl;
 	return 0;
@@ -155,33 +167,10 @@ int kr_klookup_key(struct kr_klookup *kl, const uint8_t *key, size_t len,
 		return 0;
 	res->reason = t->ring_rc;
 	res->key_hash = t->key_hash;
+	res->first_index = t->route.first_index;
 	res->image_index = t->route.image_index;
+	res->walk = t->route.walk;
 	res->backend_id = t->route.backend_id;
-	return 0;
-}
-
-int kr_klookup_answer(struct kr_klookup *kl, const struct kr_image *img, const uint8_t *key,
-		      size_t len, struct kr_kanswer *a, struct kr_err *err)
-{
-	uint32_t ii, hh, be;
-
-	memset(a, 0, sizeof(*a));
-	if (kr_klookup_key(kl, key, len, &a->r, err))
-		return -1;
-	a->key_hash = kr_key_hash(key, len);
-	if (a->r.status != KR_KEY_OK)
-		return 0;
-	if (a->r.reason != KR_ROUTE_OK)
-		return kr_errf(err, "the kernel did not route key hash %08x (reason %u)",
-			       a->r.key_hash, a->r.reason);
-	ii = a->r.image_index;
-	for (int k = 0; k < 3; k++) {
-		ii = kr_image_next_ring_point(img, ii);
-		if (kr_image_point(img, ii, &hh, &be))
-			return kr_errf(err, "image point %u out of range", ii);
-		a->next[k] = be;
-	}
-	a->ring_index = kr_image_ring_index(img, a->r.image_index);
 	return 0;
 }
 

@@ -13,6 +13,8 @@
 #include "image.h"
 #include "log.h"
 #include "ops_apply.h"
+#include "ops_backends.h"
+#include "ops_ports.h"
 #include "ops_publish.h"
 #include "util.h"
 
@@ -55,44 +57,30 @@ static int read_rings(const struct kr_inst *in, const struct kr_ops_maps *m, str
 	return 0;
 }
 
-static int id_cmp(const void *a, const void *b)
-{
-	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The kr_backends entries of every id a published image references (sorted by id). */
+/* Every entry of kr_backends in use (one batch read; sorted by id): the id allocator starts
+ * from all of them (backend_ids.h), not only from those an image references. */
 static int read_backends(const struct kr_ops_maps *m, struct kr_live *lv, struct kr_err *err)
 {
-	__u32 n = 0, k = 0, *ids;
+	struct kr_backend *all = NULL;
+	__u32 n = 0;
+	int rc = kr_ops_backends_read(m, &all);
 
-	for (__u32 id = 0; id < KR_MAX_RINGS; id++)
-		for (int s = 0; s < 2; s++)
-			n += lv->ring[id].slot[s].present ? lv->ring[id].slot[s].hdr.nbackends : 0;
-	ids = calloc(n + 1, sizeof(*ids));
+	if (rc)
+		return fail(err, rc, "read kr_backends");
+	for (__u32 id = 0; id < m->backends_max; id++)
+		n += all[id].family != 0;
 	lv->backends = calloc(n + 1, sizeof(*lv->backends));
-	if (!ids || !lv->backends) {
-		free(ids);
+	if (!lv->backends) {
+		free(all);
 		return fail(err, -ENOMEM, "allocate the live state");
 	}
-	for (__u32 id = 0; id < KR_MAX_RINGS; id++)
-		for (int s = 0; s < 2; s++)
-			for (__u32 i = 0; lv->ring[id].slot[s].present &&
-			     i < lv->ring[id].slot[s].hdr.nbackends; i++)
-				ids[k++] = lv->ring[id].slot[s].bt[i];
-	qsort(ids, n, sizeof(*ids), id_cmp);
-	for (__u32 i = 0; i < n; i++) {
-		struct kr_live_backend *b = &lv->backends[lv->nbackends];
-
-		if (i && ids[i] == ids[i - 1])
+	for (__u32 id = 0; id < m->backends_max; id++) {
+		if (!all[id].family)
 			continue;
-		b->id = ids[i];
-		if (bpf_map_lookup_elem(m->backends, &b->id, &b->v))
-			continue;	/* beyond the map: the plan treats it as unused */
-		lv->nbackends++;
+		lv->backends[lv->nbackends].id = id;
+		lv->backends[lv->nbackends++].v = all[id];
 	}
-	free(ids);
+	free(all);
 	return 0;
 }
 
@@ -358,15 +346,13 @@ static int exec_rings(const struct kr_inst *in, const struct kr_ops_maps *m,
 	return 0;
 }
 
-static int exec_members_services(const struct kr_ops_maps *m, const struct kr_apply_plan *p,
-				 struct kr_err *err)
+/* Members of shared subsets: before the services that use them (apply), with the version
+ * that needs them (ring stage: a migration must find the staged ids members). */
+static int exec_members_add(const struct kr_ops_maps *m, const struct kr_apply_plan *p,
+			    struct kr_err *err)
 {
 	__u32 one = 1;
 
-	for (__u32 i = 0; i < p->ndevices; i++)		/* 4. devices, members */
-		if (bpf_map_update_elem(m->devices, &p->devices[i].ifindex, &p->devices[i].v,
-					BPF_ANY))
-			return fail(err, -errno, "write kr_devices");
 	for (__u32 i = 0; i < p->nmembers_add; i++) {
 		if (bpf_map_update_elem(m->members, &p->members_add[i].k, &one, BPF_ANY)) {
 			int rc = -errno;
@@ -377,7 +363,27 @@ static int exec_members_services(const struct kr_ops_maps *m, const struct kr_ap
 			return rc;
 		}
 	}
-	for (__u32 i = 0; i < p->nservices; i++) {	/* 5. services */
+	return 0;
+}
+
+static int exec_members_services(const struct kr_ops_maps *m, const struct kr_apply_plan *p,
+				 struct kr_err *err)
+{
+	int rc;
+
+	for (__u32 i = 0; i < p->ndevices; i++)		/* 4. devices, members */
+		if (bpf_map_update_elem(m->devices, &p->devices[i].ifindex, &p->devices[i].v,
+					BPF_ANY))
+			return fail(err, -errno, "write kr_devices");
+	rc = exec_members_add(m, p, err);
+	if (rc)
+		return rc;
+	/* 5. services, between the two writes of kr_service_ports (ops_ports.h) */
+	rc = kr_ops_service_ports_clear(m->service_ports, p->services ? &p->services[0].k : NULL,
+					p->nservices, sizeof(p->services[0]));
+	if (rc)
+		return fail(err, rc, "write " KR_MAP_SERVICE_PORTS);
+	for (__u32 i = 0; i < p->nservices; i++) {
 		if (bpf_map_update_elem(m->services, &p->services[i].k, &p->services[i].v,
 					BPF_ANY)) {
 			int rc = -errno;
@@ -390,6 +396,9 @@ static int exec_members_services(const struct kr_ops_maps *m, const struct kr_ap
 	for (__u32 i = 0; i < p->nservices_del; i++)
 		if (bpf_map_delete_elem(m->services, &p->services_del[i]) && errno != ENOENT)
 			return fail(err, -errno, "remove a service");
+	rc = kr_ops_service_ports_sync(m->service_ports, m->services);
+	if (rc)
+		return fail(err, rc, "write " KR_MAP_SERVICE_PORTS);
 	return 0;
 }
 
@@ -422,6 +431,8 @@ int kr_ops_apply_exec(const struct kr_inst *in, const struct kr_ops_maps *m,
 
 	if (!rc)
 		rc = exec_rings(in, m, p, err);
+	if (!rc && p->stage)
+		rc = exec_members_add(m, p, err);
 	if (!rc && !p->stage)
 		rc = exec_members_services(m, p, err);
 	if (!rc && !p->stage)
@@ -437,8 +448,9 @@ int kr_ops_apply_precheck(const struct kr_config *cfg, struct kr_err *err)
 
 	if (!lv)
 		return fail(err, -ENOMEM, "allocate the live state");
-	lv->backends_max = KR_MAX_BACKEND_IDS;
-	lv->has_members = true;
+	lv->backends_max = KR_DEFAULT_BACKEND_IDS;	/* kr_backends as load creates it */
+	lv->has_members = true;		/* the object load attaches has every map */
+	lv->has_hash_key = true;
 	rc = read_devices(NULL, NULL, cfg, lv, err);
 	if (!rc)
 		rc = kr_apply_plan(cfg, lv, NULL, &p, err);

@@ -14,6 +14,14 @@
 #include <bpf/bpf.h>
 #include "log.h"
 #include "ops.h"
+#include "ops_find.h"
+
+static bool bpffs_mounted_here;
+
+bool kr_ops_bpffs_mounted_here(void)
+{
+	return bpffs_mounted_here;
+}
 
 __u32 kr_ops_netns_ino(void)
 {
@@ -83,6 +91,7 @@ int kr_ops_bpffs_ensure(const char *bpffs)
 		return err;
 	}
 	pr_debug("keyrouter: mounted bpffs at %s\n", bpffs);
+	bpffs_mounted_here = true;
 	return 0;
 }
 
@@ -99,36 +108,8 @@ static int valid_instance(const char *name)
 	return 0;
 }
 
-/* No --instance: "default", or the only instance there is. */
-static const char *default_instance(char *buf, size_t len)
-{
-	char root[256];
-	struct dirent *e;
-	struct stat st;
-	int n = 0;
-	DIR *d;
-
-	snprintf(root, sizeof(root), "%s/%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT,
-		 KR_OPS_DEFAULT_INSTANCE);
-	if (!stat(root, &st))
-		return KR_OPS_DEFAULT_INSTANCE;
-	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
-	d = opendir(root);
-	if (!d)
-		return KR_OPS_DEFAULT_INSTANCE;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || strlen(e->d_name) >= len)
-			continue;
-		if (!n++)
-			memcpy(buf, e->d_name, strlen(e->d_name) + 1);
-	}
-	closedir(d);
-	return n == 1 ? buf : KR_OPS_DEFAULT_INSTANCE;
-}
-
 int kr_ops_inst_path(struct kr_inst *in, const char *instance, const char *pin_dir)
 {
-	char only[KR_OPS_NAME_MAX];
 	int n;
 
 	memset(in, 0, sizeof(*in));
@@ -137,7 +118,10 @@ int kr_ops_inst_path(struct kr_inst *in, const char *instance, const char *pin_d
 		n = snprintf(in->dir, sizeof(in->dir), "%s", pin_dir);
 		snprintf(in->name, sizeof(in->name), "%s", instance ? instance : "(pin-dir)");
 	} else {
-		instance = instance ? instance : default_instance(only, sizeof(only));
+		/* the rule (docs/operations.md "Which instance"): --instance, else the
+		 * caller's (a configuration's "instance"), else "default" -- never
+		 * whichever instance happens to be loaded */
+		instance = instance ? instance : KR_OPS_DEFAULT_INSTANCE;
 		if (valid_instance(instance))
 			return -EINVAL;
 		n = snprintf(in->dir, sizeof(in->dir), "%s/%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT,
@@ -217,6 +201,33 @@ check:
 	return fd;
 }
 
+/* Why instance in->name cannot be opened, what is loaded instead, what runs here. */
+static void not_loaded(const struct kr_inst *in, const char *instance)
+{
+	char list[1024];
+	struct kr_ops_found f[4];
+	int n = kr_ops_instances_describe(list, sizeof(list)), nf;
+
+	if (n)
+		pr_warn("keyrouter: instance '%s' is not loaded (no pin directory '%s'); loaded: "
+			"%s -- choose one with --instance NAME\n", in->name, in->dir, list);
+	else
+		pr_warn("keyrouter: instance '%s' is not loaded (no pin directory '%s'), nor is "
+			"any other: run 'keyrouter load IFACE -c CONFIG%s%s' first\n", in->name,
+			in->dir, instance ? " --instance " : "", instance ? instance : "");
+	if (!kr_ops_bpffs_mounted_here())
+		return;
+	pr_warn("keyrouter: note: no bpf filesystem was mounted at %s here (keyrouter mounted "
+		"an empty one): pins made in another mount namespace are not visible. "
+		"`ip netns exec` gives a command a /sys of its own: run keyrouter with "
+		"`nsenter --net=/run/netns/NAME` instead\n", KR_OPS_BPFFS);
+	nf = kr_ops_find_attached(f, 4);
+	for (int i = 0; i < nf && i < 4; i++)
+		pr_warn("keyrouter: note: a keyrouter XDP program (kr_xdp, program id %u) is "
+			"attached to '%s' in this network namespace, its pins out of reach\n",
+			f[i].prog_id, f[i].ifname);
+}
+
 int kr_ops_inst_open(struct kr_inst *in, const char *instance, const char *pin_dir)
 {
 	struct stat st;
@@ -232,9 +243,7 @@ int kr_ops_inst_open(struct kr_inst *in, const char *instance, const char *pin_d
 		if (pin_dir)
 			pr_warn("keyrouter: pin directory '%s': %s\n", in->dir, strerror(-err));
 		else
-			pr_warn("keyrouter: instance '%s' is not loaded (no pin directory '%s'); "
-				"run 'keyrouter load IFACE -c CONFIG%s%s' first\n", in->name,
-				in->dir, instance ? " --instance " : "", instance ? instance : "");
+			not_loaded(in, instance);
 		return -ENOENT;
 	}
 	if (!is_bpffs(in->dir)) {

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Real forwarding throughput of the data path, against a bare forwarder in the same run and
+ * the same topology (issue 14).  In a private network namespace of this process:
+ *
+ *   kr_gen (live frames) -> xfk_gen ===veth=== xfk_rtr [keyrouter.bpf.c kr_xdp, native]
+ *                                                  \ redirect
+ *                                                   xf_out ===veth=== xf_sink [kr_sink, native:
+ *                                                  / redirect                  count, drop]
+ *   kr_gen (live frames) -> xfb_gen ===veth=== xfb_rtr [kr_bare_fwd, native]
+ *
+ * The generator is BPF_PROG_TEST_RUN of tests/bpf/progs/kr_xdp_traffic.bpf.c's kr_gen with
+ * BPF_F_TEST_XDP_LIVE_FRAMES: every frame gets a new 4-byte key in its UDP payload (a
+ * counter: all frames of a run have distinct keys, far more than 64k) and leaves by XDP_TX
+ * out of the generator veth, so it arrives at the router's veth as a real XDP frame.  The
+ * router is the shipped program (the embedded object of `keyrouter`, through its
+ * skeleton) with a `payload` service (whole 16-byte payload = key), l2 forwarding, 2048
+ * backends of tests/data/bench2048.backends.txt all behind xf_out; two rings are published
+ * at once: ring 0 = v2 point_multiple 160 (~1.49M points, UDP port 9000) and ring 1 = v2
+ * point_multiple 1600 (~14.8M points, port 9001).  The bare forwarder
+ * (tests/bpf/progs/kr_bare_fwd.bpf.c) parses Ethernet/IPv4/UDP, rewrites the MACs and
+ * redirects to xf_out.
+ *
+ * Mpps = frames counted by the sink / the kernel's own time of the generator's test run
+ * (the whole chain runs in the softirqs the generator's batches raise, on the generator's
+ * CPU; the kernel's timer leaves out the time the generator is rescheduled between
+ * batches, which on a shared machine is much of the wall time).  The wall-clock figures
+ * are printed beside.
+ * Rounds interleave the three paths; each path's figure is its best round.  Every run
+ * checks that all frames reached the sink.  No assertions on the figures.
+ *
+ *   build/bench/xdp_forward      KR_XDPFWD_FRAMES=N (default 3000000), KR_XDPFWD_ROUNDS=N (3),
+ *                                KR_XDPFWD_BACKENDS=FILE
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "kr_datapath_kern_user.h"
+#include "backends_file.h"
+#include "continuum.h"
+#include "image.h"
+#include "publish.h"
+#include "../bpf/pktbuild.h"
+#include "keyrouter.skel.h"
+#include "kr_bare_fwd.skel.h"
+#include "kr_xdp_traffic.skel.h"
+
+#define BATCH	64
+
+enum { P_BARE, P_KR15, P_KR150, NP };
+static const char *pname[NP] = { "bare forwarder", "keyrouter, pm 160 ring",
+				 "keyrouter, pm 1600 ring" };
+
+static struct keyrouter_bpf *kr;
+static struct kr_bare_fwd_bpf *bare;
+static struct kr_xdp_traffic_bpf *trf;
+static int if_kgen, if_bgen, if_krtr, if_brtr, if_out, if_sink;
+static uint8_t pkt[2][PKT_MAX];
+static size_t pkt_len[2];
+static uint32_t npoints[2];
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "xdp_forward: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc)
+		die("command failed (%d): %s", rc, cmd);
+}
+
+static int ifindex(const char *name)
+{
+	int i = if_nametoindex(name);
+
+	if (!i)
+		die("no device %s", name);
+	return i;
+}
+
+static void ifmac(const char *name, uint8_t mac[6])
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr))
+		die("MAC of %s: %s", name, strerror(errno));
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(fd);
+}
+
+static void loadavg(const char *when)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f && fgets(buf, sizeof(buf), f))
+		printf("load average %s: %s", when, buf);
+	if (f)
+		fclose(f);
+	fflush(stdout);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void topology(void)
+{
+	if (unshare(CLONE_NEWNET))
+		die("unshare(CLONE_NEWNET): %s", strerror(errno));
+	/* no IPv6 autoconfiguration traffic reaching the sink */
+	sh("sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 && "
+	   "ip link set lo up && "
+	   "ip link add xfk_gen type veth peer name xfk_rtr && "
+	   "ip link add xfb_gen type veth peer name xfb_rtr && "
+	   "ip link add xf_out type veth peer name xf_sink && "
+	   "for d in xfk_gen xfk_rtr xfb_gen xfb_rtr xf_out xf_sink; do ip link set $d up; done");
+	if_kgen = ifindex("xfk_gen");
+	if_bgen = ifindex("xfb_gen");
+	if_krtr = ifindex("xfk_rtr");
+	if_brtr = ifindex("xfb_rtr");
+	if_out = ifindex("xf_out");
+	if_sink = ifindex("xf_sink");
+}
+
+static void attach(int ifi, int prog_fd, const char *what)
+{
+	int err = bpf_xdp_attach(ifi, prog_fd, XDP_FLAGS_DRV_MODE, NULL);
+
+	if (err)
+		die("attach %s (native XDP): %s", what, strerror(-err));
+}
+
+static void load_programs(void)
+{
+	uint8_t out_mac[6], sink_mac[6];
+
+	trf = kr_xdp_traffic_bpf__open_and_load();
+	if (!trf)
+		die("couldn't load kr_xdp_traffic");
+	attach(if_sink, bpf_program__fd(trf->progs.kr_sink), "the sink");
+
+	ifmac("xf_out", out_mac);
+	ifmac("xf_sink", sink_mac);
+	bare = kr_bare_fwd_bpf__open();
+	if (!bare)
+		die("couldn't open kr_bare_fwd");
+	bare->rodata->bare_ifindex = if_out;
+	memcpy((void *)bare->rodata->bare_dmac, sink_mac, 6);
+	memcpy((void *)bare->rodata->bare_smac, out_mac, 6);
+	if (kr_bare_fwd_bpf__load(bare))
+		die("couldn't load kr_bare_fwd");
+	attach(if_brtr, bpf_program__fd(bare->progs.kr_bare_fwd), "the bare forwarder");
+
+	kr = keyrouter_bpf__open();
+	if (!kr)
+		die("couldn't open keyrouter.bpf.o");
+	bpf_map__set_max_entries(kr->maps.kr_backends, 4096);
+	bpf_map__set_max_entries(kr->maps.kr_backend_stats, 4096);
+	if (keyrouter_bpf__load(kr))
+		die("couldn't load keyrouter.bpf.o");
+	attach(if_krtr, bpf_program__fd(kr->progs.kr_xdp), "keyrouter");
+}
+
+/* 2048 backends (ids 1..n), all behind xf_out; services: port 9000 -> ring 0 (pm 160),
+ * port 9001 -> ring 1 (pm 1600); both rings published in slot 0. */
+static void configure(const char *path)
+{
+	static const uint32_t pm[2] = { 160, 1600 };
+	struct kr_backend_spec *spec = NULL;
+	struct kr_err err = { "" };
+	uint32_t n = 0, *ids;
+	struct kr_device dev = { 0 };
+	uint8_t sink_mac[6];
+
+	if (kr_backends_load(path, &spec, &n, &err))
+		die("%s", err.msg);
+	if (n + 1 > 4096)
+		die("%s: %u backends, this benchmark sizes its maps for 4095", path, n);
+	ifmac("xf_sink", sink_mac);
+	ifmac("xf_out", dev.mac);
+	if (bpf_map_update_elem(bpf_map__fd(kr->maps.kr_devices), &if_out, &dev, BPF_ANY))
+		die("kr_devices: %s", strerror(errno));
+	ids = calloc(n, sizeof(*ids));
+	if (!ids)
+		die("out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		struct kr_backend b = { .family = 4, .state = KR_BACKEND_UP, .ifindex = if_out };
+		uint32_t id = i + 1;
+
+		memcpy(b.addr, spec[i].addr.ip, 16);
+		b.family = spec[i].addr.family;
+		b.port = htons(spec[i].addr.port);
+		memcpy(b.mac, sink_mac, 6);
+		ids[i] = id;
+		if (bpf_map_update_elem(bpf_map__fd(kr->maps.kr_backends), &id, &b, BPF_ANY))
+			die("kr_backends: %s", strerror(errno));
+	}
+	{	/* as `keyrouter apply` marks it: no port has an exact-VIP service */
+		static struct kr_service_ports sp;
+		uint32_t zero = 0;
+
+		memset(sp.no_exact, 0xff, sizeof(sp.no_exact));
+		if (bpf_map_update_elem(bpf_map__fd(kr->maps.kr_service_ports), &zero, &sp, BPF_ANY))
+			die("kr_service_ports: %s", strerror(errno));
+	}
+	for (uint32_t r = 0; r < 2; r++) {
+		struct kr_service_key k = { .proto = 17, .port = htons(9000 + r) };
+		struct kr_service s = { .ring_id = r, .key_type = KR_KEY_PAYLOAD,
+					.fwd_mode = KR_FWD_L2 };
+		struct kr_image img = { 0 };
+		struct kr_ring *ring = NULL;
+		uint64_t ctl = 0;
+
+		if (kr_ring_build(&ring, spec, n, KR_RING_V2, pm[r], &err) ||
+		    kr_image_encode(&img, ring, ids, &err) ||
+		    kr_publish(bpf_map__fd(kr->maps.kr_rings), r, 0, img.buf, img.hdr->nchunks,
+			       &err))
+			die("ring pm %u: %s", pm[r], err.msg);
+		npoints[r] = ring->npoints;
+		kr_image_free(&img);
+		kr_ring_free(ring);
+		if (bpf_map_update_elem(bpf_map__fd(kr->maps.kr_ring_ctl), &r, &ctl, BPF_ANY) ||
+		    bpf_map_update_elem(bpf_map__fd(kr->maps.kr_services), &k, &s, BPF_ANY))
+			die("service %u: %s", r, strerror(errno));
+	}
+	free(ids);
+	free(spec);
+}
+
+static void build_packets(void)
+{
+	static const uint8_t pl[16] = "....xdp-forward.";
+
+	for (int r = 0; r < 2; r++) {
+		struct pkt_spec s = PKT_V4("198.51.100.7", 4242, "192.0.2.1", 9000 + r);
+
+		s.payload = pl;
+		s.plen = sizeof(pl);
+		pkt_len[r] = pkt_build(&s, pkt[r]);
+	}
+}
+
+static uint64_t sink_frames(void)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct { uint64_t frames, bytes; } v[ncpu];
+	uint32_t zero = 0;
+	uint64_t sum = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(trf->maps.sink_stats), &zero, v))
+		die("sink_stats: %s", strerror(errno));
+	for (int i = 0; i < ncpu; i++)
+		sum += v[i].frames;
+	return sum;
+}
+
+/* One run of `frames` live frames on path p; returns Mpps delivered to the sink: frames
+ * counted by the sink / the kernel's time of the test run (bpf_test_timer: it leaves out
+ * the time the generator is off the CPU between batches, which on a shared machine is
+ * most of the wall time; the router and the sink run inside it, in the softirqs the
+ * batches raise).  *wall = the same over wall time. */
+static double run(int p, uint32_t frames, int64_t *lost, double *wall)
+{
+	int r = p == P_KR150 ? 1 : 0;
+	struct xdp_md ctx = { .data_end = pkt_len[r],
+			      .ingress_ifindex = p == P_BARE ? if_bgen : if_kgen };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt[r], .data_size_in = pkt_len[r],
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = frames,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = BATCH);
+	uint64_t before = sink_frames(), got;
+	double t0, t1;
+
+	trf->bss->gen_ctr = 0;
+	t0 = now_s();
+	if (bpf_prog_test_run_opts(bpf_program__fd(trf->progs.kr_gen), &o))
+		die("live-frames test run: %s", strerror(errno));
+	t1 = now_s();
+	got = sink_frames() - before;
+	usleep(20000);	/* frames still in a veth ring: counted for the loss check only */
+	*lost = (int64_t)frames - (int64_t)(sink_frames() - before);
+	*wall = got / (t1 - t0) / 1e6;
+	if (o.duration == 0)
+		die("the kernel reported no duration");
+	return got / ((double)o.duration * frames) * 1e3;
+}
+
+int main(void)
+{
+	const char *fenv = getenv("KR_XDPFWD_FRAMES"), *renv = getenv("KR_XDPFWD_ROUNDS");
+	const char *path = getenv("KR_XDPFWD_BACKENDS");
+	uint32_t frames = fenv ? strtoul(fenv, NULL, 0) : 3000000;
+	int rounds = renv ? atoi(renv) : 3;
+	double best[NP] = { 0 }, all[NP][16], wall[NP][16];
+	int64_t lost_total[NP] = { 0 };
+
+	if (!path)
+		path = "tests/data/bench2048.backends.txt";
+	if (rounds < 1)
+		rounds = 1;
+	if (rounds > 16)
+		rounds = 16;
+	if (frames < 1000)
+		frames = 1000;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	topology();
+	load_programs();
+	configure(path);
+	build_packets();
+	printf("real forwarding: live frames (BPF_PROG_TEST_RUN + BPF_F_TEST_XDP_LIVE_FRAMES, "
+	       "XDP_TX) -> veth -> router, native XDP -> redirect -> veth -> sink (counts, "
+	       "drops); %u frames per run, each with a new key; best of %d interleaved rounds\n",
+	       frames, rounds);
+	printf("rings: %u points (2048 backends, v2 pm 160), %u points (pm 1600)\n", npoints[0],
+	       npoints[1]);
+	loadavg("before");
+	for (int i = 0; i < rounds; i++)
+		for (int p = 0; p < NP; p++) {
+			int64_t lost;
+
+			all[p][i] = run(p, frames, &lost, &wall[p][i]);
+			lost_total[p] += lost;
+			if (all[p][i] > best[p])
+				best[p] = all[p][i];
+		}
+	for (int p = 0; p < NP; p++) {
+		printf("  %-26s %6.2f Mpps   (rounds:", pname[p], best[p]);
+		for (int i = 0; i < rounds; i++)
+			printf(" %.2f", all[p][i]);
+		printf("; wall clock:");
+		for (int i = 0; i < rounds; i++)
+			printf(" %.2f", wall[p][i]);
+		printf(")%s\n", lost_total[p] ? "" : "  all frames delivered");
+		if (lost_total[p])
+			printf("  WARNING: %s: %lld frames more sent than counted by the sink\n",
+			       pname[p], (long long)lost_total[p]);
+	}
+	printf("  keyrouter / bare: %.2f at %u points (target >= 0.8), %.2f at %u points "
+	       "(target >= 0.7)\n", best[P_KR15] / best[P_BARE], npoints[0],
+	       best[P_KR150] / best[P_BARE], npoints[1]);
+	loadavg("after");
+	printf("xdp_forward: keyrouter %.2f Mpps, bare %.2f Mpps, ratio %.2f at 1.5M points\n",
+	       best[P_KR15], best[P_BARE], best[P_KR15] / best[P_BARE]);
+	return 0;
+}

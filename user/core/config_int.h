@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Inside the configuration loader (not for other users): the parse context -- the JSON
+ * path of the value being checked, the collected errors and warnings -- shared by
+ *   config.c         the schema walk: rings, backends, services, the top level
+ *   config_pos.c     comments, the JSON path, line:column positions, the messages
+ *   config_secret.c  the keyed-hash secret file
+ *   config_dump.c    the normalized configuration as JSON
+ */
+#ifndef KR_CONFIG_INT_H
+#define KR_CONFIG_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "config.h"
+
+#define CFG_MAX_DEPTH 12
+
+struct seg {
+	const char *key;	/* object member, or NULL: array index */
+	size_t idx;
+};
+
+struct cfg_msg {
+	unsigned line, col, seq;	/* line 0: no position (sorted first) */
+	char *text;
+};
+
+struct ctx {
+	const char *file;
+	const char *text;	/* comment-stripped JSON, for positions */
+	size_t len;
+	struct seg path[CFG_MAX_DEPTH];
+	int depth;
+	struct cfg_msg *msgs;	/* the errors, sorted by position at the end */
+	unsigned nmsgs, nerr;
+	struct cfg_msg *wmsgs;	/* the warnings */
+	unsigned nwmsgs;
+	struct kr_config *cfg;
+};
+
+/* The path: push a member name or an array index while descending, pop after. */
+void cfg_push_key(struct ctx *c, const char *key);
+void cfg_push_idx(struct ctx *c, size_t idx);
+void cfg_pop(struct ctx *c);
+/* "rings[1].backends[3].address" */
+void cfg_path_str(const struct ctx *c, char *buf, size_t n);
+/* line:column of the value at the path (at_name: of its member name); false if unknown. */
+bool cfg_locate(const struct ctx *c, bool at_name, unsigned *line, unsigned *col);
+
+/* Messages "FILE:LINE:COL: PATH: message", sorted by position when joined. */
+void cfg_add_msg(struct ctx *c, unsigned line, unsigned col, const char *text);
+/* All messages in file order, one per line; frees them.  malloc'd. */
+char *cfg_msgs_join(struct ctx *c);
+/* An error about the value at the current path. */
+void cfg_err(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An error about the member name at the current path (points at the name). */
+void cfg_nerr(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An error about member KEY of the object at the current path. */
+void cfg_kerr(struct ctx *c, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A warning about member KEY: does not fail the load (cfg->warnings). */
+void cfg_kwarn(struct ctx *c, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* "hash": {"secret_file": ...}: reads the secret into c->cfg->hash.secret (config_secret.c). */
+void cfg_load_secret(struct ctx *c, const char *given);
+
+#endif

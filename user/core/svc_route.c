@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The data path's route of a service's key, in userspace (svc_route.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "svc_route.h"
+
+int kr_unit_ring_build(const struct kr_ops_unit *u, struct kr_ring **out, struct kr_err *err)
+{
+	struct kr_backend_spec *spec = calloc(u->n ? u->n : 1, sizeof(*spec));
+	int rc;
+
+	if (!spec)
+		return kr_errf(err, "out of memory");
+	for (uint32_t i = 0; i < u->n; i++) {
+		spec[i].addr = u->ring->backends[u->idx[i]].addr;
+		spec[i].weight = u->ring->backends[u->idx[i]].weight;
+	}
+	rc = kr_ring_build(out, spec, u->n, u->ring->format == 1 ? KR_RING_V1 : KR_RING_V2,
+			   u->ring->format == 1 ? 0 : u->ring->point_multiple, err);
+	free(spec);
+	if (rc)
+		kr_err_prefix(err, "ring '%s'", u->name);
+	return rc;
+}
+
+int kr_svc_route_init(struct kr_svc_route *sr, const struct kr_config *cfg, uint32_t svc,
+		      const uint8_t *states, struct kr_err *err)
+{
+	struct kr_ops_units us;
+	const struct kr_ops_unit *u;
+	uint32_t nb;
+	int rc = -1;
+
+	memset(sr, 0, sizeof(*sr));
+	sr->cfg = cfg;
+	sr->svc = &cfg->services[svc];
+	sr->cring = &cfg->rings[sr->svc->ring];
+	if (kr_ops_units_plan(cfg, &us, true)) {
+		kr_ops_units_free(&us);
+		return kr_errf(err, "%s: service '%s': couldn't plan its ring", cfg->file,
+			       sr->svc->name);
+	}
+	u = &us.u[us.svc_unit[svc]];
+	snprintf(sr->unit, sizeof(sr->unit), "%s", u->name);
+	sr->shared_subset = us.svc_subset[svc] != 0;
+	sr->dedicated = !sr->shared_subset && u->subset_mask;
+	if (kr_unit_ring_build(u, &sr->ring, err) ||
+	    kr_image_encode(&sr->img, sr->ring, NULL, err))
+		goto out;
+	nb = sr->ring->nbackends;
+	sr->cfg_index = calloc(nb ? nb : 1, sizeof(*sr->cfg_index));
+	sr->eligible = calloc(nb ? nb : 1, 1);
+	sr->state = calloc(sr->cring->nbackends ? sr->cring->nbackends : 1, 1);
+	if (!sr->cfg_index || !sr->eligible || !sr->state) {
+		kr_errf(err, "out of memory");
+		goto out;
+	}
+	for (uint32_t b = 0; b < sr->cring->nbackends; b++)
+		sr->state[b] = states ? states[b] : sr->cring->backends[b].state;
+	for (uint32_t i = 0; i < nb; i++) {
+		uint32_t ci = u->idx[i];
+
+		sr->cfg_index[i] = ci;
+		sr->eligible[i] = sr->state[ci] == KR_BACKEND_UP &&
+				  kr_cfg_in_subset(sr->svc, &sr->cring->backends[ci]);
+	}
+	rc = 0;
+out:
+	kr_ops_units_free(&us);
+	if (rc)
+		kr_svc_route_free(sr);
+	return rc;
+}
+
+/* bpf/kr_ring.h kr_ring_any_up(): an eligible backend among the table's first entries. */
+static bool any_up(const struct kr_svc_route *sr)
+{
+	for (uint32_t b = 0; b < KR_ANY_UP_SCAN; b++) {
+		if (b >= sr->ring->nbackends)
+			return false;
+		if (sr->eligible[b])
+			return true;
+	}
+	return true;
+}
+
+int kr_svc_route_hash(const struct kr_svc_route *sr, uint32_t h, struct kr_svc_result *res)
+{
+	uint32_t n = sr->img.hdr->npoints, idx, ph, b, last, limit;
+
+	memset(res, 0, sizeof(*res));
+	if (kr_image_lookup(&sr->img, h, &idx) || kr_image_point(&sr->img, idx, &ph, &b))
+		return -1;
+	res->point = res->image_index = idx;
+	res->ring_index = kr_image_ring_index(&sr->img, idx);
+	res->point_backend = res->backend = sr->cfg_index[b];
+	if (sr->eligible[b])
+		return 0;	/* KR_ROUTE_OK, no walk */
+	res->skipped_down += sr->state[sr->cfg_index[b]] != KR_BACKEND_UP;
+	res->skipped_subset += sr->state[sr->cfg_index[b]] == KR_BACKEND_UP;
+	last = b;
+	limit = n - 1 < KR_MAX_WALK ? n - 1 : KR_MAX_WALK;
+	for (uint32_t i = 1; i <= limit; i++) {
+		idx = idx + 1 < n ? idx + 1 : 0;
+		if (kr_image_point(&sr->img, idx, &ph, &b))
+			return -1;
+		if (b == last)
+			continue;
+		last = b;
+		if (sr->eligible[b]) {
+			res->image_index = idx;
+			res->backend = sr->cfg_index[b];
+			res->walk = i;
+			return 0;
+		}
+		res->skipped_down += sr->state[sr->cfg_index[b]] != KR_BACKEND_UP;
+		res->skipped_subset += sr->state[sr->cfg_index[b]] == KR_BACKEND_UP;
+	}
+	res->walk = limit;
+	res->reason = limit == n - 1 || !any_up(sr) ? KR_ROUTE_ALL_DOWN : KR_ROUTE_WALK_LIMIT;
+	return 0;
+}
+
+int kr_svc_route_walk3(const struct kr_svc_route *sr, uint32_t ii, uint32_t out[3])
+{
+	uint32_t hh, b;
+
+	for (int k = 0; k < 3; k++) {
+		ii = kr_image_next_ring_point(&sr->img, ii);
+		if (kr_image_point(&sr->img, ii, &hh, &b))
+			return -1;
+		out[k] = sr->cfg_index[b];
+	}
+	return 0;
+}
+
+void kr_svc_route_free(struct kr_svc_route *sr)
+{
+	kr_image_free(&sr->img);
+	kr_ring_free(sr->ring);
+	free(sr->cfg_index);
+	free(sr->eligible);
+	free(sr->state);
+	memset(sr, 0, sizeof(*sr));
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Attachment checks, programs in this network namespace, other namespaces (ops_find.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "ops_find.h"
+
+/* Is program id on the XDP hook of ifindex (alone or as a dispatcher component)?  Also
+ * reports (when name) whether a program named name is there, into *found_id. */
+static bool xdp_has(__u32 ifindex, __u32 id, const char *name, __u32 *found_id)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *p;
+	bool has = false;
+
+	if (libxdp_get_error(mp))
+		return false;
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		if (p && id && xdp_program__id(p) == id)
+			has = true;
+		if (p && name && !strcmp(xdp_program__name(p), name)) {
+			*found_id = xdp_program__id(p);
+			has = true;
+		}
+	} else {
+		for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp)) {
+			if (id && xdp_program__id(p) == id)
+				has = true;
+			if (name && !strcmp(xdp_program__name(p), name)) {
+				*found_id = xdp_program__id(p);
+				has = true;
+			}
+		}
+	}
+	xdp_multiprog__close(mp);
+	return has;
+}
+
+static bool tc_has(const struct kr_ops_meta *meta)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = meta->ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = meta->tc_handle, .priority = meta->tc_priority);
+
+	return !bpf_tc_query(&hook, &opts) && opts.prog_id == meta->prog_id;
+}
+
+enum kr_ops_attach_state kr_ops_attach_state(const struct kr_ops_meta *meta)
+{
+	char name[IF_NAMESIZE];
+
+	if (meta->netns_ino && meta->netns_ino != kr_ops_netns_ino())
+		return KR_OTHER_NETNS;
+	if (!if_indextoname(meta->ifindex, name) || strncmp(name, meta->ifname, sizeof(meta->ifname)))
+		return KR_IFACE_GONE;
+	if (meta->mode == KR_OPS_MODE_TC)
+		return tc_has(meta) ? KR_ATTACHED : KR_NOT_ATTACHED;
+	return xdp_has(meta->ifindex, meta->prog_id, NULL, NULL) ? KR_ATTACHED : KR_NOT_ATTACHED;
+}
+
+const char *kr_ops_attach_state_name(enum kr_ops_attach_state s)
+{
+	switch (s) {
+	case KR_ATTACHED: return "attached";
+	case KR_NOT_ATTACHED: return "not attached any more (detached by something else)";
+	case KR_IFACE_GONE: return "interface gone (removed; its program went with it)";
+	default: return "in another network namespace (not checked from here)";
+	}
+}
+
+int kr_ops_find_attached(struct kr_ops_found *f, int max)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	int n = 0;
+
+	if (!ifs)
+		return 0;
+	for (i = ifs; i->if_index; i++) {
+		__u32 id = 0;
+
+		if (!xdp_has(i->if_index, 0, "kr_xdp", &id))
+			continue;
+		if (n < max) {
+			snprintf(f[n].ifname, sizeof(f[n].ifname), "%s", i->if_name);
+			f[n].ifindex = i->if_index;
+			f[n].prog_id = id;
+		}
+		n++;
+	}
+	if_freenameindex(ifs);
+	return n;
+}
+
+static __u32 ino_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : (__u32)st.st_ino;
+}
+
+void kr_ops_netns_hint(__u32 ino, char *buf, size_t len)
+{
+	char path[300];
+	struct dirent *e;
+	DIR *d;
+
+	buf[0] = 0;
+	if (!ino)
+		return;
+	d = opendir("/run/netns");
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/run/netns/%s", e->d_name);
+		if (ino_of(path) == ino) {
+			snprintf(buf, len, "nsenter --net=%s", path);
+			closedir(d);
+			return;
+		}
+	}
+	if (d)
+		closedir(d);
+	d = opendir("/proc");
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/ns/net", e->d_name);
+		if (ino_of(path) == ino) {
+			snprintf(buf, len, "nsenter --net=%s", path);
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+int kr_ops_meta_read(const char *name, struct kr_ops_meta *meta)
+{
+	char path[1024];
+	__u32 key = 0;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s/%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT, name,
+		 KR_OPS_MAP_META);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(fd, &key, meta))
+		err = -errno;
+	else if (meta->magic != KR_OPS_META_MAGIC)
+		err = -ENOENT;
+	close(fd);
+	return err;
+}
+
+int kr_ops_instances_describe(char *buf, size_t len)
+{
+	char root[256];
+	size_t used = 0;
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	buf[0] = 0;
+	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
+	d = opendir(root);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		struct kr_ops_meta meta = {};
+		int w;
+
+		if (e->d_name[0] == '.')
+			continue;
+		kr_ops_meta_read(e->d_name, &meta);
+		if (meta.magic != KR_OPS_META_MAGIC)
+			w = snprintf(buf + used, len - used, "%s'%s' (maps only)", n ? ", " : "",
+				     e->d_name);
+		else
+			w = snprintf(buf + used, len - used, "%s'%s' (%s%s)", n ? ", " : "",
+				     e->d_name, meta.ifname,
+				     meta.netns_ino && meta.netns_ino != kr_ops_netns_ino() ?
+				     ", another network namespace" : "");
+		if (w > 0 && used + (size_t)w < len)
+			used += (size_t)w;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
