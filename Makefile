@@ -11,6 +11,7 @@
 #   make OUT=build/asan SAN=1 san-tests   unit tests under ASan+UBSan (tests/bats/sanitizers.bats)
 #   make OUT=build/fuzz FUZZ=1 fuzz-bins  libFuzzer harnesses tests/fuzz/*.c (clang)
 #   make fuzz DURATION=600                run every fuzzer longer (scripts/fuzz.sh)
+#   make mutate     deliberate bugs, one at a time in a scratch copy: does the suite kill each?
 #
 # Layers (docs/design.md), each its own archive; a layer's include path holds only its own
 # headers and those of the layers below, so including a header from above fails to build:
@@ -105,7 +106,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all deps test bench demo install clean vmlinux fuzz san-tests fuzz-bins man deb
+.PHONY: all deps test bench demo install clean vmlinux fuzz san-tests fuzz-bins man deb mutate
 
 all: $(TOOL) $(BPF_OBJ) $(PROG_OBJS) $(UNIT_BINS) $(BPFT_BINS) $(BENCH_BINS)
 
@@ -222,6 +223,9 @@ demo: deps all
 
 fuzz: deps all
 	$(Q)scripts/fuzz.sh $(DURATION)
+
+mutate: deps all
+	$(Q)scripts/mutate.sh $(MUTATIONS)
 
 install: $(TOOL) $(BPF_OBJ)
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib/keyrouter

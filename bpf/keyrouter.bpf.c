@@ -177,9 +177,25 @@ static __always_inline int kr_policy(struct kr_state *st, __u8 policy, __u64 *dr
 	return kr_pass(st);
 }
 
+/* Bytes the parser can read at most (headers up to KR_MAX_HDR_OFF, then an IPv6 header). */
+#define KR_TC_PULL_MAX	(KR_MAX_HDR_OFF + KR_IPV6_HLEN)
+
 static __always_inline int kr_stage_parse(void *ctx, const bool xdp, struct kr_state *st)
 {
 	int rc = xdp ? kr_parse_xdp(ctx, &st->pkt) : kr_parse_tc(ctx, &st->pkt);
+
+	if (!xdp && rc == KR_PARSE_ERROR) {
+		struct __sk_buff *skb = ctx;
+
+		/* Headers beyond the first pull (deep IPv6 extension headers in a non-linear
+		 * skb): pull everything the parser can read and parse again, so TC sees what
+		 * XDP sees.  Only on this error path: the common case pulls 256 bytes. */
+		if (skb->data_end - skb->data < skb->len &&
+		    !bpf_skb_pull_data(skb, skb->len < KR_TC_PULL_MAX ? skb->len : KR_TC_PULL_MAX)) {
+			__builtin_memset(&st->pkt, 0, sizeof(st->pkt));
+			rc = kr_parse_tc(ctx, &st->pkt);
+		}
+	}
 
 	switch (rc) {
 	case KR_PARSE_OK:

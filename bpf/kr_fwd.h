@@ -173,6 +173,47 @@ static __always_inline void kr_put_ipv6(__u8 *ip, const struct bpf_fib_lookup *f
 	}
 }
 
+#define KR_BE16_CONST(x)	((__u32)__builtin_bswap16(x))	/* skb->protocol: network order */
+
+/* skb->protocol, read as one context load (the barrier keeps the compiler from turning
+ * the field's offset into a pointer the verifier refuses). */
+static __always_inline __u32 kr_skb_protocol(struct __sk_buff *skb)
+{
+	__u32 p = skb->protocol;
+
+	asm volatile("" : "+r"(p));
+	return p;
+}
+
+/*
+ * TC: the room for the outer header, right after the Ethernet header.  Every VLAN tag goes
+ * first: one the device moved into skb metadata would be put back on the encapsulated
+ * frame, and tags left in the frame (the inner one of 802.1ad) sit where the outer header
+ * goes; after the pops the IP packet follows the Ethernet header and skb->protocol names
+ * its family.  Then bpf_skb_adjust_room() inserts the room and, with the ENCAP_L3 flag of
+ * the outer family, also sets skb->protocol to it (IPv4 in IPv6, IPv6 in IPv4), so the
+ * egress device (qdiscs, offloads, tc filters) sees the frame's real protocol.
+ */
+static __always_inline int kr_tc_encap_room(struct __sk_buff *skb, __u32 outer, __u8 family)
+{
+	__u32 proto = kr_skb_protocol(skb);
+	int i;
+
+	for (i = 0; i <= KR_MAX_VLANS; i++) {
+		if (!skb->vlan_present && proto != KR_BE16_CONST(KR_ETH_P_8021Q) &&
+		    proto != KR_BE16_CONST(KR_ETH_P_8021AD))
+			break;
+		if (bpf_skb_vlan_pop(skb))
+			return -1;
+		proto = kr_skb_protocol(skb);
+	}
+	if (proto != KR_BE16_CONST(KR_ETH_P_IP) && proto != KR_BE16_CONST(KR_ETH_P_IPV6))
+		return -1;
+	return bpf_skb_adjust_room(skb, outer, BPF_ADJ_ROOM_MAC,
+				   family == 6 ? BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 :
+						 BPF_F_ADJ_ROOM_ENCAP_L3_IPV4) ? -1 : 0;
+}
+
 /* ipip: [Ethernet][outer IPv4/IPv6][the inner IP packet, VLAN tags removed]. */
 static __always_inline int kr_fwd_ipip(void *ctx, const bool xdp, __u32 ingress,
 				       const struct kr_pkt *pkt, const struct kr_service *svc,
@@ -193,15 +234,8 @@ static __always_inline int kr_fwd_ipip(void *ctx, const bool xdp, __u32 ingress,
 	if (xdp) {
 		if (bpf_xdp_adjust_head(ctx, -delta))
 			return KR_ACT_FAIL;
-	} else {
-		/* A VLAN tag the device took out of the frame (skb metadata) would be put back
-		 * on the encapsulated frame: drop it too (only when no tag is left in the
-		 * frame, so the pop cannot move one and shift the headers we parsed). */
-		if (((struct __sk_buff *)ctx)->vlan_present && pkt->nvlan == 0 &&
-		    bpf_skb_vlan_pop(ctx))
-			return KR_ACT_FAIL;
-		if (bpf_skb_change_head(ctx, delta, 0))
-			return KR_ACT_FAIL;
+	} else if (kr_tc_encap_room(ctx, outer, be->family)) {
+		return KR_ACT_FAIL;
 	}
 	kr_frame(ctx, xdp, &data, &end);
 	if (data + KR_ETH_HLEN + KR_IPV6_HLEN > end)

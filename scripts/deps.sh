@@ -16,6 +16,8 @@ pkgs=(
 	ethtool openssl python3
 	# packaging (make deb, tests/bats/deb.bats), man pages, units, metrics tests
 	debhelper dpkg-dev lintian go-md2man man-db systemd bash-completion strace psmisc curl
+	# independent packet dissector of the oracle test (tests/oracle)
+	python3-scapy
 	# sanitizers, fuzzing, leak checks
 	libclang-rt-14-dev valgrind
 )

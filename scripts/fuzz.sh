@@ -3,7 +3,8 @@
 # for DURATION seconds each (default 60), starting from the seeds in
 # tests/fuzz/corpus/<harness>/ plus what earlier runs found ($OUT/libfuzzer/corpus/), then
 # the differential packet fuzzer (BPF_PROG_TEST_RUN vs the userspace reference) for
-# DURATION seconds when it is built.  Prints one line per fuzzer (executions, corpus,
+# DURATION seconds when it is built, and the independent packet oracle (test_oracle) for
+# about DURATION seconds of frames.  Prints one line per fuzzer (executions, corpus,
 # findings) and exits 1 if anything was found.  Findings are saved as
 # $OUT/libfuzzer/findings/<harness>-crash-*: fix the bug, then copy the input into
 # tests/fuzz/corpus/<harness>/ as a regression seed.
@@ -44,6 +45,18 @@ if [ -x "$OUT/tests/test_packet_fuzz" ] && { [ -z "${FUZZERS:-}" ] || [[ " $FUZZ
 		grep -E '^# (packets|summary)' "$F/packet.log"
 	else
 		grep -E '^not ok|^# ' "$F/packet.log" | head -20
+		total_find=$((total_find + 1))
+	fi
+fi
+# The independent oracle (tests/bpf/test_oracle.c + tests/oracle/kr_oracle.py): about
+# DURATION seconds of frames (~15k/s) from a fresh seed.
+if [ -x "$OUT/tests/test_oracle" ] && { [ -z "${FUZZERS:-}" ] || [[ " $FUZZERS " == *" oracle "* ]]; }; then
+	seed=${KR_ORACLE_SEED:-$(date +%s)}
+	if KR_ORACLE_N=$((dur * 15000)) KR_ORACLE_SEED=$seed "$OUT/tests/test_oracle" > "$F/oracle.log" 2>&1; then
+		echo "oracle (seed $seed): $(grep -E '^ok .* frames through XDP and TC' "$F/oracle.log" | sed 's/^ok [0-9]* - //')"
+	else
+		echo "oracle (seed $seed, KR_ORACLE_SEED=$seed to repeat):"
+		grep -E '^not ok|^# frame' "$F/oracle.log" | head -20
 		total_find=$((total_find + 1))
 	fi
 fi

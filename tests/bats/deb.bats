@@ -66,14 +66,14 @@ setup() {
 }
 
 @test "deb: built with dpkg-buildpackage; lintian reports no errors" {
-	run cat "$BATS_FILE_TMPDIR/deb.log"
+	run -0 cat "$BATS_FILE_TMPDIR/deb.log"
 	echo "$output"
 	assert_output --partial "deb: "
 	assert_line --regexp '^lintian: 0 errors, [0-9]+ warnings, [0-9]+ info$'
 }
 
 @test "deb: installs the tool, only the production BPF object, units, man pages, completion, example" {
-	run dpkg -L keyrouter
+	run -0 dpkg -L keyrouter
 	echo "$output"
 	assert_line /usr/sbin/keyrouter
 	assert_line /usr/lib/keyrouter/keyrouter.bpf.o
@@ -199,7 +199,8 @@ setup() {
 	run -0 unit ExecStop
 	echo "$output"
 	[ ! -e "/sys/fs/bpf/keyrouter/$IF" ]
-	! ip -n "$ns" link show "$IF" | grep -q xdp
+	run -0 ip -n "$ns" link show "$IF"
+	refute_output --partial xdp
 	rm -f /etc/keyrouter/"$IF".json /etc/keyrouter/"$IF".env
 	ip netns del "$ns"
 }
@@ -257,7 +258,8 @@ setup() {
 @test "deb: dpkg --purge removes every file of the package" {
 	dpkg -L keyrouter | grep -v '^/\.$' >"$T/files"
 	dpkg_retry --purge keyrouter
-	! dpkg-query -W -f='${Status}' keyrouter 2>/dev/null | grep -q 'ok installed'
+	run dpkg-query -W -f='${Status}' keyrouter
+	[ "$status" != 0 ] || refute_output --partial 'ok installed'
 	left=$(while read -r f; do if [ -f "$f" ]; then echo "$f"; fi; done <"$T/files")
 	[ -z "$left" ] || { echo "left behind: $left"; false; }
 	[ ! -e /usr/sbin/keyrouter ] && [ ! -e /usr/lib/keyrouter ]

@@ -157,7 +157,8 @@ agree() { awk 'NR == FNR { p[$1] = $2; next } ($1 in p) && p[$1] == $2 { n++ } E
 	echo "# before: router A routed $((a1 - a0)), router B $((b1 - b0)); answered $(wc -l <"$TOPO_DIR/ans1"), agree $agree1" >&3
 	[ "$agree1" = $N ]
 	# both routers carried queries, and between them every one
-	[ $((a1 - a0)) -gt 0 ] && [ $((b1 - b0)) -gt 0 ]
+	[ $((a1 - a0)) -gt 0 ]
+	[ $((b1 - b0)) -gt 0 ]
 	[ $((a1 - a0 + b1 - b0)) = $N ]
 
 	# the same step on both, one after the other
@@ -184,7 +185,8 @@ agree() { awk 'NR == FNR { p[$1] = $2; next } ($1 in p) && p[$1] == $2 { n++ } E
 	a1=$(routed kr_a) b1=$(routed kr_b)
 	agree2=$(agree "$TOPO_DIR/pred.half" "$TOPO_DIR/ans2")
 	echo "# after: router A routed $((a1 - a0)), router B $((b1 - b0)); answered $(wc -l <"$TOPO_DIR/ans2"), agree $agree2" >&3
-	[ $((a1 - a0)) -gt 0 ] && [ $((b1 - b0)) -gt 0 ]
+	[ $((a1 - a0)) -gt 0 ]
+	[ $((b1 - b0)) -gt 0 ]
 	echo "# ecmp: routers 2 names $N agree $agree1; after migrate $N agree $agree2" >&3
 	[ "$agree2" = $N ]
 }

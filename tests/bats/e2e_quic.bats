@@ -15,6 +15,7 @@
 # checks exactly that: a connection completes if and only if lookup(initial DCID) ==
 # lookup(server CID), and then it is served by that backend.
 
+bats_require_minimum_version 1.5.0
 load ../lib/e2e_common
 
 setup_file() {
@@ -60,7 +61,7 @@ quic_tuple() { # VIP SERVICE CONNECTIONS CLIENT_ADDR FORMAT
 	[ "$status" -eq 0 ]
 	E2E_QUIC_ID_ONLY=1 e2e_quic_many "$TOPO_VIP4" 12 >"$TOPO_DIR/qc.out"
 	# every connection got the server's first packet (the first Initial goes to lookup(DCID))
-	! grep -q ' -$' "$TOPO_DIR/qc.out"
+	run -1 grep -q ' -$' "$TOPO_DIR/qc.out"
 	awk '{ print $4 }' "$TOPO_DIR/qc.out" >"$TOPO_DIR/qc.dcid"
 	awk '{ print $5 }' "$TOPO_DIR/qc.out" >"$TOPO_DIR/qc.scid"
 	e2e_predict "$TOPO_DIR/cid.json" quic4 "$TOPO_DIR/qc.dcid" >"$TOPO_DIR/qc.pd"

@@ -5,6 +5,7 @@
 # keyrouter.  Real unbound, memcached and gtlsserver on every backend, real dig/kdig,
 # dnsperf and gtlsclient on the client.
 
+bats_require_minimum_version 1.5.0
 load ../lib/e2e_common
 
 setup_file() {
@@ -47,7 +48,7 @@ setup() {
 		run topo_exec "$TOPO_C" python3 "$E2E_LIB/mc.py" udp $TOPO_VIP4 $TOPO_MC_PORT set "k$i" 50
 		echo "$output"
 		[ "$status" -eq 0 ]
-		run topo_exec "$TOPO_C" python3 "$E2E_LIB/mc.py" locate $TOPO_MC_PORT "k$i" 50 "${TOPO_B4[@]}"
+		run -0 topo_exec "$TOPO_C" python3 "$E2E_LIB/mc.py" locate $TOPO_MC_PORT "k$i" 50 "${TOPO_B4[@]}"
 		awk '{ print "on b" $2 }' <<<"$output" | sort | uniq -c
 		[ "$(grep -c " $i\$" <<<"$output")" = 50 ]
 		[ "$(wc -l <<<"$output")" = 50 ]
@@ -60,10 +61,10 @@ setup() {
 
 @test "topo: QUIC handshakes and file transfers from the VIP (IPv4 and IPv6)" {
 	topo_vip_route backend 2
-	run e2e_quic_many "$TOPO_VIP4" 1
+	run -0 e2e_quic_many "$TOPO_VIP4" 1
 	echo "$output"
 	[[ "$output" == "b2 "*" BLOB_OK "* ]]
-	run e2e_quic_many "$TOPO_VIP6" 1
+	run -0 e2e_quic_many "$TOPO_VIP6" 1
 	echo "$output"
 	[[ "$output" == "b2 "*" BLOB_OK "* ]]
 }
@@ -88,7 +89,7 @@ setup() {
 	topo_exec "$TOPO_R" python3 "$E2E_LIB/ipip.py" send "${send[@]}"
 	wait $rpid || true
 	cat "$TOPO_DIR/ipip.out"
-	run cat "$TOPO_DIR/ipip.out"
+	run -0 cat "$TOPO_DIR/ipip.out"
 	[ "$output" = "$(printf '%s\n' ready "${expect[@]}")" ]
 }
 
@@ -126,7 +127,7 @@ setup() {
 	pids=$(for ns in "${TOPO_B[@]}"; do ip netns pids "$ns"; done)
 	[ -n "$pids" ]
 	topo_teardown
-	run ip netns list
+	run -0 ip netns list
 	[[ "$output" != *"$prefix"* ]]
 	for p in $pids; do [ ! -d "/proc/$p" ] || { echo "pid $p survived"; return 1; }; done
 	[ ! -e "$dir" ]

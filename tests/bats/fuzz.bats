@@ -65,3 +65,7 @@ fuzz() {
 @test "fuzz: QUIC-LB codec (decode/encode permutation, lengths) and server configuration strings" {
 	fuzz quic_lb 3
 }
+
+@test "fuzz: packet parser and every key extractor (userspace build; window past the load poisoned)" {
+	fuzz packet 4
+}

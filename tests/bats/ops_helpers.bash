@@ -135,9 +135,11 @@ kr_received() { # prefix
 	done | sort
 }
 
-# The config: ring "web" of the backends given by index (default all), format v2.
+# The config: ring "web" of the backends given by index (default all), format v2.  The
+# backends' port in the ring is KR_BE_PORT (default $PORT): it is part of each point's hash,
+# so another port gives another ring of the same backends (packets keep their port).
 kr_config() { # file [pm] [indices...]
-	local f=$1 pm=${2:-160} i first=1
+	local f=$1 pm=${2:-160} i first=1 beport=${KR_BE_PORT:-$PORT}
 	shift 2 2>/dev/null || shift $#
 	local idx=("$@")
 	[ ${#idx[@]} -gt 0 ] || idx=($(seq 1 "$KR_NB"))
@@ -148,7 +150,7 @@ kr_config() { # file [pm] [indices...]
 			[ $first = 1 ] || echo ','
 			first=0
 			printf '      { "address": "%s:%s", "weight": 1, "mac": "%s" }' \
-				"$(kr_bip "$i")" "$PORT" "$(kr_bmac "$i")"
+				"$(kr_bip "$i")" "$beport" "$(kr_bmac "$i")"
 		done
 		echo ' ] } ],'
 		echo '  "services": [ { "name": "web", "vip": "'$VIP'", "port": '$PORT','
@@ -157,14 +159,14 @@ kr_config() { # file [pm] [indices...]
 }
 
 # Expected "key backend-index" of keys PREFIX<first..first+count-1> on a ring of the given
-# backend indices (the engine's userspace lookup).  One process per step: bats' debug trap
-# makes every command of a setup function slow.
+# backend indices (the engine's userspace lookup; ring port KR_BE_PORT as kr_config).  One
+# process per step: bats' debug trap makes every command of a setup function slow.
 kr_expected() { # prefix first count pm indices...
-	local prefix=$1 first=$2 count=$3 pm=$4 i
+	local prefix=$1 first=$2 count=$3 pm=$4 i beport=${KR_BE_PORT:-$PORT}
 	shift 4
 	: > "$KR_TMP/exp.backends"
 	for i in "$@"; do
-		echo "$(kr_bip "$i"):$PORT 1" >> "$KR_TMP/exp.backends"
+		echo "$(kr_bip "$i"):$beport 1" >> "$KR_TMP/exp.backends"
 	done
 	$KR_PY -c 'import sys
 p, f, c = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -396,7 +396,7 @@ prog_of() { ip -n "$1" -d link show v0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\
 	# lookup --live follows the live states; the config-based lookup does not
 	run -0 kn "$N" lookup -c "$T/s.json" --service all --keys-file "$T/keys" --live --instance "$N" --addr
 	live=$output
-	! routed <<<"$live" | grep -qx 10.9.0.1:80
+	[ "$(routed <<<"$live" | grep -cx 10.9.0.1:80)" = 0 ]
 	sed 's/"address": "10.9.0.1:80", "weight": 2, "tags": \["eu", "ssd"\] }/&/; s/\("address": "10.9.0.1:80", "weight": 2, "tags": \["eu", "ssd"\]\)/\1, "state": "down"/' "$T/s.json" > "$T/down1.json"
 	grep -q '"10.9.0.1:80", "weight": 2, "tags": \["eu", "ssd"\], "state": "down"' "$T/down1.json"
 	run -0 $K lookup -c "$T/down1.json" --service all --keys-file "$T/keys" --addr

@@ -65,7 +65,8 @@ route_check() { # prefix pm backend-indices...
 	[ ! -e "/sys/fs/bpf/keyrouter/$P" ]
 	run -1 kr unload r0
 	assert_output --partial "not loaded on 'r0'"
-	! kr_ns r ip link show r0 | grep -q "prog/xdp"
+	run -0 kr_ns r ip link show r0
+	refute_output --partial "prog/xdp"
 	# the kernel frees the maps once nothing holds them (asynchronously)
 	for t in $(seq 1 50); do
 		left=0
@@ -82,7 +83,8 @@ route_check() { # prefix pm backend-indices...
 	kr_ns r ip link show r0 | grep -q "prog/xdp"
 	route_check g 160 1 2 3
 	run -0 kr unload r0
-	! kr_ns r ip link show r0 | grep -q "prog/xdp"
+	run -0 kr_ns r ip link show r0
+	refute_output --partial "prog/xdp"
 
 	run -0 kr load r0 -c "$KR_TMP/abc.json" --mode tc --instance "$P"
 	run -0 kr_ns r tc filter show dev r0 ingress
@@ -123,7 +125,9 @@ route_check() { # prefix pm backend-indices...
 	from3=$(awk '$2 == 3' "$KR_TMP/got.up" | wc -l)
 	stayed=$(join "$KR_TMP/got.up" "$KR_TMP/got.down" | awk '$2 == $3 && $2 != 3' | wc -l)
 	echo "# $moved keys moved (backend 3 had $from3), $stayed stayed" >&3
-	[ "$moved" = "$from3" ] && [ "$moved" -gt 0 ] && [ $((moved + stayed)) = 300 ]
+	[ "$moved" = "$from3" ]
+	[ "$moved" -gt 0 ]
+	[ $((moved + stayed)) = 300 ]
 	run -0 kr stats --json --instance "$P"
 	run -0 kr backend set "$(kr_bip 3)" up --ring web --instance "$P"
 	route_check h 160 1 2 3

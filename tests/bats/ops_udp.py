@@ -7,6 +7,12 @@
 #   ops_udp.py stream IP PORT PREFIX COUNT PPS LOG
 #                                     send PREFIX0..PREFIX<COUNT-1> at PPS packets/s and log
 #                                     "time key" per packet (CLOCK_REALTIME) to LOG
+#   ops_udp.py pace IP PORT PREFIX PPS LOG STOPFILE [MAX]
+#                                     send PREFIX0, PREFIX1, ... at PPS packets/s on average
+#                                     (paced by the clock: packets due are sent, at most 32
+#                                     at once) until STOPFILE exists (or MAX were sent); log
+#                                     "time key" per packet, the time taken just before it
+#                                     is sent; LOG.started appears once the first is out
 import os, socket, sys, time
 
 def recv(port, out, pidfile=None):
@@ -43,6 +49,30 @@ def stream(ip, port, prefix, count, pps, log):
     with open(log, "w") as f:
         f.write("\n".join(out) + "\n")
 
+def pace(ip, port, prefix, pps, log, stopfile, maxn=10000000):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    pps, maxn, out, n = float(pps), int(maxn), [], 0
+    t0 = time.time()
+    started = False
+    while n < maxn:
+        if n % 256 == 0 and os.path.exists(stopfile):
+            break
+        due = int((time.time() - t0) * pps) + 1
+        burst = min(due - n, 32)
+        if burst <= 0:
+            time.sleep(0.0002)
+            continue
+        for _ in range(burst):
+            key = "%s%d" % (prefix, n)
+            out.append("%.6f %s" % (time.time(), key))
+            s.sendto(key.encode(), (ip, int(port)))
+            n += 1
+        if not started:
+            open(log + ".started", "w").close()
+            started = True
+    with open(log, "w") as f:
+        f.write("\n".join(out) + "\n")
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "recv":
@@ -51,5 +81,7 @@ if __name__ == "__main__":
         send(*sys.argv[2:])
     elif cmd == "stream":
         stream(*sys.argv[2:8])
+    elif cmd == "pace":
+        pace(*sys.argv[2:10])
     else:
         sys.exit("usage: ops_udp.py recv PORT OUT | send IP PORT PREFIX FIRST COUNT [PPS]")

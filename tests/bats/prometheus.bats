@@ -124,7 +124,8 @@ grouped() {
 	# the load time to the millisecond, between the clock before and after the load
 	ts=$(value "$T/m0" "keyrouter_loaded_timestamp_seconds{$i}")
 	[[ $ts =~ ^[0-9]{10}\.[0-9]{3}$ ]]
-	[ "${ts%.*}" -ge "$t0" ] && [ "${ts%.*}" -le "$t1" ]
+	[ "${ts%.*}" -ge "$t0" ]
+	[ "${ts%.*}" -le "$t1" ]
 	# the interface name q"\z, escaped as the format wants
 	grep -F "keyrouter_info{$i,interface=\"q\\\"\\\\z\",mode=\"generic\"} 1" "$T/m0"
 
@@ -138,7 +139,10 @@ grouped() {
 	nokey=$(d "keyrouter_dropped_packets_total{$i,reason=\"no_key\"}")
 	unrouted=$(d "keyrouter_unrouted_packets_total{$i,reason=\"no_key\"}")
 	echo "routed +$routed dropped +$dropped (no_key +$nokey, unrouted no_key +$unrouted)"
-	[ "$routed" = 200 ] && [ "$dropped" = 30 ] && [ "$nokey" = 30 ] && [ "$unrouted" = 30 ]
+	[ "$routed" = 200 ]
+	[ "$dropped" = 30 ]
+	[ "$nokey" = 30 ]
+	[ "$unrouted" = 30 ]
 	# per backend: the two backends' packets add up to the routed ones
 	be=$(awk -v i="$i" 'index($0, "keyrouter_backend_packets_total{" i) == 1 { s += $NF } END { print s }' "$T/m1")
 	[ "$be" = 200 ]
@@ -160,10 +164,13 @@ grouped() {
 	u='keyrouter_backend_up{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
 	r='keyrouter_backend_rings{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
 	kr status --prometheus --instance "$N" >"$T/a"
-	[ "$(value "$T/a" "$s")" = 0 ] && [ "$(value "$T/a" "$u")" = 1 ] && [ "$(value "$T/a" "$r")" = 1 ]
+	[ "$(value "$T/a" "$s")" = 0 ]
+	[ "$(value "$T/a" "$u")" = 1 ]
+	[ "$(value "$T/a" "$r")" = 1 ]
 	kr backend set 10.99.0.11:7000 down --instance "$N"
 	kr status --prometheus --instance "$N" >"$T/b"
-	[ "$(value "$T/b" "$s")" = 1 ] && [ "$(value "$T/b" "$u")" = 0 ]
+	[ "$(value "$T/b" "$s")" = 1 ]
+	[ "$(value "$T/b" "$u")" = 0 ]
 	kr backend set 10.99.0.11:7000 drain --instance "$N"
 	kr status --prometheus --instance "$N" >"$T/c"
 	[ "$(value "$T/c" "$s")" = 2 ]

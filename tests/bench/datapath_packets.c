@@ -31,13 +31,15 @@
 
 static struct keyrouter_bpf *skel;
 
-enum { V_BASE, V_NORING, V_TUPLE, V_PAYLOAD, V_DNS, V_MC, V_QUIC, NV };
+enum { V_BASE, V_NORING, V_TUPLE, V_PAYLOAD, V_DNS, V_MC, V_MCFAR, V_QUIC, NV };
 static const char *vname[NV] = { "no service (baseline)", "tuple, ring not published",
 				 "tuple", "payload (16 bytes)", "dns (www-NNNNN.example.com)",
-				 "memcache (get key-NNNNN)", "quic (long header, DCID 8)" };
-static const uint16_t vport[NV] = { 9999, 9004, 9003, 9000, 53, 11211, 443 };
+				 "memcache (get key-NNNNN)", "memcache (480 separators, key)",
+				 "quic (long header, DCID 8)" };
+static const uint16_t vport[NV] = { 9999, 9004, 9003, 9000, 53, 11211, 11212, 443 };
 static const uint8_t vtype[NV] = { 0, KR_KEY_TUPLE, KR_KEY_TUPLE, KR_KEY_PAYLOAD, KR_KEY_DNS,
-				   KR_KEY_MEMCACHE, KR_KEY_QUIC };
+				   KR_KEY_MEMCACHE, KR_KEY_MEMCACHE, KR_KEY_QUIC };
+#define SLOT	640	/* bytes per stored packet */
 
 static int setup(void)
 {
@@ -88,7 +90,7 @@ out:
 static size_t build(int v, uint32_t i, uint8_t *out)
 {
 	struct pkt_spec s = PKT_V4("198.51.100.7", 1024 + (i & 0x7fff), "192.0.2.1", vport[v]);
-	uint8_t pl[128];
+	uint8_t pl[SLOT];
 	size_t n = 0;
 
 	s.src = (i & 0x8000) ? "198.51.100.8" : "198.51.100.7";
@@ -106,6 +108,11 @@ static size_t build(int v, uint32_t i, uint8_t *out)
 	case V_MC:
 		memcpy(pl, "\0\1\0\0\0\1\0\0", 8);
 		n = 8 + sprintf((char *)pl + 8, "get key-%05u\r\n", i);
+		break;
+	case V_MCFAR:	/* the longest scan before the key the window allows */
+		memcpy(pl, "\0\1\0\0\0\1\0\0get", 11);
+		memset(pl + 11, ' ', 480);
+		n = 491 + sprintf((char *)pl + 491, "key-%05u\r\n", i);
 		break;
 	case V_QUIC:
 		memcpy(pl, "\xc3\0\0\0\1\x08", 6);
@@ -127,7 +134,7 @@ int main(void)
 {
 	bench_loadavg_begin();
 	static uint8_t out[PKT_MAX];
-	uint8_t *pkts = malloc((size_t)NPKT * 128);
+	uint8_t *pkts = malloc((size_t)NPKT * SLOT);
 	uint16_t *lens = malloc(NPKT * sizeof(*lens));
 	double best[NV];
 	int fd;
@@ -146,14 +153,14 @@ int main(void)
 
 		for (uint32_t i = 0; i < NPKT; i++) {
 			lens[i] = (uint16_t)build(v, i, tmp);
-			memcpy(pkts + (size_t)i * 128, tmp, lens[i]);
+			memcpy(pkts + (size_t)i * SLOT, tmp, lens[i]);
 		}
 		best[v] = 1e18;
 		for (int round = 0; round < 3; round++) {
 			uint64_t sum = 0, bad = 0;
 
 			for (uint32_t i = 0; i < NPKT; i++) {
-				LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkts + (size_t)i * 128,
+				LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkts + (size_t)i * SLOT,
 					    .data_size_in = lens[i], .data_out = out,
 					    .data_size_out = sizeof(out), .repeat = 1);
 

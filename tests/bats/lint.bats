@@ -1,0 +1,46 @@
+#!/usr/bin/env bats
+# No check that cannot fail: tests/lint/bats_lint.py over every bats file and helper
+# (`! cmd` not on a block's last line, `run` without a status check, checks joined by
+# `&&` or swallowed by `|| echo`), and the lint itself flags each of those in a crafted file.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	cd "$BATS_TEST_DIRNAME/../.."
+	LINT="/usr/bin/python3 tests/lint/bats_lint.py"
+}
+
+@test "lint: no bats check in tests/ that cannot fail" {
+	run $LINT tests/bats/*.bats tests/bats/*.bash tests/lib/*.bash
+	echo "$output"
+	[ "$status" = 0 ]
+	[ -z "$output" ]
+}
+
+@test "lint: flags each pattern of a crafted file, and only those" {
+	f=$BATS_TEST_TMPDIR/bad.bats
+	# (written with printf: bats would take a test line of a here-document for its own)
+	printf '%s\n' "@""test \"bad\" {" \
+		'	! grep -q x /etc/hostname' \
+		'	run true' \
+		'	[ 1 = 2 ] && [ 3 = 3 ]' \
+		'	[ 1 = 2 ] || echo "differs"' \
+		'	run -0 true' \
+		'	run false' \
+		'	[ "$status" = 1 ]' \
+		'	[ -d /tmp ] && rm -rf "$BATS_TEST_TMPDIR/none"' \
+		'	[[ "$x" == *"a && b"* ]]' \
+		'	! true' \
+		'}' \
+		'helper() {' \
+		'	! false' \
+		'	echo done' \
+		'}' > "$f"
+	run -1 $LINT "$f"
+	echo "$output"
+	[ "${#lines[@]}" = 5 ]
+	[[ "$output" == *"bad.bats:2: bang: ! grep -q x /etc/hostname"* ]]
+	[[ "$output" == *"bad.bats:3: run: run true"* ]]
+	[[ "$output" == *"bad.bats:4: and: [ 1 = 2 ] && [ 3 = 3 ]"* ]]
+	[[ "$output" == *"bad.bats:5: or: [ 1 = 2 ] || echo"* ]]
+	[[ "$output" == *"bad.bats:14: bang: ! false"* ]]
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# tests/run.sh itself: a program whose TAP plan and results disagree, one without a plan,
+# one that hangs and one that exits non-zero without a failure each count as one failure
+# naming the program; a hanging bats test is one failure naming the test; a whole program
+# passes.  Fake programs in a scratch OUT directory, a fake bats file in a scratch dir.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	cd "$BATS_TEST_DIRNAME/../.."
+	O="$BATS_TEST_TMPDIR/out"
+	mkdir -p "$O/tests"
+}
+
+prog() { # name body
+	printf '#!/bin/bash\n%s\n' "$2" > "$O/tests/$1"
+	chmod +x "$O/tests/$1"
+}
+
+@test "run.sh: a whole TAP stream passes" {
+	prog zzrs_good 'echo "ok 1 - a"; echo "ok 2 - b"; echo "1..2"'
+	run -0 env OUT="$O" TESTS=zzrs_ tests/run.sh
+	[ "${lines[-1]}" = "2 passed, 0 failed" ]
+}
+
+@test "run.sh: plan 1..3 with two results (exit 0) fails, naming the program" {
+	prog zzrs_short 'echo "ok 1 - a"; echo "ok 2 - b"; echo "1..3"'
+	run -1 env OUT="$O" TESTS=zzrs_ tests/run.sh
+	[[ "$output" == *"not ok - zzrs_short: plan 1..3 but 2 results"* ]]
+	[ "${lines[-1]}" = "2 passed, 1 failed" ]
+}
+
+@test "run.sh: results without a plan (exit 0) fail" {
+	prog zzrs_noplan 'echo "ok 1 - a"'
+	run -1 env OUT="$O" TESTS=zzrs_ tests/run.sh
+	[[ "$output" == *"not ok - zzrs_noplan: 0 TAP plans (1..N) for 1 results"* ]]
+	[ "${lines[-1]}" = "1 passed, 1 failed" ]
+}
+
+@test "run.sh: a hang becomes one failure naming the program" {
+	prog zzrs_hang 'echo "ok 1 - a"; sleep 600; echo "1..1"'
+	run -1 env OUT="$O" TESTS=zzrs_ KR_TEST_TIMEOUT=2 tests/run.sh
+	[[ "$output" == *"not ok - zzrs_hang timed out after 2s"* ]]
+	[ "${lines[-1]}" = "1 passed, 1 failed" ]
+}
+
+@test "run.sh: a non-zero exit without a failure counts as one failure" {
+	prog zzrs_exit 'echo "ok 1 - a"; echo "1..1"; exit 3'
+	run -1 env OUT="$O" TESTS=zzrs_ tests/run.sh
+	[[ "$output" == *"not ok - zzrs_exit exited with status 3"* ]]
+	[ "${lines[-1]}" = "1 passed, 1 failed" ]
+}
+
+@test "run.sh: a hanging bats test becomes one failure naming it; the other tests still run" {
+	mkdir -p "$BATS_TEST_TMPDIR/bats"
+	printf '%s\n' "@""test \"zzrs sleeper\" {" '	sleep 60' '}' "@""test \"zzrs quick\" {" \
+		'	true' '}' > "$BATS_TEST_TMPDIR/bats/zzrs_hang.bats"
+	run -1 env OUT="$O" TESTS=zzrs_ KR_BATS_DIR="$BATS_TEST_TMPDIR/bats" BATS_TEST_TIMEOUT=2 \
+		tests/run.sh
+	[[ "$output" == *"not ok 1 zzrs sleeper # timeout after 2s"* ]]
+	[ "${lines[-1]}" = "1 passed, 1 failed" ]
+}
