@@ -13,6 +13,7 @@
 #include "kernel_lookup.h"
 #include "publish.h"
 #include "keyrouter.skel.h"
+#include "test_frame.h"
 
 #define KL_VIP		0xc0000201u	/* 192.0.2.1 (TEST-NET-1) */
 #define KL_PORT		9999
@@ -102,45 +103,10 @@ fail:
 	return -1;
 }
 
-static uint16_t kl_csum(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint32_t s = 0;
-
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)b[i] << 8 | b[i + 1];
-	if (n & 1)
-		s += (uint32_t)b[n - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return htons((uint16_t)~s);
-}
-
 /* Ethernet / IPv4 / UDP to the service, payload = key; returns the frame length. */
 static size_t kl_packet(struct kr_klookup *kl, const uint8_t *key, size_t len)
 {
-	struct ethhdr *eth = (struct ethhdr *)kl->pkt;
-	struct iphdr *ip = (struct iphdr *)(eth + 1);
-	struct udphdr *udp = (struct udphdr *)(ip + 1);
-	static const uint8_t dmac[ETH_ALEN] = { 2, 0, 0, 0, 0, 1 }, smac[ETH_ALEN] = { 2, 0, 0, 0, 0, 2 };
-
-	memset(kl->pkt, 0, ETH_HLEN + sizeof(*ip) + sizeof(*udp));
-	memcpy(eth->h_dest, dmac, ETH_ALEN);
-	memcpy(eth->h_source, smac, ETH_ALEN);
-	eth->h_proto = htons(ETH_P_IP);
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->ttl = 64;
-	ip->protocol = IPPROTO_UDP;
-	ip->tot_len = htons(sizeof(*ip) + sizeof(*udp) + len);
-	ip->saddr = htonl(0xc6336401u);	/* 198.51.100.1 */
-	ip->daddr = htonl(KL_VIP);
-	ip->check = kl_csum(ip, sizeof(*ip));
-	udp->source = htons(40000);
-	udp->dest = htons(KL_PORT);
-	udp->len = htons(sizeof(*udp) + len);
-	memcpy(udp + 1, key, len);
-	return ETH_HLEN + sizeof(*ip) + sizeof(*udp) + len;
+	return kr_test_frame_udp4(kl->pkt, KL_VIP, KL_PORT, key, len);
 }
 
 int kr_klookup_key(struct kr_klookup *kl, const uint8_t *key, size_t len,

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "kernel_quic_lb.h"
 #include "keyrouter.skel.h"
+#include "test_frame.h"
 
 /* ---- through the kernel ------------------------------------------------------------- */
 
@@ -87,49 +88,18 @@ fail:
 	return -1;
 }
 
-static uint16_t kq_csum(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint32_t s = 0;
-
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)b[i] << 8 | b[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return htons((uint16_t)~s);
-}
-
 /* Ethernet / IPv4 / UDP to the service; payload: a QUIC v1 long header (Initial) with
  * DCID = cid, no SCID, then KQ_PAD zero octets.  The frame length. */
 static size_t kq_packet(struct kr_kqlb *kq, const uint8_t *cid, size_t len)
 {
-	struct ethhdr *eth = (struct ethhdr *)kq->pkt;
-	struct iphdr *ip = (struct iphdr *)(eth + 1);
-	struct udphdr *udp = (struct udphdr *)(ip + 1);
-	uint8_t *q = (uint8_t *)(udp + 1);
-	size_t pl = 7 + len + KQ_PAD;
+	uint8_t q[7 + 255 + KQ_PAD] = { 0 };
 
-	memset(kq->pkt, 0, sizeof(kq->pkt));
-	memcpy(eth->h_dest, (uint8_t[]){ 2, 0, 0, 0, 0, 1 }, ETH_ALEN);
-	memcpy(eth->h_source, (uint8_t[]){ 2, 0, 0, 0, 0, 2 }, ETH_ALEN);
-	eth->h_proto = htons(ETH_P_IP);
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->ttl = 64;
-	ip->protocol = IPPROTO_UDP;
-	ip->tot_len = htons((uint16_t)(sizeof(*ip) + sizeof(*udp) + pl));
-	ip->saddr = htonl(0xc6336401u);	/* 198.51.100.1 */
-	ip->daddr = htonl(KQ_VIP);
-	ip->check = kq_csum(ip, sizeof(*ip));
-	udp->source = htons(40000);
-	udp->dest = htons(KQ_PORT);
-	udp->len = htons((uint16_t)(sizeof(*udp) + pl));
 	q[0] = 0xc0;			/* long header, fixed bit, Initial */
 	q[4] = 1;			/* version 1 */
 	q[5] = (uint8_t)len;
 	memcpy(q + 6, cid, len);
 	q[6 + len] = 0;			/* SCID length */
-	return ETH_HLEN + sizeof(*ip) + sizeof(*udp) + pl;
+	return kr_test_frame_udp4(kq->pkt, KQ_VIP, KQ_PORT, q, 7 + len + KQ_PAD);
 }
 
 int kr_kqlb_decode(struct kr_kqlb *kq, const uint8_t *cid, size_t len, struct kr_qlb_verdict *v,
