@@ -42,15 +42,16 @@ setup() {
 }
 
 @test "topo: memcached over UDP through the router lands on the routed backend only (checked over TCP)" {
-	local i
-	for i in 3; do
-		topo_vip_route backend "$i"
-		run topo_exec "$TOPO_C" python3 "$E2E_LIB/mc.py" udp $TOPO_VIP4 $TOPO_MC_PORT set "k$i" 50
+	# bats 1.8's `run -N` clobbers a caller's $i: another name
+	local be
+	for be in 3; do
+		topo_vip_route backend "$be"
+		run topo_exec "$TOPO_C" python3 "$E2E_LIB/mc.py" udp $TOPO_VIP4 $TOPO_MC_PORT set "k$be" 50
 		echo "$output"
 		[ "$status" -eq 0 ]
-		run -0 topo_exec "$TOPO_C" python3 "$E2E_LIB/mc.py" locate $TOPO_MC_PORT "k$i" 50 "${TOPO_B4[@]}"
+		run -0 topo_exec "$TOPO_C" python3 "$E2E_LIB/mc.py" locate $TOPO_MC_PORT "k$be" 50 "${TOPO_B4[@]}"
 		awk '{ print "on b" $2 }' <<<"$output" | sort | uniq -c
-		[ "$(grep -c " $i\$" <<<"$output")" = 50 ]
+		[ "$(grep -c " $be\$" <<<"$output")" = 50 ]
 		[ "$(wc -l <<<"$output")" = 50 ]
 	done
 	topo_vip_route backend 3

@@ -44,3 +44,28 @@ setup() {
 	[[ "$output" == *"bad.bats:5: or: [ 1 = 2 ] || echo"* ]]
 	[[ "$output" == *"bad.bats:14: bang: ! false"* ]]
 }
+
+@test "lint: flags run -N inside a loop over \$i (bats's flag check resets \$i), not other names" {
+	f=$BATS_TEST_TMPDIR/loop.bats
+	printf '%s\n' "@""test \"loop\" {" \
+		'	for i in 1 2; do' \
+		'		run -0 true' \
+		'		[ "$i" -ge 1 ]' \
+		'	done' \
+		'	for be in 1 2; do' \
+		'		run -0 true' \
+		'	done' \
+		'	for i in 1 2; do echo "$i"; done' \
+		'	run -0 true' \
+		'}' > "$f"
+	run -1 $LINT "$f"
+	echo "$output"
+	[ "${#lines[@]}" = 1 ]
+	[[ "$output" == *"loop.bats:3: loopi: run -0 true"* ]]
+}
+
+@test "lint: the loopi rule is real: bats's run -0 changes a caller's \$i" {
+	local i=7
+	run -0 true
+	[ "$i" != 7 ]
+}

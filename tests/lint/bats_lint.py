@@ -13,6 +13,10 @@ Bats runs a test with `set -e`, which ignores the status of some commands.  Flag
             or the end of the block: `$status`, assert_success, assert_failure,
             assert_equal ... $status, or `(( status ...))`.
   runbang   `run !cmd` (no space): a command named `!cmd`, not a negated check.
+  loopi     `run -N` or `run !` inside a loop over `$i`: bats 1.8 checks run's flags with
+            bats_version_lt, which sets a non-local `i` (0..2), so the loop's `$i` changes
+            under it (a check after it then tests the wrong value): name the variable
+            otherwise.
 A line may opt out with a trailing comment `# lint: ok (reason)`.
 Usage: bats_lint.py FILE... ; prints "file:line: rule: text" and exits 1 on findings.
 """
@@ -96,7 +100,15 @@ def lint(path):
         cmds = logical_lines(lines, lo, hi)
         last = cmds[-1][0] if cmds else -1
         pending = None          # (line, text) of a `run` without a status check yet
+        loops = []              # the variables of the enclosing for loops
         for ln, text in cmds:
+            m = re.match(r'^for\s+([A-Za-z_]\w*)\s+in\b|^for\s*\(\(\s*([A-Za-z_]\w*)\s*=', text)
+            if m and not re.search(r'(;|\bdo)\s*done\b', text) and not text.endswith(':'):
+                loops.append(m.group(1) or m.group(2))
+            elif re.match(r'^done\b', text) and loops:
+                loops.pop()
+            if re.match(r'^run\s+(-[0-9]|!\s)', text) and 'i' in loops and 'lint: ok' not in text:
+                found.append((ln, 'loopi', text))
             if 'lint: ok' in text:
                 if RUN.match(text):
                     pending = None
