@@ -325,6 +325,31 @@ static __always_inline int kr_image_find(void *ring, const struct kr_image_hdr *
 		if (i < cnt)
 			*backend = pts[(base + i) & (KR_PTS_PER_CHUNK - 1)].backend;
 		lo += i;
+	} else if (lo < hi && hi - lo <= KR_PTS_PER_CHUNK &&
+		   ((hi - 1) >> KR_PTS_SHIFT) == (lo >> KR_PTS_SHIFT) + 1) {
+		/* a bucket across two chunks: both chunks at once (independent lookups); the
+		 * first point of the second one tells which part holds the answer */
+		const struct kr_point *p0, *p1;
+		__u32 c0 = lo >> KR_PTS_SHIFT, cnt = hi - lo, base = lo & (KR_PTS_PER_CHUNK - 1);
+		__u32 n0 = KR_PTS_PER_CHUNK - base, n1 = cnt - n0, guess, i;
+
+		p0 = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + c0);
+		p1 = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + c0 + 1);
+		if (!p0 || !p1 || n1 == 0 || n1 >= KR_PTS_PER_CHUNK)
+			return -1;
+		guess = (__u32)(((__u64)(h & ((1u << sh) - 1)) * cnt) >> sh);
+		if (kr_point_hash(&p1[0]) < h) {	/* every point of the first part is too */
+			guess -= kr_min_u32(guess, n0);
+			i = kr_chunk_search(p1, 0, n1, kr_min_u32(guess, n1 - 1), h);
+			if (i < n1)
+				*backend = p1[i & (KR_PTS_PER_CHUNK - 1)].backend;
+			lo += n0 + i;
+		} else {				/* the answer is at most p1[0] */
+			i = kr_chunk_search(p0, base, n0, kr_min_u32(guess, n0 - 1), h);
+			*backend = i < n0 ? p0[(base + i) & (KR_PTS_PER_CHUNK - 1)].backend :
+					    p1[0].backend;
+			lo += i;
+		}
 	} else if (lo < hi) {
 		if (kr_range_search(ring, hdr, h, lo, hi, &lo, backend))
 			return -1;
