@@ -166,20 +166,21 @@ static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
 #define KR_SMALL		16
 
 /*
- * Within one chunk: the number of points of [base, base + w) below h, where w <= max and
- * points ascend (so the count is the lower bound inside them).  Loads are independent of
- * each other (no chain of dependent loads as in a binary search) and there is no branch.
+ * The number of points p[i], i < w, whose hash is below h, out of the max points p[0 ..
+ * max) (max a constant, w <= max; w == max folds the mask away).  The caller has bounded
+ * p so that all max points lie in the chunk; the addresses are p plus constant offsets (no
+ * per-point index arithmetic), the loads are independent of each other, no branch.
  */
-static __always_inline __u32 kr_chunk_count(const struct kr_point *pts, __u32 base, __u32 w,
-					    __u32 h, const int max)
+static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 w, __u32 h,
+					  const int max)
 {
 	__u32 c = 0;
 	int i;
 
 	for (i = 0; i < max; i++) {
-		__u32 lt = kr_lt_bit(kr_chunk_hash(pts, base + i), h);
+		__u32 lt = kr_lt_bit(kr_point_hash(&p[i]), h);
 
-		if (w != (__u32)max)	/* folded away when w is the constant max */
+		if (w != (__u32)max)
 			lt &= kr_lt_bit(i, w);
 		c += lt;
 	}
@@ -188,22 +189,36 @@ static __always_inline __u32 kr_chunk_count(const struct kr_point *pts, __u32 ba
 
 /*
  * Within one chunk as kr_chunk_lb(), starting from guess in [0, n), where the point is
- * expected (hashes are uniform): count in the KR_WINDOW points [l, l + KR_WINDOW) around
- * the guess; that is the answer when they bracket h (l == 0 or point l - 1 < h, and
- * l + KR_WINDOW == n or point l + KR_WINDOW >= h); otherwise a binary search over all n.
+ * expected (hashes are uniform).
+ * Buckets of at most KR_SMALL points: the points [s, base + n) are counted, where s =
+ * min(base, chunk end - KR_SMALL) (KR_SMALL loads from one bounded pointer); the d = base - s
+ * points before the bucket belong to earlier buckets (all below h), so the count minus d
+ * is the lower bound.
+ * Larger buckets: count in the KR_WINDOW points [l, l + KR_WINDOW) around the guess; that
+ * is the answer when they bracket h (l == 0 or point l - 1 < h, and l + KR_WINDOW == n or
+ * point l + KR_WINDOW >= h); otherwise a binary search over all n.
  */
 static __always_inline __u32 kr_chunk_search(const struct kr_point *pts, __u32 base, __u32 n,
 					     __u32 guess, __u32 h)
 {
-	__u32 l, c;
+	__u32 l, c, a, d;
 
-	if (n <= KR_SMALL)
-		return kr_chunk_count(pts, base, n, h, KR_SMALL);
+	if (n <= KR_SMALL) {
+		a = kr_min_u32(base, KR_PTS_PER_CHUNK - KR_SMALL);
+		if (a > KR_PTS_PER_CHUNK - KR_SMALL || base < a)	/* never: bounds for the verifier */
+			return kr_chunk_lb(pts, base, n, h);
+		d = base - a;
+		c = kr_ptr_count(pts + a, d + n, h, KR_SMALL);
+		return c - kr_min_u32(c, d);
+	}
 	l = guess - kr_min_u32(guess, KR_WINDOW / 2 - 1);	/* guess - 3, at least 0 */
 	l = kr_min_u32(l, n - KR_WINDOW);
-	c = kr_chunk_count(pts, base + l, KR_WINDOW, h, KR_WINDOW);
-	if ((c > 0 || l == 0 || kr_chunk_hash(pts, base + l - 1) < h) &&
-	    (c < KR_WINDOW || l + KR_WINDOW == n || kr_chunk_hash(pts, base + l + KR_WINDOW) >= h))
+	a = base + l;
+	if (a > KR_PTS_PER_CHUNK - KR_WINDOW)	/* never for a bucket in one chunk */
+		return kr_chunk_lb(pts, base, n, h);
+	c = kr_ptr_count(pts + a, KR_WINDOW, h, KR_WINDOW);
+	if ((c > 0 || l == 0 || kr_chunk_hash(pts, a - 1) < h) &&
+	    (c < KR_WINDOW || l + KR_WINDOW == n || kr_chunk_hash(pts, a + KR_WINDOW) >= h))
 		return l + c;
 	return kr_chunk_lb(pts, base, n, h);
 }
@@ -310,6 +325,31 @@ static __always_inline int kr_image_find(void *ring, const struct kr_image_hdr *
 		if (i < cnt)
 			*backend = pts[(base + i) & (KR_PTS_PER_CHUNK - 1)].backend;
 		lo += i;
+	} else if (lo < hi && hi - lo <= KR_PTS_PER_CHUNK &&
+		   ((hi - 1) >> KR_PTS_SHIFT) == (lo >> KR_PTS_SHIFT) + 1) {
+		/* a bucket across two chunks: both chunks at once (independent lookups); the
+		 * first point of the second one tells which part holds the answer */
+		const struct kr_point *p0, *p1;
+		__u32 c0 = lo >> KR_PTS_SHIFT, cnt = hi - lo, base = lo & (KR_PTS_PER_CHUNK - 1);
+		__u32 n0 = KR_PTS_PER_CHUNK - base, n1 = cnt - n0, guess, i;
+
+		p0 = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + c0);
+		p1 = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + c0 + 1);
+		if (!p0 || !p1 || n1 == 0 || n1 >= KR_PTS_PER_CHUNK)
+			return -1;
+		guess = (__u32)(((__u64)(h & ((1u << sh) - 1)) * cnt) >> sh);
+		if (kr_point_hash(&p1[0]) < h) {	/* every point of the first part is too */
+			guess -= kr_min_u32(guess, n0);
+			i = kr_chunk_search(p1, 0, n1, kr_min_u32(guess, n1 - 1), h);
+			if (i < n1)
+				*backend = p1[i & (KR_PTS_PER_CHUNK - 1)].backend;
+			lo += n0 + i;
+		} else {				/* the answer is at most p1[0] */
+			i = kr_chunk_search(p0, base, n0, kr_min_u32(guess, n0 - 1), h);
+			*backend = i < n0 ? p0[(base + i) & (KR_PTS_PER_CHUNK - 1)].backend :
+					    p1[0].backend;
+			lo += i;
+		}
 	} else if (lo < hi) {
 		if (kr_range_search(ring, hdr, h, lo, hi, &lo, backend))
 			return -1;
