@@ -45,7 +45,7 @@ setup() {
 	[[ "$output" == *"bad.bats:14: bang: ! false"* ]]
 }
 
-@test "lint: flags run -N inside a loop over \$i (bats's flag check resets \$i), not other names" {
+@test "lint: flags run -N inside a loop over \$i (bats's flag check resets \$i), not other names; a bare wait" {
 	f=$BATS_TEST_TMPDIR/loop.bats
 	printf '%s\n' "@""test \"loop\" {" \
 		'	for i in 1 2; do' \
@@ -57,11 +57,15 @@ setup() {
 		'	done' \
 		'	for i in 1 2; do echo "$i"; done' \
 		'	run -0 true' \
+		'	sleep 1 &' \
+		'	wait' \
+		'	wait "$!"' \
 		'}' > "$f"
 	run -1 $LINT "$f"
 	echo "$output"
-	[ "${#lines[@]}" = 1 ]
+	[ "${#lines[@]}" = 2 ]
 	[[ "$output" == *"loop.bats:3: loopi: run -0 true"* ]]
+	[[ "$output" == *"loop.bats:12: wait: wait"* ]]
 }
 
 @test "lint: the loopi rule is real: bats's run -0 changes a caller's \$i" {

@@ -17,6 +17,9 @@ Bats runs a test with `set -e`, which ignores the status of some commands.  Flag
             bats_version_lt, which sets a non-local `i` (0..2), so the loop's `$i` changes
             under it (a check after it then tests the wrong value): name the variable
             otherwise.
+  wait      a bare `wait`: under BATS_TEST_TIMEOUT (tests/run.sh sets it) bats runs a
+            watchdog in the background of the test, so `wait` with no job waits for it
+            and the test hangs until its timeout: wait for the jobs by pid.
 A line may opt out with a trailing comment `# lint: ok (reason)`.
 Usage: bats_lint.py FILE... ; prints "file:line: rule: text" and exits 1 on findings.
 """
@@ -123,6 +126,8 @@ def lint(path):
             ors = split_unquoted(body, '||')
             if len(ors) == 2 and CHECK.match(ors[0].strip()) and SWALLOW.match(ors[1].strip()):
                 found.append((ln, 'or', text))
+            if re.match(r'^wait\s*(;|$)', body):
+                found.append((ln, 'wait', text))
             if re.match(r'^run\s+!\S', body):
                 found.append((ln, 'runbang', text))
             if RUN.match(text):
