@@ -3,7 +3,7 @@
  * Userspace reference of the data path's packet side: the SAME parser and key extractors
  * as the BPF programs (include/kr_parse.h, include/kr_key.h, compiled here with gcc), run
  * on a frame in memory.  The packet tests and the parity test compare the kernel's keys
- * with these; the differential fuzzer (issue 7) can use it as its oracle.
+ * with these; the same-source parity and packet fuzz tests use it (the independent oracle is tests/oracle/).
  */
 #ifndef KR_PKTREF_H
 #define KR_PKTREF_H
