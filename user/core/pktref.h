@@ -2,8 +2,9 @@
 /*
  * Userspace reference of the data path's packet side: the SAME parser and key extractors
  * as the BPF programs (include/kr_parse.h, include/kr_key.h, compiled here with gcc), run
- * on a frame in memory.  The packet tests and the parity test compare the kernel's keys
- * with these; the same-source parity and packet fuzz tests use it (the independent oracle is tests/oracle/).
+ * on a frame in memory.  The packet tests, the parity test and the packet fuzz test compare
+ * the kernel's keys with these: proof that two compilers agree, not that an extractor is
+ * right (the independent oracle, tests/oracle/, is written separately).
  */
 #ifndef KR_PKTREF_H
 #define KR_PKTREF_H
