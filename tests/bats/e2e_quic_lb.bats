@@ -195,7 +195,7 @@ moved_tuples() {
 	[ "$status" -eq 0 ]
 
 	run ring_change cid
-	[ -z "$output" ] || echo "$output"
+	echo "$output"
 	[ "$status" -eq 0 ]
 	echo "quic-lb: $(ring_change_times cid)"
 	echo "quic-lb: running at the commit: $(cat "$TOPO_DIR/rccid.running") of $QLB_CONC"
@@ -229,7 +229,7 @@ moved_tuples() {
 	mc=$(nstatus OK "$TOPO_DIR"/rccid[46].res)
 
 	run ring_change tuple
-	[ -z "$output" ] || echo "$output"
+	echo "$output"
 	[ "$status" -eq 0 ]
 	echo "tuple: $(ring_change_times tuple)"
 	echo "tuple: running at the commit: $(cat "$TOPO_DIR/rctuple.running") of $QLB_CONC"
@@ -238,8 +238,7 @@ moved_tuples() {
 	for fam in 4 6; do
 		res=$TOPO_DIR/rctuple$fam.res
 		moved_tuples $fam "$res" "$TOPO_DIR/tuple3-l2.json" "$TOPO_DIR/tuple4-l2.json" >"$res.moved"
-		run paste -d' ' "$res" "$res.moved"
-		echo "$output" | awk -v f=$fam '{ printf "  tuple IPv%s connection %s: port %s %s, %s\n", f, $1, $4, $11 ? "moved" : "stayed", $3 }'
+		paste -d' ' "$res" "$res.moved" | awk -v f=$fam '{ printf "  tuple IPv%s connection %s: port %s %s, %s\n", f, $1, $4, $11 ? "moved" : "stayed", $3 }'
 		t=$((t + $(nstatus BROKEN "$res")))
 		tp=$((tp + $(awk '$2 == 1' "$res.moved" | wc -l)))
 		# broken exactly when moved
@@ -278,7 +277,7 @@ rebinding() {
 @test "quic-lb: NAT rebinding in the middle of 12 long transfers (ipip): 0 broken (tuple mode: exactly those rebound to another backend break)" {
 	local fam res k kc u=0 up=0
 	run rebinding cid
-	[ -z "$output" ] || echo "$output"
+	echo "$output"
 	[ "$status" -eq 0 ]
 	for fam in 4 6; do
 		res=$TOPO_DIR/rbcid$fam.res
@@ -299,7 +298,7 @@ rebinding() {
 	kc=$(nstatus OK "$TOPO_DIR"/rbcid[46].res)
 
 	run rebinding tuple
-	[ -z "$output" ] || echo "$output"
+	echo "$output"
 	[ "$status" -eq 0 ]
 	for fam in 4 6; do
 		res=$TOPO_DIR/rbtuple$fam.res
@@ -343,7 +342,7 @@ drain_or_down() {
 @test "quic-lb: a draining backend keeps its connections (routed by CID), a down one loses them; new connections avoid both" {
 	local d
 	run drain_or_down drain drain
-	[ -z "$output" ] || echo "$output"
+	echo "$output"
 	[ "$status" -eq 0 ]
 	d=$(cat "$TOPO_DIR/drain.backend")
 	run awk -v b="b$d" '$2 == b { on++; if ($3 == "OK") ok++ } $3 != "OK" { bad++ }
@@ -356,7 +355,7 @@ drain_or_down() {
 	[ "$status" -eq 0 ]
 
 	run drain_or_down down down
-	[ -z "$output" ] || echo "$output"
+	echo "$output"
 	[ "$status" -eq 0 ]
 	d=$(cat "$TOPO_DIR/down.backend")
 	run awk -v b="b$d" '$2 == b { on++; if ($3 == "OK") ok++ } $2 != b && $3 == "OK" { other++ } $2 != b { n++ }

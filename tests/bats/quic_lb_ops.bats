@@ -114,14 +114,16 @@ qstat() { # outcome -> its count in `stats --json`
 	send_quic e10203040506070809 3
 	run -0 nsenter --net="/run/netns/$N" "$KK" stats --instance "$N"
 	echo "$output" | grep quic-lb
-	[ "$(qstat routed)" = 15 ] && [ "$(qstat unroutable)" = 3 ]
+	[ "$(qstat routed)" = 15 ]
+	[ "$(qstat unroutable)" = 3 ]
 	[ "$(qstat routed_by_rotation | jq -c .)" = "[10,5,0,0,0,0,0]" ]
 
 	# backend 1 down: its CIDs go to the ring
 	mkconf up down up
 	run -0 nsenter --net="/run/netns/$N" "$KK" apply -c "$T/q.json" --instance "$N"
 	send_quic "$c0" 4
-	[ "$(qstat backend_down)" = 4 ] && [ "$(qstat routed)" = 15 ]
+	[ "$(qstat backend_down)" = 4 ]
+	[ "$(qstat routed)" = 15 ]
 	# its server ID removed: unknown server ID; the stale entry is gone
 	mkconf up up up '""'
 	sed -i 's/"0": "", //' "$T/q.json"
@@ -165,7 +167,8 @@ qstat() { # outcome -> its count in `stats --json`
 	run -0 nsenter --net="/run/netns/$N" "$KK" ring migrate r --percent 100 --instance "$N"
 	run -0 nsenter --net="/run/netns/$N" "$KK" ring commit r --instance "$N"
 	send_quic "$c4" 2
-	[ "$(qstat routed)" = 5 ] && [ "$(qstat unknown_server_id)" = 0 ]
+	[ "$(qstat routed)" = 5 ]
+	[ "$(qstat unknown_server_id)" = 0 ]
 	# the same stage again changes nothing
 	run -0 nsenter --net="/run/netns/$N" "$KK" apply -c "$T/q4.json" --instance "$N"
 	[ "$(bpftool -j map dump pinned "$d/kr_qlb_servers" | jq length)" = 8 ]
