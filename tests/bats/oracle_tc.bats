@@ -171,11 +171,12 @@ while n < int(sys.argv[1]) and time.time() < end:
 }
 
 @test "TC ipip: 4in6 and 6in4 leave with the skb protocol of the outer header (packet socket on the egress device)" {
-	local w
+	local w sp
 	run -0 topo_ipip
 	config_ipip "$OT_TMP/ipip.json"
 	run -0 kr load r0 -c "$OT_TMP/ipip.json" --mode tc --instance "$OT_P"
 	sniff 100 > "$OT_TMP/sniff" &
+	sp=$!
 	for w in $(seq 1 50); do grep -q ready "$OT_TMP/sniff" && break; sleep 0.1; done
 	run -0 nsenter --net="/run/netns/$OT_P-c" /usr/bin/python3 -c '
 import socket
@@ -183,7 +184,8 @@ for fam, vip, port in ((socket.AF_INET, "10.89.1.1", 9100), (socket.AF_INET6, "2
     s = socket.socket(fam, socket.SOCK_DGRAM)
     for i in range(50):
         s.sendto(b"k%d" % i, (vip, port))'
-	wait
+	# the sniffer only: a bare `wait` also waits for the per-test timeout's own sleep
+	wait "$sp"
 	run -0 jq -r '"\(.counters.routed) routed, \(.counters.fwd_error) forwarding errors"' \
 		<(kr stats --json --instance "$OT_P")
 	echo "# tc: $output" >&3
