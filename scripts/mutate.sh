@@ -1,13 +1,13 @@
 #!/bin/bash
 # `make mutate`: a mutation check of the test suite (not part of `make test`).
 # Applies each small deliberate bug of the list below -- in the parser, the key extractors,
-# the CRC-32, the ring lookup, the failover walk, the slot choice and the forwarding --
-# one at a time to a scratch copy of the tree, rebuilds, runs the tests named for it, and
-# reports which tests kill it (fail).  Every mutation must be killed: the script exits 1
-# when one survives (or no longer applies: the list must follow the code).  A mutation
-# must change behaviour: one that only removes a guard another guard makes redundant
-# (e.g. QUIC's "start + len > pl_len" next to "> wlen", wlen <= pl_len) cannot be killed
-# and does not belong in the list.
+# the CRC-32, the ring lookup, the failover walk, the slot choice, the forwarding, the
+# QUIC-LB stage and codec -- one at a time to a scratch copy of the tree, rebuilds, runs the
+# tests named for it, and reports which tests kill it (fail).  Every mutation must be
+# killed: the script exits 1 when one survives (or no longer applies: the list must follow
+# the code).  A mutation must change behaviour: one that only removes a guard another
+# guard makes redundant (e.g. QUIC's "start + len > pl_len" next to "> wlen",
+# wlen <= pl_len) cannot be killed and does not belong in the list.
 #   scripts/mutate.sh [NAME...]     only the named mutations
 #   KEEP=1                          keep the scratch copy (/tmp/kr-mutate.PID)
 #   ALL=1                           run every test named for a mutation, not only until
@@ -56,6 +56,12 @@ walk-one-short ~~ bpf/kr_ring.h ~~ test_ring test_packet_fuzz test_oracle ~~ {T}
 slot-mix ~~ include/kr_image_kern_user.h ~~ test_ring test_packet_fuzz ops_swap ~~ {T}h *= 0x85ebca6bu; ~~ {T}h *= 0x85ebca6du;
 slot-active-ignored ~~ include/kr_image_kern_user.h ~~ test_ring test_packet_fuzz ops_swap ~~ {T}__u32 slot = kr_ctl_active(ctl); ~~ {T}__u32 slot = 0;
 fwd-l2-source-mac ~~ bpf/kr_fwd.h ~~ test_packets test_oracle test_packet_fuzz ~~ kr_mac_copy(data + 6, data);{T}/* we were the destination */ ~~ ;{T}/* we were the destination */
+qlb-too-short-off-by-one ~~ bpf/kr_quic_lb_stage.h ~~ test_oracle test_quic_lb_packets ~~ if (len < need || start + need > wlen) { ~~ if (len + 1 < need || start + need > wlen + 1) {
+qlb-route-down-backend ~~ bpf/kr_quic_lb_stage.h ~~ test_oracle test_quic_lb_packets ~~ if (!be || be->state == KR_BACKEND_DOWN || be->state == KR_BACKEND_UNUSED) { ~~ if (!be || be->state == KR_BACKEND_UNUSED) {
+qlb-drain-falls-back ~~ bpf/kr_quic_lb_stage.h ~~ test_oracle test_quic_lb_packets ~~ if (!be || be->state == KR_BACKEND_DOWN || be->state == KR_BACKEND_UNUSED) { ~~ if (!be || be->state != KR_BACKEND_UP) {
+qlb-too-long-bound ~~ bpf/kr_quic_lb_stage.h ~~ test_oracle test_quic_lb_packets ~~ if (len > KR_QLB_MAX_CID_LEN) {{N}{T}{T}outcome = KR_QLB_FB_TOO_LONG; ~~ if (len > KR_QLB_MAX_CID_LEN + 1) {{N}{T}{T}outcome = KR_QLB_FB_TOO_LONG;
+qlb-unroutable-rotation ~~ bpf/kr_quic_lb_stage.h ~~ test_oracle test_quic_lb_packets ~~ if (cr == KR_QLB_CR_UNROUTABLE) { ~~ if (cr == KR_QLB_CR_UNROUTABLE && wlen > KR_PAYLOAD_WINDOW) {
+qlb-four-pass-decode-rounds ~~ include/kr_quic_lb.h ~~ test_oracle test_quic_lb_packets test_quic_lb ~~ {T}{T}kr_qlb_round(c, w, 3, plen);{N}{T}{T}kr_qlb_round(c, w, 2, plen);{N}{T}{T}if ~~ {T}{T}kr_qlb_round(c, w, 3, plen);{N}{T}{T}if
 EOF
 )
 

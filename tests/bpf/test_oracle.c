@@ -20,6 +20,13 @@
  * backends (more than the 256 table entries scanned: walk_limit, documented); 1 of 100
  * backends up (routed to it when it is within 64 points of the key's point, else
  * walk_limit: decided here from the engine's ring); not published (no_ring).
+ * QUIC-LB (docs/quic.md): two quic services carry the oracle's QUIC-LB configurations
+ * (plaintext, single pass, four pass; several rotations, two keys) and server IDs of ring
+ * backends and of backends outside the ring (up, drain, down); for each of their frames the
+ * oracle (tests/lib/quic_lb_oracle.py decoding the CID) names the QUIC-LB outcome, and the
+ * service's kr_qlb_stats counter of exactly that outcome must count it (and the routed
+ * counter of its rotation); a CID-routed frame must leave with its server's MAC, a fallback
+ * with the ring's.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,6 +41,7 @@
 #include "image.h"
 #include "publish.h"
 #include "kr_siphash.h"
+#include "kr_quic_lb_kern_user.h"
 #include "keyrouter.skel.h"
 
 #define XDP_DROP	1
@@ -66,7 +74,31 @@ static uint32_t nsvc;
 static struct kr_ring *ring[MAXSVC];
 static uint32_t ring_ids[MAXSVC][300];
 static struct keyrouter_bpf *skel;
-static int xdp_fd, tc_fd, cnt_fd;
+static int xdp_fd, tc_fd, cnt_fd, qlb_stats_fd;
+
+/* QUIC-LB configurations, server IDs and extra backends, as the oracle sends them */
+struct __attribute__((packed)) qlb_conf_rec {
+	uint8_t svc, cr, sid_len, nonce_len, keyed, key[16];
+};
+struct __attribute__((packed)) qlb_sid_rec {
+	uint8_t svc, cr, sid_len, sid[16];
+	uint16_t be;
+};
+struct __attribute__((packed)) qlb_extra_rec {
+	uint8_t svc;
+	uint16_t be;
+	uint8_t state;
+};
+#define QLB_MAXCONF	64
+#define QLB_MAXSID	1024
+static struct qlb_conf_rec qconf[QLB_MAXCONF];
+static struct qlb_sid_rec qsid[QLB_MAXSID];
+static struct qlb_extra_rec qextra[QLB_MAXCONF];
+static uint32_t nqconf, nqsid, nqextra;
+enum { Q_NOUT = KR_QLB_NOUTCOMES, Q_NONE = 255 };
+static const char *qname[Q_NOUT] = { "routed", "unroutable", "unknown_config",
+				     "unknown_server_id", "too_short", "backend_down",
+				     "too_long" };
 
 static void die(const char *what, const char *msg)
 {
@@ -115,6 +147,9 @@ static void world(void)
 		memcpy(k.addr, r->addr, 16);
 		k.port = htons(r->port);
 		v.ring_id = r->ring == RK_NONE ? 200 + s : 10 + s;
+		/* QUIC-LB: the oracle's off / plen are the QUIC-LB id / tag (the same union) */
+		if (r->flags & KR_SVC_F_QUIC_LB)
+			v.qlb_id = r->off, v.qlb_tag = r->plen;
 		if (bpf_map_update_elem(svc_fd, &k, &v, BPF_ANY))
 			die("service", strerror(errno));
 		if (r->ring == RK_NONE)
@@ -149,6 +184,63 @@ static void world(void)
 			      "%u backends (more than the walk covers), all down", s,
 			      ring[s]->npoints, nb);
 	}
+	for (uint32_t i = 0; i < nqconf; i++) {
+		const struct qlb_conf_rec *q = &qconf[i];
+		struct kr_qlb_conf c;
+		uint32_t idx;
+
+		if (q->svc >= nsvc || !(svcs[q->svc].flags & KR_SVC_F_QUIC_LB) || q->cr > 6 ||
+		    kr_qlb_conf_init(&c, q->sid_len, q->nonce_len, 0, q->keyed ? q->key : NULL))
+			die("quic-lb config", "bad record from the oracle");
+		c.tag = svcs[q->svc].plen;
+		idx = kr_qlb_conf_index(svcs[q->svc].off, q->cr);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.kr_qlb_configs), &idx, &c, BPF_ANY))
+			die("quic-lb config", strerror(errno));
+	}
+	for (uint32_t i = 0; i < nqsid; i++) {
+		const struct qlb_sid_rec *q = &qsid[i];
+		struct kr_qlb_sid_key k = { .cr = q->cr, .sid_len = q->sid_len };
+		struct kr_qlb_sid_val v = { .backend_id = be_id(q->svc, q->be) };
+
+		if (q->svc >= nsvc || q->sid_len > 15 || q->be >= 512)
+			die("quic-lb server id", "bad record from the oracle");
+		k.qlb_id = svcs[q->svc].off;
+		v.tag = svcs[q->svc].plen;
+		memcpy(k.sid, q->sid, 16);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.kr_qlb_servers), &k, &v, BPF_ANY))
+			die("quic-lb server id", strerror(errno));
+	}
+	for (uint32_t i = 0; i < nqextra; i++) {
+		const struct qlb_extra_rec *q = &qextra[i];
+		struct kr_backend be = { .family = 4, .mac = { 0x02, 0xbe, 0, 0 } };
+		uint32_t id = be_id(q->svc, q->be);
+
+		if (q->svc >= nsvc || q->be >= 512 || q->state > KR_BACKEND_DRAIN)
+			die("quic-lb backend", "bad record from the oracle");
+		be.addr[0] = 10, be.addr[1] = q->svc, be.addr[2] = 200, be.addr[3] = (uint8_t)q->be;
+		be.mac[4] = (uint8_t)(id >> 8), be.mac[5] = (uint8_t)id;
+		be.state = q->state;
+		if (bpf_map_update_elem(be_fd, &id, &be, BPF_ANY))
+			die("quic-lb backend", strerror(errno));
+	}
+}
+
+/* The QUIC-LB counters of one QUIC-LB id, summed over the CPUs. */
+static void qlb_counters(uint32_t qlb_id, struct kr_qlb_counters *sum)
+{
+	static int ncpu;
+	static struct kr_qlb_counters *v;
+
+	if (!v) {
+		ncpu = libbpf_num_possible_cpus();
+		v = calloc(ncpu, sizeof(*v));
+	}
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(qlb_stats_fd, &qlb_id, v))
+		die("quic-lb counters", strerror(errno));
+	for (int c = 0; c < ncpu; c++)
+		for (int f = 0; f < 8; f++)
+			sum->n[f] += v[c].n[f], sum->routed_cr[f] += v[c].routed_cr[f];
 }
 
 static void counters(struct kr_counters *sum)
@@ -194,6 +286,8 @@ struct rec {
 	uint8_t key[KR_KEY_BUF];
 	uint32_t hash;
 	uint8_t flags;
+	uint8_t qlb_out, qlb_cr;	/* QUIC-LB outcome (Q_NONE: not reached), rotation */
+	uint16_t qlb_be;		/* backend index routed to by CID; 0xffff: the ring */
 };
 
 /* RK_WALK: only ring-local backend 0 is up.  Routed to it when one of the key's point and
@@ -226,8 +320,10 @@ static int next(FILE *f, struct rec *r, uint32_t *trailer)
 	if (r->len > FRAME_MAX || rd(f, r->frame, r->len) || rd(f, &r->verdict, 1) ||
 	    rd(f, &r->reason, 1) || rd(f, &r->svc, 1) || rd(f, &r->status, 1) ||
 	    rd(f, &r->klen, 2) || r->klen > KR_MAX_KEY_LEN || rd(f, r->key, r->klen) ||
-	    rd(f, &r->hash, 4) || rd(f, &r->flags, 1) || r->reason >= NREASON ||
-	    (r->svc != 255 && r->svc >= nsvc))
+	    rd(f, &r->hash, 4) || rd(f, &r->flags, 1) || rd(f, &r->qlb_out, 1) ||
+	    rd(f, &r->qlb_cr, 1) || rd(f, &r->qlb_be, 2) || r->reason >= NREASON ||
+	    (r->svc != 255 && r->svc >= nsvc) || (r->qlb_out != Q_NONE && r->qlb_out >= Q_NOUT) ||
+	    (r->qlb_out != Q_NONE && (r->svc == 255 || !(svcs[r->svc].flags & KR_SVC_F_QUIC_LB))))
 		return -1;
 	return 1;
 }
@@ -235,6 +331,7 @@ static int next(FILE *f, struct rec *r, uint32_t *trailer)
 struct stats {
 	uint64_t frames, mutated, runs, tc_skipped, mism, reason[NREASON], keys, keyed;
 	uint64_t walk_routed;		/* RK_WALK keys routed to the one up backend */
+	uint64_t qlb[Q_NOUT], qlb_cid_routed_ring_down, qlb_drain;
 };
 
 static void hexdump(char *out, const uint8_t *p, size_t n, size_t max)
@@ -246,6 +343,28 @@ static void hexdump(char *out, const uint8_t *p, size_t n, size_t max)
 	out[2 * i] = 0;
 }
 
+/* The QUIC-LB counters moved as the oracle says: the outcome's counter by one (and the
+ * routed counter of the rotation), nothing else; nothing at all when the stage is not
+ * reached. */
+static int qlb_agrees(const struct rec *r, const struct kr_qlb_counters *a,
+		      const struct kr_qlb_counters *b, char *why, size_t n)
+{
+	for (int i = 0; i < 8; i++) {
+		uint64_t dn = b->n[i] - a->n[i], dc = b->routed_cr[i] - a->routed_cr[i];
+		uint64_t wn = r->qlb_out == i, wc = r->qlb_out == KR_QLB_ROUTED && r->qlb_cr == i;
+
+		if (dn != wn || dc != wc) {
+			snprintf(why, n, "QUIC-LB counter %s %s by %llu (rotation %d: %llu), oracle: "
+				 "%s (rotation %u)", i < Q_NOUT ? qname[i] : "?",
+				 dn ? "moved" : "did not move", (unsigned long long)dn, i,
+				 (unsigned long long)dc, r->qlb_out == Q_NONE ? "stage not reached" :
+				 qname[r->qlb_out], r->qlb_cr);
+			return 0;
+		}
+	}
+	return 1;
+}
+
 /* One run of one program on the frame; 1 agrees, 0 differs, -1 not runnable. */
 static int run_one(const struct rec *r, int tc, struct kr_counters *prev, struct stats *st,
 		   uint64_t no)
@@ -255,10 +374,14 @@ static int run_one(const struct rec *r, int tc, struct kr_counters *prev, struct
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = r->frame, .data_size_in = r->len,
 		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
 	uint64_t seq = t->seq;
+	int qsvc = r->svc != 255 && (svcs[r->svc].flags & KR_SVC_F_QUIC_LB);
+	struct kr_qlb_counters q0, q1;
 	struct kr_counters c;
 	char why[320] = "", hex[2 * FRAME_MAX + 1];
 	int want, ok = 1, traced = r->reason >= R_NO_KEY;
 
+	if (qsvc)
+		qlb_counters(svcs[r->svc].off, &q0);
 	if (bpf_prog_test_run_opts(tc ? tc_fd : xdp_fd, &o)) {
 		/* skb test runs refuse a frame shorter than the IP header its ethertype
 		 * announces: it cannot reach TC at all */
@@ -270,6 +393,8 @@ static int run_one(const struct rec *r, int tc, struct kr_counters *prev, struct
 	}
 	st->runs++;
 	counters(&c);
+	if (qsvc)
+		qlb_counters(svcs[r->svc].off, &q1);
 	want = r->verdict == V_PASS ? (tc ? TC_OK : XDP_PASS) :
 	       r->verdict == V_DROP ? (tc ? TC_SHOT : XDP_DROP) : (tc ? TC_REDIRECT : XDP_TX);
 	if ((int)o.retval != want) {
@@ -298,9 +423,12 @@ static int run_one(const struct rec *r, int tc, struct kr_counters *prev, struct
 		ok = 0;
 		snprintf(why, sizeof(why), "key %s (%u bytes, hash %08x), oracle %s (%u, %08x)", kk,
 			 t->key_len, t->key_hash, ko, r->klen, r->hash);
+	} else if (qsvc && !qlb_agrees(r, &q0, &q1, why, sizeof(why))) {
+		ok = 0;
 	} else if (r->reason == R_ROUTED) {
 		const struct kr_ring *rg = ring[r->svc];
-		uint32_t id = ring_ids[r->svc][svcs[r->svc].ring == RK_WALK ? 0 :
+		uint32_t id = r->qlb_be != 0xffff ? be_id(r->svc, r->qlb_be) :
+			      ring_ids[r->svc][svcs[r->svc].ring == RK_WALK ? 0 :
 					       rg->backend[kr_ring_lower_bound(rg, r->hash)]];
 
 		if (t->route.backend_id != id || o.data_size_out < 12 || out[0] != 0x02 ||
@@ -341,6 +469,7 @@ int main(void)
 	xdp_fd = bpf_program__fd(skel->progs.kr_xdp);
 	tc_fd = bpf_program__fd(skel->progs.kr_tc);
 	cnt_fd = bpf_map__fd(skel->maps.kr_counters);
+	qlb_stats_fd = bpf_map__fd(skel->maps.kr_qlb_stats);
 	rc = system("/usr/bin/python3 tests/oracle/kr_oracle.py selftest > /dev/null");
 	CHECK(rc == 0, "the oracle's own known answers (kr_oracle.py selftest: DNS, VLANs, "
 	      "fragments, options, QUIC, memcache, payload rules, tuple, policies, SipHash-2-4 "
@@ -349,8 +478,13 @@ int main(void)
 		 seed ? seed : "0x6f7261");
 	f = popen(cmd, "r");
 	if (!f || rd(f, magic, 4) || memcmp(magic, "KRO1", 4) || rd(f, &nsvc, 4) || nsvc > MAXSVC ||
-	    rd(f, svcs, nsvc * sizeof(svcs[0])))
-		die("oracle", "no world from tests/oracle/kr_oracle.py (is python3-scapy installed?)");
+	    rd(f, svcs, nsvc * sizeof(svcs[0])) ||
+	    rd(f, &nqconf, 4) || nqconf > QLB_MAXCONF || rd(f, qconf, nqconf * sizeof(qconf[0])) ||
+	    rd(f, &nqsid, 4) || nqsid > QLB_MAXSID || rd(f, qsid, nqsid * sizeof(qsid[0])) ||
+	    rd(f, &nqextra, 4) || nqextra > QLB_MAXCONF ||
+	    rd(f, qextra, nqextra * sizeof(qextra[0])))
+		die("oracle", "no world from tests/oracle/kr_oracle.py (are python3-scapy and "
+		    "python3-cryptography installed?)");
 	world();
 	DIAG("oracle: %s (%u services)", cmd, nsvc);
 	counters(&c0);
@@ -365,6 +499,15 @@ int main(void)
 		st.reason[r.reason]++;
 		st.keys += r.status == KR_KEY_OK && r.reason >= R_NO_KEY;
 		st.keyed += r.reason == R_ROUTED && (svcs[r.svc].flags & KR_SVC_F_KEYED_HASH);
+		if (r.qlb_out != Q_NONE) {
+			st.qlb[r.qlb_out]++;
+			st.qlb_cid_routed_ring_down += r.qlb_out == KR_QLB_ROUTED &&
+						       svcs[r.svc].ring != RK_UP;
+			for (uint32_t i = 0; i < nqextra; i++)
+				st.qlb_drain += r.qlb_out == KR_QLB_ROUTED && qextra[i].svc == r.svc &&
+						qextra[i].be == r.qlb_be &&
+						qextra[i].state == KR_BACKEND_DRAIN;
+		}
 		run_one(&r, 0, &c, &st, st.frames - 1);
 		run_one(&r, 1, &c, &st, st.frames - 1);
 	}
@@ -383,8 +526,16 @@ int main(void)
 	     (unsigned long long)st.reason[7], (unsigned long long)st.reason[8],
 	     (unsigned long long)st.reason[9], (unsigned long long)st.keyed,
 	     (unsigned long long)st.keys);
+	DIAG("QUIC-LB: routed by CID %llu (%llu to draining backends, %llu while the ring is all "
+	     "down), unroutable %llu, unknown_config %llu, unknown_server_id %llu, too_short %llu, "
+	     "backend_down %llu, too_long %llu", (unsigned long long)st.qlb[0],
+	     (unsigned long long)st.qlb_drain, (unsigned long long)st.qlb_cid_routed_ring_down,
+	     (unsigned long long)st.qlb[1], (unsigned long long)st.qlb[2],
+	     (unsigned long long)st.qlb[3], (unsigned long long)st.qlb[4],
+	     (unsigned long long)st.qlb[5], (unsigned long long)st.qlb[6]);
 	CHECK(st.mism == 0, "%llu frames through XDP and TC: verdict, counter, key status, key "
-	      "bytes, key hash and backend = the independent oracle (%llu differences)",
+	      "bytes, key hash, backend and QUIC-LB counter = the independent oracle (%llu "
+	      "differences)",
 	      (unsigned long long)st.frames, (unsigned long long)st.mism);
 	CHECK(c.seen - c0.seen == st.runs, "every run counted once in seen (%llu)",
 	      (unsigned long long)(c.seen - c0.seen));
@@ -397,9 +548,14 @@ int main(void)
 
 		for (int i = 0; i < NREASON; i++)
 			all &= st.reason[i] > 0;
-		CHECK(st.frames < 10000 || (all && st.keyed && st.mutated && st.walk_routed),
-		      "the mix reaches every outcome (each reason, keyed hashes, mutations, walks "
-		      "to the one up backend: %llu)", (unsigned long long)st.walk_routed);
+		for (int i = 0; i < Q_NOUT; i++)
+			all &= st.qlb[i] > 0;
+		CHECK(st.frames < 10000 || (all && st.keyed && st.mutated && st.walk_routed &&
+					    st.qlb_drain && st.qlb_cid_routed_ring_down),
+		      "the mix reaches every outcome (each reason, each QUIC-LB outcome, CIDs of "
+		      "draining backends, CIDs routed while the ring is all down, keyed hashes, "
+		      "mutations, walks to the one up backend: %llu)",
+		      (unsigned long long)st.walk_routed);
 	}
 	for (uint32_t s = 0; s < nsvc; s++)
 		kr_ring_free(ring[s]);

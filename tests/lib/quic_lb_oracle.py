@@ -14,10 +14,19 @@ import sys
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 
+_ops = {}
+
+
 def aes(key, block, decrypt=False):
-    c = Cipher(algorithms.AES(key), modes.ECB())
-    op = c.decryptor() if decrypt else c.encryptor()
-    return op.update(block) + op.finalize()
+    """One AES-128 block.  ECB keeps no state between blocks: one context per key and
+    direction serves every call (the packet oracle decodes many CIDs)."""
+    op = _ops.get((key, decrypt))
+    if op is None:
+        c = Cipher(algorithms.AES(key), modes.ECB())
+        op = _ops[(key, decrypt)] = c.decryptor() if decrypt else c.encryptor()
+    out = op.update(block)
+    assert len(out) == 16
+    return out
 
 
 def halves(plen):

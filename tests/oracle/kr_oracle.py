@@ -17,15 +17,33 @@ checked by a third party.  Hashes: zlib.crc32 and the SipHash-1-3 reference belo
   kr_oracle.py send IFACE FILE    send such frames on IFACE through an AF_PACKET socket
   kr_oracle.py selftest           the oracle on hand-made frames with known answers
 
+QUIC-LB (docs/quic.md): two `quic` services carry QUIC-LB configurations (plaintext,
+single pass, four pass with 3 and 4 passes, odd and even lengths, two keys, unconfigured
+rotations) and server IDs of backends up, draining and down; their frames carry routable
+CIDs of known server IDs, unknown server IDs, unknown rotations, rotation 0b111, CIDs too
+short and over 20 octets, long headers (versions 1, 0 = version negotiation, others) and
+short headers.  The oracle decodes CIDs with tests/lib/quic_lb_oracle.py
+(python3-cryptography's AES) and decides by the documented order of the stage.
+
 Record format (little-endian) -- header: b"KRO1", u32 nservices, nservices x SERVICE;
-then per frame: u32 frame length (0xffffffff ends the stream, followed by u32 frames
+u32 nconfigs, nconfigs x (u8 service, u8 config rotation, u8 server ID length, u8 nonce
+length, u8 keyed, 16 key bytes); u32 nserverids, nserverids x (u8 service, u8 rotation,
+u8 server ID length, 16 server ID bytes zero-padded, u16 backend index in the service);
+u32 nextra, nextra x (u8 service, u16 backend index, u8 state): backends outside the ring
+named by server IDs; then per frame: u32 frame length (0xffffffff ends the stream, followed by u32 frames
 sampled for scapy, u32 disagreements, u32 frames scapy could not dissect), frame bytes, u8 verdict, u8 reason, u8 service
-index (255 = none), u8 key status, u16 key length, key bytes, u32 key hash, u8 flags.
+index (255 = none), u8 key status, u16 key length, key bytes, u32 key hash, u8 flags,
+u8 QUIC-LB outcome (255: the stage is not reached), u8 config rotation, u16 backend index
+routed to by CID (0xffff: the ring decides).
 """
+import os
 import random
 import struct
 import sys
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import quic_lb_oracle as qlb    # noqa: E402  (independent QUIC-LB codec, python3-cryptography)
 
 # ---- verdicts, reasons (the kr_counters field that counts the packet) ------------------
 PASS, DROP, FORWARD = 0, 1, 2
@@ -88,6 +106,8 @@ POL_PASS, POL_DROP = 0, 1
 RING_UP, RING_DOWN65, RING_DOWNBIG, RING_NONE, RING_DOWN300, RING_WALK = range(6)
 KEYED = 2
 DELIM = 1
+QLB = 4                 # the service has QUIC-LB configurations (its off = QUIC-LB id,
+                        # plen = the tag of its entries: the same fields in the map value)
 VIP4 = bytes([192, 0, 2, 53])
 VIP6 = bytes.fromhex('20010db8000000000000000000000053')
 
@@ -126,7 +146,103 @@ SERVICES = [
     Svc(9009, PAYLOAD, off=1, flags=DELIM, delim=0x20),
     Svc(9010, TUPLE, RING_WALK, noroute=POL_DROP),
     Svc(9011, DNS, RING_DOWN300),
+    Svc(8443, QUIC, cid=8, flags=QLB, off=1, plen=0x5101),
+    Svc(8444, QUIC, RING_DOWN65, cid=20, flags=QLB, off=2, plen=0x5102, noroute=POL_DROP),
 ]
+
+# ---- QUIC-LB (docs/quic.md) --------------------------------------------------------------
+# outcomes: the kr_qlb_stats counter of the service that counts the packet
+(Q_ROUTED, Q_UNROUTABLE, Q_UNKNOWN_CONFIG, Q_UNKNOWN_SID, Q_TOO_SHORT, Q_BACKEND_DOWN,
+ Q_TOO_LONG) = range(7)
+Q_NONE = 255
+B_UP, B_DOWN, B_DRAIN = 0, 1, 2
+QLB_SVC1, QLB_SVC2 = len(SERVICES) - 2, len(SERVICES) - 1
+KEY_A = bytes.fromhex('8f95f09245765f80256934e50c66207f')
+KEY_B = bytes.fromhex('0123456789abcdeffedcba9876543210')
+# service -> {config rotation: (server ID length, nonce length, key or None)}
+QLB_CONF = {
+    QLB_SVC1: {0: (2, 6, None),         # plaintext, CID 9
+               1: (3, 8, KEY_A),        # four pass, nonce >= server ID: 3 passes, odd
+               2: (4, 12, KEY_A),       # single pass
+               4: (8, 5, KEY_B),        # four pass, server ID > nonce: 4 passes, odd
+               5: (1, 4, KEY_B)},       # four pass, shortest, odd
+    QLB_SVC2: {3: (2, 14, KEY_B),       # single pass
+               6: (15, 4, None),        # plaintext, CID 20 (the longest)
+               0: (6, 6, KEY_A)},       # four pass, even, 3 passes
+}
+# backends named by server IDs outside the ring: (service, index) -> state
+QLB_EXTRA = {(QLB_SVC1, 400): B_DRAIN, (QLB_SVC1, 401): B_DOWN, (QLB_SVC1, 402): B_UP,
+             (QLB_SVC2, 400): B_UP, (QLB_SVC2, 401): B_DRAIN, (QLB_SVC2, 402): B_DOWN}
+
+
+def _server_ids():
+    """(service, rotation, server ID) -> backend index: ring backends 0..5 (service 1: all
+    up; service 2: ring all down, backends 0..3) and the extra ones, fixed pseudo-random IDs."""
+    r = random.Random(0x51b)
+    out = {}
+    for si, confs in QLB_CONF.items():
+        bes = list(range(6) if si == QLB_SVC1 else range(4)) + [400, 401, 402]
+        for cr, (sl, nl, key) in confs.items():
+            for be in bes:
+                while True:
+                    sid = r.randbytes(sl)
+                    if (si, cr, sid) not in out:
+                        break
+                out[(si, cr, sid)] = be
+    return out
+
+
+QLB_SIDS = _server_ids()
+QLB_SID_LIST = {}
+for (_si, _cr, _sid), _be in QLB_SIDS.items():
+    QLB_SID_LIST.setdefault((_si, _cr), []).append(_sid)
+
+
+def backend_state(si, be):
+    if (si, be) in QLB_EXTRA:
+        return QLB_EXTRA[(si, be)]
+    return B_UP if SERVICES[si].ring == RING_UP else B_DOWN
+
+
+def quic_lb(pl, si):
+    """The QUIC-LB stage, from docs/quic.md: (outcome, config rotation, backend index or
+    None).  Reached only with a DCID (the key was found)."""
+    confs = QLB_CONF[si]
+    if pl[0] & 0x80:                    # long header, any version: DCID length at octet 5
+        cid = pl[6:6 + pl[5]]
+    else:                               # short header: the datagram after the first octet
+        cid = pl[1:21]
+    cr = cid[0] >> 5
+    if cr == 7:
+        return Q_UNROUTABLE, cr, None
+    if cr not in confs:
+        return Q_UNKNOWN_CONFIG, cr, None
+    if pl[0] & 0x80 and len(cid) > 20:
+        return Q_TOO_LONG, cr, None
+    sl, nl, key = confs[cr]
+    if len(cid) < 1 + sl + nl:
+        return Q_TOO_SHORT, cr, None
+    _, sid, _ = qlb.decode(bytes(cid), sl, nl, key)
+    be = QLB_SIDS.get((si, cr, sid))
+    if be is None:
+        return Q_UNKNOWN_SID, cr, None
+    if backend_state(si, be) == B_DOWN:
+        return Q_BACKEND_DOWN, cr, None
+    return Q_ROUTED, cr, be             # up and drain: routed by the CID
+
+
+def pack_quic_lb():
+    out = struct.pack('<I', sum(len(c) for c in QLB_CONF.values()))
+    for si, confs in QLB_CONF.items():
+        for cr, (sl, nl, key) in confs.items():
+            out += struct.pack('<BBBBB16s', si, cr, sl, nl, key is not None, key or b'')
+    out += struct.pack('<I', len(QLB_SIDS))
+    for (si, cr, sid), be in QLB_SIDS.items():
+        out += struct.pack('<BBB16sH', si, cr, len(sid), sid, be)
+    out += struct.pack('<I', len(QLB_EXTRA))
+    for (si, be), state in QLB_EXTRA.items():
+        out += struct.pack('<BHB', si, be, state)
+    return out
 
 # ---- the oracle: headers --------------------------------------------------------------
 MAX_VLANS, MAX_EXT = 2, 8
@@ -344,27 +460,33 @@ EXTRACT = {TUPLE: key_tuple, PAYLOAD: key_payload, DNS: key_dns, MEMCACHE: key_m
 
 
 def oracle(f):
-    """(verdict, reason, service index or None, key status, key, hash)."""
+    """(verdict, reason, service index or None, key status, key, hash, QUIC-LB outcome,
+    config rotation, backend index routed to by CID or None)."""
     r, p = parse(f)
     if r != 'ok':
-        return PASS, r, None, 0, b'', 0
+        return PASS, r, None, 0, b'', 0, Q_NONE, 0, None
     si = service(p)
     if si is None:
-        return PASS, R_NOMATCH, None, 0, b'', 0
+        return PASS, R_NOMATCH, None, 0, b'', 0, Q_NONE, 0, None
     s = SERVICES[si]
     st, key = EXTRACT[s.key](p, s)
     if st == KEY_BAD_SERVICE:
-        return PASS, R_BAD_SERVICE, si, st, b'', 0
+        return PASS, R_BAD_SERVICE, si, st, b'', 0, Q_NONE, 0, None
     if st != KEY_OK:
         pol = s.nokey if st == KEY_NOT_FOUND else s.toolong
         return (DROP if pol == POL_DROP else PASS), (R_NO_KEY if st == KEY_NOT_FOUND else
-                                                     R_TOO_LONG), si, st, b'', 0
+                                                     R_TOO_LONG), si, st, b'', 0, Q_NONE, 0, None
     h = siphash13_32(SECRET, key) if s.flags & KEYED else zlib.crc32(key) & 0xffffffff
+    qo, cr, be = Q_NONE, 0, None
+    if s.flags & QLB:
+        qo, cr, be = quic_lb(p.payload, si)
+        if qo == Q_ROUTED:              # by the CID: no ring
+            return FORWARD, R_ROUTED, si, st, key, h, qo, cr, be
     if s.ring in (RING_UP, RING_WALK):
-        return FORWARD, R_ROUTED, si, st, key, h
+        return FORWARD, R_ROUTED, si, st, key, h, qo, cr, be
     reason = {RING_NONE: R_NO_RING, RING_DOWN65: R_ALL_DOWN, RING_DOWNBIG: R_ALL_DOWN,
               RING_DOWN300: R_WALK_LIMIT}[s.ring]
-    return (DROP if s.noroute == POL_DROP else PASS), reason, si, st, key, h
+    return (DROP if s.noroute == POL_DROP else PASS), reason, si, st, key, h, qo, cr, be
 
 
 # ---- scapy: a second decoding of the headers --------------------------------------------
@@ -475,6 +597,43 @@ class Gen:
             return pl
         return bytes([0x40 | r.randrange(64)]) + self.b(r.randrange(40))
 
+    def quic_lb(self, si):
+        """A QUIC datagram for a QUIC-LB service: the DCID routable for a known server ID,
+        for an unknown one, of an unknown rotation, of rotation 0b111, too short, empty,
+        over 20 octets, in a long header (versions 1, 0, others) or a short header."""
+        r = self.r
+        confs = QLB_CONF[si]
+        k = r.randrange(12)
+        cr = r.choice(sorted(confs))
+        sl, nl, key = confs[cr]
+        if k < 7:                       # known (6 of 7) or unknown server ID
+            sid = r.choice(QLB_SID_LIST[(si, cr)]) if k < 6 else self.b(sl)
+            cid = qlb.encode(cr, sid, self.b(nl), key) + self.b(r.choice([0, 0, 0, 1, 3]))
+            if len(cid) > 20:
+                cid = cid[:20]
+        elif k == 7:                    # an unconfigured rotation
+            cid = bytes([r.choice([c for c in range(7) if c not in confs]) << 5 |
+                         r.randrange(32)]) + self.b(r.randrange(20))
+        elif k == 8:                    # rotation 0b111 (a client's random DCID)
+            cid = bytes([0xe0 | r.randrange(32)]) + self.b(r.randrange(20))
+        elif k == 9:                    # too short for the rotation's lengths
+            cid = qlb.encode(cr, r.choice(QLB_SID_LIST[(si, cr)]), self.b(nl), key)
+            cid = cid[:1 + r.randrange(sl + nl)]
+        elif k == 10:                   # over 20 octets (long header only means anything)
+            cid = qlb.encode(cr, r.choice(QLB_SID_LIST[(si, cr)]), self.b(nl), key)
+            cid += self.b(21 - len(cid) + r.randrange(30))
+        else:                           # empty or random
+            cid = b'' if r.randrange(2) else self.b(1 + r.randrange(20))
+        if r.randrange(3):              # long header
+            ver = r.choice([1, 1, 0, 0x6b3343cf, r.randrange(1 << 32)])
+            pl = bytes([0x80 | r.randrange(128)]) + struct.pack('!I', ver) + \
+                bytes([len(cid)]) + cid + bytes([r.randrange(21)]) + self.b(r.randrange(40))
+            if r.randrange(12) == 0:
+                pl = pl[:r.randrange(len(pl) + 1)]
+        else:                           # short header: the datagram may end in the CID
+            pl = bytes([0x40 | r.randrange(64)]) + cid + self.b(r.choice([0, 0, r.randrange(40)]))
+        return pl
+
     def payload(self):
         r = self.r
         n = r.choice([r.randrange(64), r.randrange(64), 250 + r.randrange(300), 0, 3, 19])
@@ -508,7 +667,8 @@ class Gen:
     def frame(self):
         r = self.r
         port = r.choice([53, 53, 53, 11211, 11211, 443, 443, 4433, 4434, 9000, 9001, 9002, 9003,
-                         9004, 9005, 9006, 9007, 9008, 9009, 9010, 9010, 9011, 80])
+                         9004, 9005, 9006, 9007, 9008, 9009, 9010, 9010, 9011, 80,
+                         8443, 8443, 8443, 8444, 8444])
         fam = r.choice([4, 6])
         if port in (53, 9007, 9011):
             pl = self.dns()
@@ -516,6 +676,9 @@ class Gen:
             pl = self.mc()
         elif port in (443, 4433, 4434):
             pl = self.quic()
+        elif port in (8443, 8444):
+            si = QLB_SVC1 if port == 8443 else QLB_SVC2
+            pl = self.quic_lb(si) if r.randrange(6) else self.quic()
         else:
             pl = self.payload()
         u_len = len(pl) + 8
@@ -588,6 +751,7 @@ def gen(count, seed, sample_every=10):
     out.write(b'KRO1' + struct.pack('<I', len(SERVICES)))
     for s in SERVICES:
         out.write(s.pack())
+    out.write(pack_quic_lb())
     samples = disagree = undissected = 0
     buf = []
     for i in range(count):
@@ -596,7 +760,7 @@ def gen(count, seed, sample_every=10):
         if g.r.randrange(2):
             f = g.mutate(f)
             flags |= F_MUTATED
-        v, reason, si, st, key, h = oracle(f)
+        v, reason, si, st, key, h, qo, cr, be = oracle(f)
         if i % sample_every == 0:
             r, p = parse(f)
             if r == 'ok':
@@ -608,7 +772,7 @@ def gen(count, seed, sample_every=10):
                     sys.stderr.write('scapy disagrees on frame %d: %s\n' % (i, f.hex()))
         buf.append(struct.pack('<I', len(f)) + f +
                    struct.pack('<BBBBH', v, reason, 255 if si is None else si, st, len(key)) +
-                   key + struct.pack('<IB', h, flags))
+                   key + struct.pack('<IBBBH', h, flags, qo, cr, 0xffff if be is None else be))
         if len(buf) >= 512:
             out.write(b''.join(buf))
             buf = []
@@ -660,7 +824,7 @@ def deep(count, seed):
         l3 = struct.pack('!IHBB16s16s', 0x60000000, len(ext) + len(udp), types[0], 64,
                          b'\x20\x01' + g.b(14), VIP6) + ext + udp
         f = b'\x02\0\0\0\0\xaa\x02\0\0\0\0\xcc\x86\xdd' + l3
-        v, reason, si, st, key, h = oracle(f)
+        v, reason, si, st, key, h = oracle(f)[:6]
         print(f.hex(), reason, key.hex() or '-')
 
 
@@ -717,6 +881,42 @@ def selftest():
     expect('no service', oracle(_frame4(80, b''))[1], R_NOMATCH)
     expect('keyed hash', oracle(_frame4(9006, b'abc'))[5], siphash13_32(SECRET, b'abc'))
     expect('crc', oracle(_frame4(9000, b'abc'))[5], zlib.crc32(b'abc'))
+    # QUIC-LB: the codec on the vectors file, then the stage's decisions
+    vec = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data',
+                       'quic_lb_vectors.txt')
+    expect('quic-lb vectors', qlb.selftest(vec), 0)
+    sids = {(si, cr, be): sid for (si, cr, sid), be in QLB_SIDS.items()}
+
+    def ql(si, cid, long=True, ver=1):
+        port = SERVICES[si].port
+        pl = (bytes([0xc0]) + struct.pack('!I', ver) + bytes([len(cid)]) + cid + b'\0' * 20
+              if long else b'\x40' + cid + b'\0' * 8)
+        o = oracle(_frame4(port, pl))
+        return o[0], o[1], o[6], o[8]
+
+    s1, s2 = QLB_SVC1, QLB_SVC2
+    enc = lambda si, cr, be, nonce: qlb.encode(cr, sids[(si, cr, be)], nonce,
+                                               QLB_CONF[si][cr][2])
+    expect('quic-lb plaintext', ql(s1, bytes([0x08]) + sids[(s1, 0, 3)] + b'abcdef'),
+           (FORWARD, R_ROUTED, Q_ROUTED, 3))
+    expect('quic-lb four pass, short header', ql(s1, enc(s1, 1, 402, bytes(8)), False),
+           (FORWARD, R_ROUTED, Q_ROUTED, 402))
+    expect('quic-lb single pass, version negotiation', ql(s1, enc(s1, 2, 400, bytes(12)),
+                                                          ver=0), (FORWARD, R_ROUTED, Q_ROUTED, 400))
+    expect('quic-lb down backend', ql(s1, enc(s1, 4, 401, bytes(5))),
+           (FORWARD, R_ROUTED, Q_BACKEND_DOWN, None))
+    expect('quic-lb drain backend, ring all down', ql(s2, enc(s2, 6, 401, bytes(4))),
+           (FORWARD, R_ROUTED, Q_ROUTED, 401))
+    expect('quic-lb ring all down, fallback', ql(s2, enc(s2, 3, 1, bytes(14))),
+           (DROP, R_ALL_DOWN, Q_BACKEND_DOWN, None))
+    expect('quic-lb rotation 7', ql(s1, b'\xe8' + bytes(8)), (FORWARD, R_ROUTED, Q_UNROUTABLE, None))
+    expect('quic-lb unknown rotation', ql(s1, b'\x68' + bytes(8)),
+           (FORWARD, R_ROUTED, Q_UNKNOWN_CONFIG, None))
+    expect('quic-lb 21 octets', ql(s1, enc(s1, 0, 1, bytes(6)) + bytes(12)),
+           (FORWARD, R_ROUTED, Q_TOO_LONG, None))
+    expect('quic-lb too short', ql(s1, enc(s1, 2, 1, bytes(12))[:16]),
+           (FORWARD, R_ROUTED, Q_TOO_SHORT, None))
+    expect('quic-lb empty DCID', ql(s1, b''), (PASS, R_NO_KEY, Q_NONE, None))
     # SipHash-2-4 with key 00..0f, message 00..0e (the paper's example)
     expect('siphash-2-4', siphash(bytes(range(16)), bytes(range(15)), 2, 4), 0xa129ca6149be45e5)
     g = Gen(1)
