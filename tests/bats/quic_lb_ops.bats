@@ -160,6 +160,13 @@ qstat() { # outcome -> its count in `stats --json`
 	      "quic_lb_server_ids": { "0": "0a04", "1": "0b0004" } }]' "$T/q.json" > "$T/q4.json"
 	run -0 nsenter --net="/run/netns/$N" "$KK" ring stage r -c "$T/q4.json" --instance "$N"
 	[ "$(bpftool -j map dump pinned "$d/kr_qlb_servers" | jq length)" = 8 ]
+	# an apply of the old configuration keeps the table equal to it (docs/quic.md) ...
+	run -0 nsenter --net="/run/netns/$N" "$KK" apply -c "$T/q.json" --instance "$N"
+	[ "$(bpftool -j map dump pinned "$d/kr_qlb_servers" | jq length)" = 6 ]
+	# ... and staging the same version again writes them back
+	run -0 nsenter --net="/run/netns/$N" "$KK" ring stage r -c "$T/q4.json" --instance "$N"
+	assert_output --partial "already staged"
+	[ "$(bpftool -j map dump pinned "$d/kr_qlb_servers" | jq length)" = 8 ]
 	# a CID the new server issued is routed by CID (to it) while the ring is only staged
 	c4=$($K quic-lb encode --config-rotation 0 --server-id 0a04 --nonce 010203040506)
 	send_quic "$c4" 3

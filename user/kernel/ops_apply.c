@@ -434,7 +434,9 @@ int kr_ops_apply_exec(const struct kr_inst *in, const struct kr_ops_maps *m,
 		rc = exec_rings(in, m, p, err);
 	if (!rc && p->stage)
 		rc = exec_members_add(m, p, err);
-	if (!rc && p->stage && p->nrings && p->rings[0].act == KR_PLAN_STAGE)
+	/* (also when the version was staged already: a stage killed half-way converges) */
+	if (!rc && p->stage && p->nrings && (p->rings[0].act == KR_PLAN_STAGE ||
+					     p->rings[0].act == KR_PLAN_STAGED_ALREADY))
 		rc = kr_ops_stage_quic_lb(in, p->cfg, &p->units,
 					  (uint32_t)(p->rings[0].unit - p->units.u), err);
 	/* QUIC-LB configurations and server IDs before the services point at them, the
