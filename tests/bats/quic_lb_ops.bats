@@ -85,13 +85,10 @@ for i in range(int(sys.argv[2])):
 PY
 }
 
-qstat() { # outcome -> its count in `stats --json`
-	nsenter --net="/run/netns/$N" "$KK" stats --json --instance "$N" | jq ".quic_lb[0].$1"
-}
-
-@test "kernel: apply writes QUIC-LB maps; packets routed by CID; down backend and unknown server ID fall back, counted" {
-	[ "$(id -u)" = 0 ] || skip "needs root"
-	N=kr-qlb-$$
+# namespace $N with a veth pair: keyrouter loaded on v0 with $T/q.json (instance $N, pins
+# in $d), the VIP reached from v1 through it
+qlb_instance() {
+	local mac0
 	ip netns add "$N"
 	ip -n "$N" link add v0 type veth peer name v1
 	ip -n "$N" link set v0 up
@@ -99,8 +96,18 @@ qstat() { # outcome -> its count in `stats --json`
 	ip -n "$N" addr add 10.2.0.2/24 dev v1
 	mac0=$(ip -n "$N" -j link show v0 | jq -r '.[0].address')
 	ip -n "$N" neigh add 10.2.0.100 lladdr "$mac0" dev v1 nud permanent
-	run -0 nsenter --net="/run/netns/$N" "$KK" load v0 -c "$T/q.json" --mode generic --instance "$N"
+	nsenter --net="/run/netns/$N" "$KK" load v0 -c "$T/q.json" --mode generic --instance "$N"
 	d=/sys/fs/bpf/keyrouter/$N
+}
+
+qstat() { # outcome -> its count in `stats --json`
+	nsenter --net="/run/netns/$N" "$KK" stats --json --instance "$N" | jq ".quic_lb[0].$1"
+}
+
+@test "kernel: apply writes QUIC-LB maps; packets routed by CID; down backend and unknown server ID fall back, counted" {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	N=kr-qlb-$$
+	qlb_instance
 	# 3 backends x 2 rotations; configurations 0 and 1 of QUIC-LB id 1 valid
 	[ "$(bpftool -j map dump pinned "$d/kr_qlb_servers" | jq length)" = 6 ]
 	[ "$(bpftool -j map dump pinned "$d/kr_qlb_configs" | jq '[.[] | select((.formatted.value.valid // .value.valid) == 1)] | length')" = 2 ]
@@ -145,15 +152,7 @@ qstat() { # outcome -> its count in `stats --json`
 @test "kernel: ring stage writes the server IDs of a backend new in the staged version (its connections are routed by CID before any apply)" {
 	[ "$(id -u)" = 0 ] || skip "needs root"
 	N=kr-qlbst-$$
-	ip netns add "$N"
-	ip -n "$N" link add v0 type veth peer name v1
-	ip -n "$N" link set v0 up
-	ip -n "$N" link set v1 up
-	ip -n "$N" addr add 10.2.0.2/24 dev v1
-	mac0=$(ip -n "$N" -j link show v0 | jq -r '.[0].address')
-	ip -n "$N" neigh add 10.2.0.100 lladdr "$mac0" dev v1 nud permanent
-	run -0 nsenter --net="/run/netns/$N" "$KK" load v0 -c "$T/q.json" --mode generic --instance "$N"
-	d=/sys/fs/bpf/keyrouter/$N
+	qlb_instance
 	[ "$(bpftool -j map dump pinned "$d/kr_qlb_servers" | jq length)" = 6 ]
 	# the staged version adds backend 10.2.0.14 with its server IDs
 	jq '.rings[0].backends += [{ "address": "10.2.0.14:443", "mac": "02:00:00:00:00:14",

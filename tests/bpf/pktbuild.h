@@ -14,6 +14,15 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Program return values as the tests compare them (the kernel's enums, without vmlinux.h). */
+#define XDP_DROP_	1
+#define XDP_PASS_	2
+#define XDP_TX_		3
+#define XDP_REDIRECT_	4
+#define TC_OK_		0
+#define TC_SHOT_	2
+#define TC_REDIRECT_	7
+
 #define PKT_MAX 4096
 
 struct pkt_spec {

@@ -39,13 +39,6 @@
 #include "ring_fixture.h"
 #include "keyrouter.skel.h"
 
-#define XDP_DROP_	1
-#define XDP_PASS_	2
-#define XDP_TX_		3
-#define XDP_REDIRECT_	4
-#define TC_OK_		0
-#define TC_SHOT_	2
-#define TC_REDIRECT_	7
 
 enum verdict { V_PASS, V_DROP, V_TX, V_REDIRECT };
 #define NONE ((size_t)-1)

@@ -42,13 +42,6 @@
 #include "ring_fixture.h"
 #include "keyrouter.skel.h"
 
-#define XDP_DROP_	1
-#define XDP_PASS_	2
-#define XDP_TX_		3
-#define XDP_REDIRECT_	4
-#define TC_OK_		0
-#define TC_SHOT_	2
-#define TC_REDIRECT_	7
 #define CNT(f)		(offsetof(struct kr_counters, f) / 8)
 #define NCNT		(sizeof(struct kr_counters) / 8)
 #define V4C		"198.51.100.7"
