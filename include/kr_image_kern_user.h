@@ -37,20 +37,23 @@
 #include "kr_layout.h"
 
 #define KR_IMAGE_MAGIC		0x4b52494du	/* "KRIM" */
-#define KR_IMAGE_FORMAT		1u
+#define KR_IMAGE_FORMAT		2u	/* 2: 12 KiB chunks, 128..255 points per bucket */
 
-#define KR_CHUNK_BYTES		3072u		/* a multiple of 8: no rounding by the array map */
-#define KR_PTS_PER_CHUNK	512u		/* 512 * 6 = 3072 */
-#define KR_PTS_SHIFT		9
-#define KR_IDX_PER_CHUNK	768u		/* 768 * 4 = 3072 */
-#define KR_BT_PER_CHUNK		768u
+#define KR_CHUNK_BYTES		12288u		/* a multiple of 8: no rounding by the array map */
+#define KR_PTS_PER_CHUNK	2048u		/* 2048 * 6 = 12288 */
+#define KR_PTS_SHIFT		11
+#define KR_IDX_PER_CHUNK	3072u		/* 3072 * 4 = 12288 */
+#define KR_BT_PER_CHUNK		3072u
 
 #define KR_MAX_BACKENDS		65536u		/* ring-local index is 16 bits */
 #define KR_MAX_POINTS		(1u << 28)	/* largest image: 1.5 GiB of points */
 #define KR_MIN_BUCKET_BITS	1u
 #define KR_MAX_BUCKET_BITS	24u
-/* Target density: 16..31 points per bucket on average (index <= 0.25 byte per point). */
-#define KR_BUCKET_DENSITY_LOG2	4u
+/* Target density: 128..255 points per bucket on average: the index is <= 1/32 byte per
+ * point (128 KiB at 4M points, 512 KiB at 16M), small enough to stay in the CPU's caches
+ * while the points are read at random; the key's place inside its bucket is interpolated
+ * (hashes are uniform) to within a few points (kr_lookup.h). */
+#define KR_BUCKET_DENSITY_LOG2	7u
 /* A binary search over at most 2^32 points never needs more steps than this. */
 #define KR_SEARCH_STEPS		33
 
@@ -110,7 +113,7 @@ static inline __u32 kr_point_hash(const struct kr_point *p)
 	return (__u32)p->hash_lo | ((__u32)p->hash_hi << 16);
 }
 
-/* Bucket bits for a ring of n points: 16..31 points per bucket on average. */
+/* Bucket bits for a ring of n points: 128..255 points per bucket on average. */
 static inline __u32 kr_image_bucket_bits(__u32 n)
 {
 	__u32 b = 0;

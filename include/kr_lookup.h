@@ -24,19 +24,19 @@
 /* Keeps the compiler from recomputing x from a copy the verifier has not bounded. */
 #define KR_BARRIER_VAR(x) asm volatile("" : "+r"(x))
 
-/* x / 768 without a division instruction: exact for every __u32 x
- * (768 * 2863311531 = 2^41 + 256, and x * 256 < 2^41). */
-static __always_inline __u64 kr_div768(__u64 x)
+/* x / 3072 without a division instruction: exact for every __u32 x
+ * (x / 3072 = (x >> 10) / 3, and y / 3 = (y * 0xaaaaaaab) >> 33 for every y < 2^32). */
+static __always_inline __u64 kr_div3072(__u64 x)
 {
-	return (x * 2863311531ull) >> 41;
+	return ((x >> 10) * 0xaaaaaaabull) >> 33;
 }
-_Static_assert(KR_IDX_PER_CHUNK == 768 && KR_BT_PER_CHUNK == 768, "kr_div768");
+_Static_assert(KR_IDX_PER_CHUNK == 3072 && KR_BT_PER_CHUNK == 3072, "kr_div3072");
 
 /* Entry k of the bucket index. */
 static __always_inline int kr_idx_entry(void *ring, const struct kr_image_hdr *hdr, __u32 k,
 					__u32 *out)
 {
-	__u64 c = kr_div768(k), off = k - c * KR_IDX_PER_CHUNK;
+	__u64 c = kr_div3072(k), off = k - c * KR_IDX_PER_CHUNK;
 	const __u32 *e;
 
 	if (off >= KR_IDX_PER_CHUNK)
@@ -67,7 +67,7 @@ static __always_inline int kr_point_get(void *ring, const struct kr_image_hdr *h
 static __always_inline int kr_bt_get(void *ring, const struct kr_image_hdr *hdr, __u32 b,
 				     __u32 *id)
 {
-	__u64 c = kr_div768(b), off = b - c * KR_BT_PER_CHUNK;
+	__u64 c = kr_div3072(b), off = b - c * KR_BT_PER_CHUNK;
 	const __u32 *e;
 
 	if (b >= hdr->nbackends || off >= KR_BT_PER_CHUNK)
@@ -83,7 +83,7 @@ static __always_inline int kr_bt_get(void *ring, const struct kr_image_hdr *hdr,
 static __always_inline int kr_idx_pair(void *ring, const struct kr_image_hdr *hdr, __u32 k,
 				       __u32 *lo, __u32 *hi)
 {
-	__u64 c = kr_div768(k), off = k - c * KR_IDX_PER_CHUNK;
+	__u64 c = kr_div3072(k), off = k - c * KR_IDX_PER_CHUNK;
 	const __u32 *e;
 
 	e = (const __u32 *)KR_CHUNK_GET(ring, hdr->idx_chunk + (__u32)c);
@@ -160,10 +160,10 @@ static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
 	return b ^ ((a ^ b) & kr_lt_mask(a, b));
 }
 
-/* Points counted around the interpolated guess (they cover the answer ~93% of the time
- * for buckets of 16..31 points), and the bound of the small-bucket count. */
-#define KR_WINDOW		8
-#define KR_SMALL		16
+/* Points counted around the interpolated guess: with 128..255 points per bucket the
+ * guess is within +-15 of the answer for ~97% of keys (the error of the guess is about
+ * sqrt(bucket size) / 2 points). */
+#define KR_WINDOW		32
 
 /*
  * The number of points p[i], i < w, whose hash is below h, out of the max points p[0 ..
@@ -188,39 +188,46 @@ static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 w, __u
 }
 
 /*
- * Within one chunk as kr_chunk_lb(), starting from guess in [0, n), where the point is
- * expected (hashes are uniform).
- * Buckets of at most KR_SMALL points: the points [s, base + n) are counted, where s =
- * min(base, chunk end - KR_SMALL) (KR_SMALL loads from one bounded pointer); the d = base - s
- * points before the bucket belong to earlier buckets (all below h), so the count minus d
- * is the lower bound.
- * Larger buckets: count in the KR_WINDOW points [l, l + KR_WINDOW) around the guess; that
- * is the answer when they bracket h (l == 0 or point l - 1 < h, and l + KR_WINDOW == n or
- * point l + KR_WINDOW >= h); otherwise a binary search over all n.
+ * The common case of kr_image_find(): count the points below h in the window of (at most)
+ * KR_WINDOW points [a, a + w) around the interpolated guess, inside bucket [lo, hi) (cnt
+ * = hi - lo > 0 points, guess in [lo, hi)).  The answer is a + c when the window brackets
+ * h: c > 0 or the window starts the bucket (points before lo are below h), and c < w or it
+ * ends the bucket (points from hi on are >= h).  One chunk lookup, KR_WINDOW independent
+ * loads from one bounded pointer at constant offsets.  A window near the chunk's end is
+ * counted from KR_WINDOW points before it (those d extra points, all before a, are
+ * subtracted: they are a prefix of the sorted run).  Returns 1 with *out (and *backend when
+ * *out < hi), 0 when the window cannot tell (it misses the answer, or crosses a chunk
+ * boundary), -1 for a missing chunk.
  */
-static __always_inline __u32 kr_chunk_search(const struct kr_point *pts, __u32 base, __u32 n,
-					     __u32 guess, __u32 h)
+static __always_inline int kr_window_find(void *ring, const struct kr_image_hdr *hdr, __u32 h,
+					  __u32 lo, __u32 hi, __u32 guess, __u32 *out,
+					  __u32 *backend)
 {
-	__u32 l, c, a, d;
+	__u32 cnt = hi - lo, w = kr_min_u32(cnt, KR_WINDOW), a, off, s, d, c;
+	const struct kr_point *pts;
 
-	if (n <= KR_SMALL) {
-		a = kr_min_u32(base, KR_PTS_PER_CHUNK - KR_SMALL);
-		if (a > KR_PTS_PER_CHUNK - KR_SMALL || base < a)	/* never: bounds for the verifier */
-			return kr_chunk_lb(pts, base, n, h);
-		d = base - a;
-		c = kr_ptr_count(pts + a, d + n, h, KR_SMALL);
-		return c - kr_min_u32(c, d);
-	}
-	l = guess - kr_min_u32(guess, KR_WINDOW / 2 - 1);	/* guess - 3, at least 0 */
-	l = kr_min_u32(l, n - KR_WINDOW);
-	a = base + l;
-	if (a > KR_PTS_PER_CHUNK - KR_WINDOW)	/* never for a bucket in one chunk */
-		return kr_chunk_lb(pts, base, n, h);
-	c = kr_ptr_count(pts + a, KR_WINDOW, h, KR_WINDOW);
-	if ((c > 0 || l == 0 || kr_chunk_hash(pts, a - 1) < h) &&
-	    (c < KR_WINDOW || l + KR_WINDOW == n || kr_chunk_hash(pts, a + KR_WINDOW) >= h))
-		return l + c;
-	return kr_chunk_lb(pts, base, n, h);
+	a = guess - kr_min_u32(guess - lo, KR_WINDOW / 2 - 1);	/* guess - 15, at least lo */
+	a = kr_min_u32(a, hi - w);
+	off = a & (KR_PTS_PER_CHUNK - 1);
+	if (off + w > KR_PTS_PER_CHUNK)
+		return 0;			/* crosses into the next chunk */
+	s = kr_min_u32(off, KR_PTS_PER_CHUNK - KR_WINDOW);
+	d = off - s;				/* d + w <= KR_WINDOW */
+	if (s > KR_PTS_PER_CHUNK - KR_WINDOW || d + w > KR_WINDOW)
+		return 0;			/* never: bounds for the verifier */
+	pts = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + (a >> KR_PTS_SHIFT));
+	if (!pts)
+		return -1;
+	KR_BARRIER_VAR(s);
+	pts += s;
+	c = kr_ptr_count(pts, d + w, h, KR_WINDOW);
+	c -= kr_min_u32(c, d);
+	if ((c == 0 && a != lo) || (c == w && a + w != hi))
+		return 0;
+	*out = a + c;
+	if (c < w)
+		*backend = pts[(d + c) & (KR_WINDOW - 1)].backend;
+	return 1;
 }
 
 /* Hash of the last point of [lo, hi) that lies in chunk c (lo < hi, c in range). */
@@ -287,12 +294,12 @@ static __always_inline int kr_range_search(void *ring, const struct kr_image_hdr
 /*
  * Image index of the first point with hash >= h; past the last point, 0 (wrap-around).
  * The key's top bucket_bits select a bucket [idx[k], idx[k+1]) of the index; inside it the
- * point is searched (interpolation from the key's position in the bucket's hash range,
- * then linear steps, then binary search: always complete, whatever the bucket's size).
- * If no point of the bucket qualifies the answer is idx[k+1], the first point of the next
- * non-empty bucket.  Map lookups: the header is the caller's; one for the index (two when
- * k and k+1 straddle chunks), one for the points when the bucket lies in one chunk (the
- * common case), else one per binary-search step.
+ * point is found by counting the window around the interpolated guess (kr_window_find,
+ * ~97% of keys), else by a branchless binary search over the bucket (always complete,
+ * whatever the bucket's size or span).  If no point of the bucket qualifies the answer is
+ * idx[k+1], the first point of the next non-empty bucket.  Map lookups in the common case:
+ * one for the index (two when k and k+1 straddle chunks), one for the points; the header
+ * is the caller's.
  * *backend = the ring-local backend of point *out when it was read on the way, else
  * KR_BACKEND_UNKNOWN.  Returns 0, or -1 when the image is inconsistent (a chunk is
  * missing, an entry is out of range): the caller must then not route with this image.
@@ -301,7 +308,8 @@ static __always_inline int kr_image_find(void *ring, const struct kr_image_hdr *
 					 __u32 *out, __u32 *backend)
 {
 	__u32 bits = hdr->bucket_bits, n = hdr->npoints;
-	__u32 lo, hi, k, sh;
+	__u32 lo, hi, k, sh, guess;
+	int r;
 
 	if (bits < KR_MIN_BUCKET_BITS || bits > KR_MAX_BUCKET_BITS || n == 0)
 		return -1;
@@ -312,46 +320,13 @@ static __always_inline int kr_image_find(void *ring, const struct kr_image_hdr *
 	if (hi > n || lo > hi)
 		return -1;
 	*backend = KR_BACKEND_UNKNOWN;
-	if (lo < hi && (lo >> KR_PTS_SHIFT) == ((hi - 1) >> KR_PTS_SHIFT)) {
-		const struct kr_point *pts;
-		__u32 cnt = hi - lo, base = lo & (KR_PTS_PER_CHUNK - 1), guess, i;
-
-		pts = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + (lo >> KR_PTS_SHIFT));
-		if (!pts)
-			return -1;
+	if (lo < hi) {
 		/* where h lies in the bucket's hash range, scaled to its points: no division */
-		guess = (__u32)(((__u64)(h & ((1u << sh) - 1)) * cnt) >> sh);
-		i = kr_chunk_search(pts, base, cnt, guess, h);
-		if (i < cnt)
-			*backend = pts[(base + i) & (KR_PTS_PER_CHUNK - 1)].backend;
-		lo += i;
-	} else if (lo < hi && hi - lo <= KR_PTS_PER_CHUNK &&
-		   ((hi - 1) >> KR_PTS_SHIFT) == (lo >> KR_PTS_SHIFT) + 1) {
-		/* a bucket across two chunks: both chunks at once (independent lookups); the
-		 * first point of the second one tells which part holds the answer */
-		const struct kr_point *p0, *p1;
-		__u32 c0 = lo >> KR_PTS_SHIFT, cnt = hi - lo, base = lo & (KR_PTS_PER_CHUNK - 1);
-		__u32 n0 = KR_PTS_PER_CHUNK - base, n1 = cnt - n0, guess, i;
-
-		p0 = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + c0);
-		p1 = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + c0 + 1);
-		if (!p0 || !p1 || n1 == 0 || n1 >= KR_PTS_PER_CHUNK)
+		guess = lo + (__u32)(((__u64)(h & ((1u << sh) - 1)) * (hi - lo)) >> sh);
+		r = kr_window_find(ring, hdr, h, lo, hi, guess, &lo, backend);
+		if (r < 0)
 			return -1;
-		guess = (__u32)(((__u64)(h & ((1u << sh) - 1)) * cnt) >> sh);
-		if (kr_point_hash(&p1[0]) < h) {	/* every point of the first part is too */
-			guess -= kr_min_u32(guess, n0);
-			i = kr_chunk_search(p1, 0, n1, kr_min_u32(guess, n1 - 1), h);
-			if (i < n1)
-				*backend = p1[i & (KR_PTS_PER_CHUNK - 1)].backend;
-			lo += n0 + i;
-		} else {				/* the answer is at most p1[0] */
-			i = kr_chunk_search(p0, base, n0, kr_min_u32(guess, n0 - 1), h);
-			*backend = i < n0 ? p0[(base + i) & (KR_PTS_PER_CHUNK - 1)].backend :
-					    p1[0].backend;
-			lo += i;
-		}
-	} else if (lo < hi) {
-		if (kr_range_search(ring, hdr, h, lo, hi, &lo, backend))
+		if (r == 0 && kr_range_search(ring, hdr, h, lo, hi, &lo, backend))
 			return -1;
 	}
 	*out = lo >= n ? 0 : lo;

@@ -171,11 +171,11 @@ static void test_memory(void)
 {
 	struct kr_an_mem m;
 
-	CHECK(kr_an_memory(1000, 1000, 10, &m) == 0, "memory(1000 points)");
-	CHECK_EQ_U(m.v1_bytes, 8000, "v1 8 B/point");
-	CHECK_EQ_U(m.v2_bytes, 6000, "v2 6 B/point");
-	CHECK_EQ_U(m.bucket_bits, kr_image_bucket_bits(1000), "bucket bits as the encoder");
-	CHECK_EQ_U(m.pt_chunks, 2, "1000 points = 2 chunks of 512");
+	CHECK(kr_an_memory(3000, 3000, 10, &m) == 0, "memory(3000 points)");
+	CHECK_EQ_U(m.v1_bytes, 24000, "v1 8 B/point");
+	CHECK_EQ_U(m.v2_bytes, 18000, "v2 6 B/point");
+	CHECK_EQ_U(m.bucket_bits, kr_image_bucket_bits(3000), "bucket bits as the encoder");
+	CHECK_EQ_U(m.pt_chunks, 2, "3000 points = 2 chunks of 2048");
 	CHECK_EQ_U(m.bt_chunks, 1, "10 backends = 1 chunk");
 	CHECK_EQ_U(m.nchunks, 1 + m.idx_chunks + 1 + 2, "chunk total");
 	CHECK_EQ_U(m.image_bytes, (uint64_t)m.nchunks * KR_CHUNK_BYTES, "image bytes");

@@ -98,9 +98,9 @@ static void check_points(const struct kr_ring *r, const struct kr_image *img, co
 	}
 	CHECK(bad == 0 && k == img->hdr->npoints, "%s: image points = ring points + kept "
 	      "duplicates after their winner; image -> ring index", name);
-	/* Raw layout: point k at chunk pt_chunk + k / 512, byte (k % 512) * 6, little-endian. */
-	for (uint32_t k2 = 0; k2 < img->hdr->npoints; k2 += (k2 % 512 == 511) ? 1 : 255) {
-		const uint8_t *c = kr_image_chunk(img, img->hdr->pt_chunk + k2 / 512);
+	/* Raw layout: point k at chunk pt_chunk + k / 2048, byte (k % 2048) * 6, little-endian. */
+	for (uint32_t k2 = 0; k2 < img->hdr->npoints; k2 += (k2 % 2048 == 2047) ? 1 : 511) {
+		const uint8_t *c = kr_image_chunk(img, img->hdr->pt_chunk + k2 / 2048);
 		uint32_t hh = 0, be = 0;
 
 		kr_image_point(img, k2, &hh, &be);
@@ -108,11 +108,11 @@ static void check_points(const struct kr_ring *r, const struct kr_image *img, co
 			badraw++;
 			continue;
 		}
-		c += (k2 % 512) * 6;
+		c += (k2 % 2048) * 6;
 		badraw += (uint32_t)(c[0] | c[1] << 8 | c[2] << 16 | (uint32_t)c[3] << 24) != hh ||
 			  (uint32_t)(c[4] | c[5] << 8) != be;
 	}
-	CHECK(badraw == 0, "%s: packed 6-byte points, 512 per chunk, across chunk boundaries",
+	CHECK(badraw == 0, "%s: packed 6-byte points, 2048 per chunk, across chunk boundaries",
 	      name);
 }
 

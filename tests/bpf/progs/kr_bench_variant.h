@@ -81,8 +81,11 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	w = bpf_map_lookup_elem(ring, &c);
 	if (!w)
 		return KR_ROUTE_BAD_IMAGE;
-	/* a random word in it; the answer depends on the value read */
-	out->backend_id = 1 + ((w[kr_mix32(h) & 511] ^ h) & 15);
+	/* a random word of the whole chunk (so the reads cover the whole image); the answer
+	 * depends on the value read */
+	c = ((kr_mix32(h) & 0xffff) * (KR_CHUNK_BYTES / 4)) >> 16;
+	KR_BARRIER_VAR(c);	/* the shift's bound, not a rounded-up mask of it */
+	out->backend_id = 1 + ((w[c] ^ h) & 15);
 	return KR_ROUTE_OK;
 }
 #elif KR_BENCH_VARIANT == KR_BENCH_PLAIN

@@ -75,7 +75,11 @@ int bench_limit(struct xdp_md *ctx)
 	w = bpf_map_lookup_elem(ring, &c);
 	if (!w)
 		return XDP_ABORTED;
-	p->route.backend_id = w[h & 511];	/* a random word in it */
+	/* a random word in it (of the KR_CHUNK_BYTES / 4: the whole chunk, so the reads cover
+	 * the whole ring's memory) */
+	c = ((h & 0xffff) * (KR_CHUNK_BYTES / 4)) >> 16;
+	KR_BARRIER_VAR(c);	/* the shift's bound, not a rounded-up mask of it */
+	p->route.backend_id = w[c];
 	p->reason = 0;
 	return XDP_TX;
 }
