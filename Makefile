@@ -71,7 +71,7 @@ LIBS_KERNEL := -lbpf -lxdp -lelf -lz
 # The CLI's own: the exporter's HTTP server.
 LIBS_CLI   := -lmicrohttpd
 
-BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra \
+BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra \
 	     -Wno-unused-parameter -ffile-prefix-map=$(CURDIR)=. -Iinclude -Ivmlinux
 
 # Objects depend on the Makefile too, so a flag change rebuilds them.

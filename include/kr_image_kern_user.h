@@ -15,7 +15,9 @@
  *                              entry (the sentinel) = npoints.
  *   chunks [bt_chunk, ...)     backend table: nbackends __u32 entries, KR_BT_PER_CHUNK per
  *                              chunk: ring-local backend index -> global backend id.
- *   chunks [pt_chunk, ...)     points: npoints struct kr_point, KR_PTS_PER_CHUNK per chunk.
+ *   chunks [pt_chunk, ...)     points: npoints struct kr_point, KR_PTS_PER_CHUNK per chunk;
+ *                              the rest of the last chunk is 0xff bytes (hash 0xffffffff:
+ *                              never below a key, so the lookup counts windows unmasked).
  *
  * Every section starts on a chunk boundary, so a chunk never mixes two sections.
  *

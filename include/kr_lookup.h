@@ -165,25 +165,39 @@ static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
  * sqrt(bucket size) / 2 points). */
 #define KR_WINDOW		32
 
+/* The hash of a point for counting: in BPF one 32-bit load (hash_lo and hash_hi are the
+ * two halves of a little-endian __u32 at a 2-byte aligned address; the verifier allows the
+ * misaligned load of a map value, and on the JIT's targets it is one instruction); in C
+ * two 16-bit loads (no misaligned access). */
+static __always_inline __u32 kr_count_hash(const struct kr_point *p)
+{
+#if defined(__bpf__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return *(const __u32 *)(const void *)p;
+#else
+	return kr_point_hash(p);
+#endif
+}
+
+/* Fully unrolled loops (constant offsets, no loop counter). */
+#if defined(__clang__)
+#define KR_UNROLL _Pragma("unroll")
+#else
+#define KR_UNROLL _Pragma("GCC unroll 64")
+#endif
+
 /*
- * The number of points p[i], i < w, whose hash is below h, out of the max points p[0 ..
- * max) (max a constant, w <= max; w == max folds the mask away).  The caller has bounded
- * p so that all max points lie in the chunk; the addresses are p plus constant offsets (no
- * per-point index arithmetic), the loads are independent of each other, no branch.
+ * The number of points p[i], i < max, whose hash is below h.  The caller has bounded p so
+ * that all max points lie in the chunk; the addresses are p plus constant offsets (no
+ * per-point index arithmetic), the loads are independent of each other, no branch, no loop.
  */
-static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 w, __u32 h,
-					  const int max)
+static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 h, const int max)
 {
 	__u32 c = 0;
 	int i;
 
-	for (i = 0; i < max; i++) {
-		__u32 lt = kr_lt_bit(kr_point_hash(&p[i]), h);
-
-		if (w != (__u32)max)
-			lt &= kr_lt_bit(i, w);
-		c += lt;
-	}
+	KR_UNROLL
+	for (i = 0; i < max; i++)
+		c += kr_lt_bit(kr_count_hash(&p[i]), h);
 	return c;
 }
 
@@ -193,9 +207,12 @@ static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 w, __u
  * = hi - lo > 0 points, guess in [lo, hi)).  The answer is a + c when the window brackets
  * h: c > 0 or the window starts the bucket (points before lo are below h), and c < w or it
  * ends the bucket (points from hi on are >= h).  One chunk lookup, KR_WINDOW independent
- * loads from one bounded pointer at constant offsets.  A window near the chunk's end is
- * counted from KR_WINDOW points before it (those d extra points, all before a, are
- * subtracted: they are a prefix of the sorted run).  Returns 1 with *out (and *backend when
+ * loads from one bounded pointer at constant offsets.  All KR_WINDOW points from
+ * s = min(a, chunk end - KR_WINDOW) are counted, without a mask: the d = a - s points
+ * before the window are a prefix of the sorted run (subtracted when all below h), and
+ * points past the window exist only when it ends the bucket (w < KR_WINDOW): they are
+ * points of later buckets, or the padding of the last chunk (hash 0xffffffff), never below
+ * h.  Returns 1 with *out (and *backend when
  * *out < hi), 0 when the window cannot tell (it misses the answer, or crosses a chunk
  * boundary), -1 for a missing chunk.
  */
@@ -220,7 +237,7 @@ static __always_inline int kr_window_find(void *ring, const struct kr_image_hdr 
 		return -1;
 	KR_BARRIER_VAR(s);
 	pts += s;
-	c = kr_ptr_count(pts, d + w, h, KR_WINDOW);
+	c = kr_ptr_count(pts, h, KR_WINDOW);
 	c -= kr_min_u32(c, d);
 	if ((c == 0 && a != lo) || (c == w && a + w != hi))
 		return 0;

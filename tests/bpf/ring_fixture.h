@@ -101,6 +101,7 @@ static inline int fx_encode(struct fx_img *im, const uint32_t *hash, const uint1
 		if (i && hash[i] == hash[i - 1])
 			ndups++;
 	}
+	memset(pts + n, 0xff, ((size_t)pt_chunks * KR_PTS_PER_CHUNK - n) * sizeof(*pts));
 	h->ndups = ndups;
 	h->max_bucket = maxb;
 	return 0;

@@ -109,6 +109,10 @@ int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_
 	*img->hdr = h;
 	img->ndup_pos = r->ndups;
 	fill_points(img, r);
+	/* padding of the last points chunk: hash 0xffffffff (kr_image_kern_user.h) */
+	memset((struct kr_point *)chunk_ptr(img, h.pt_chunk) + n, 0xff,
+	       (size_t)pt_chunks * KR_PTS_PER_CHUNK * sizeof(struct kr_point) -
+	       (size_t)n * sizeof(struct kr_point));
 	fill_index(img);
 	fill_backends(img, r, backend_ids);
 	img->encode_ns = kr_cpu_ns() - t0;
@@ -232,6 +236,11 @@ static int check_index(const void *buf, const struct kr_image_hdr *h, struct kr_
 	for (uint32_t i = 1; i < h->npoints; i++)
 		if (kr_point_hash(&pt[i]) < kr_point_hash(&pt[i - 1]))
 			return kr_errf(err, "ring image: point %u out of order", i);
+	for (size_t i = (size_t)h->npoints * sizeof(*pt);
+	     i % KR_CHUNK_BYTES; i++)
+		if (((const uint8_t *)pt)[i] != 0xff)
+			return kr_errf(err, "ring image: the padding after the last point is not "
+				       "0xff bytes");
 	return 0;
 }
 
