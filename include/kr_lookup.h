@@ -196,8 +196,12 @@ static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 h, con
 	int i;
 
 	KR_UNROLL
-	for (i = 0; i < max; i++)
+	for (i = 0; i < max; i++) {
 		c += kr_lt_bit(kr_count_hash(&p[i]), h);
+		/* one point at a time in the code (the CPU still overlaps the loads): clang
+		 * would otherwise hoist all the loads and spill them to the stack */
+		asm volatile("" : "+r"(c) : : "memory");
+	}
 	return c;
 }
 
