@@ -26,8 +26,18 @@
  * CPU; the kernel's timer leaves out the time the generator is rescheduled between
  * batches, which on a shared machine is much of the wall time).  The wall-clock figures
  * are printed beside.
- * Rounds interleave the three paths; each path's figure is its best round.  Every run
- * checks that all frames reached the sink.  No assertions on the figures.
+ * Beside the shipped program, two benchmark builds of the same source
+ * (tests/bpf/progs/kr_bench_variant.h), each on its own router veth with its own generator
+ * veth and sharing the shipped program's maps, split keyrouter's cost in real forwarding
+ * as bench_datapath does through test_run:
+ *   (a) no ring lookup (backend id from the hash): the common path alone;
+ *   (c) (a) + one read of a random word of the ring's image map: the least any lookup adds.
+ * Printed per ring: ns per frame of each path, and the lookup's own cost in real
+ * forwarding, (full - (a)) / ((c) - (a)) in ns per frame, and (a) - bare: what the
+ * common path adds to a frame.  (The variants also write a counter into the key, one
+ * store the shipped program does not do.)
+ * Rounds interleave the paths; each path's figure is its best round.  Every run checks
+ * that all frames reached the sink.  No assertions on the figures.
  *
  *   build/bench/xdp_forward      KR_XDPFWD_FRAMES=N (default 3000000), KR_XDPFWD_ROUNDS=N (3),
  *                                KR_XDPFWD_BACKENDS=FILE
@@ -55,18 +65,24 @@
 #include "../bpf/pktbuild.h"
 #include "keyrouter.skel.h"
 #include "kr_bare_fwd.skel.h"
+#include "kr_dpbench_none.skel.h"
+#include "kr_dpbench_limit.skel.h"
 #include "kr_xdp_traffic.skel.h"
 
 #define BATCH	64
 
-enum { P_BARE, P_KR15, P_KR150, NP };
+enum { P_BARE, P_KR15, P_KR150, P_NONE, P_LIM15, P_LIM150, NP };
 static const char *pname[NP] = { "bare forwarder", "keyrouter, pm 160 ring",
-				 "keyrouter, pm 1600 ring" };
+				 "keyrouter, pm 1600 ring", "(a) no ring lookup",
+				 "(c) 1 random read, pm 160", "(c) 1 random read, pm 1600" };
 
 static struct keyrouter_bpf *kr;
 static struct kr_bare_fwd_bpf *bare;
+static struct kr_dpbench_none_bpf *vnone;
+static struct kr_dpbench_limit_bpf *vlim;
 static struct kr_xdp_traffic_bpf *trf;
 static int if_kgen, if_bgen, if_krtr, if_brtr, if_out, if_sink;
+static int if_ngen, if_nrtr, if_lgen, if_lrtr;
 static uint8_t pkt[2][PKT_MAX];
 static size_t pkt_len[2];
 static uint32_t npoints[2];
@@ -143,13 +159,36 @@ static void topology(void)
 	   "ip link add xfk_gen type veth peer name xfk_rtr && "
 	   "ip link add xfb_gen type veth peer name xfb_rtr && "
 	   "ip link add xf_out type veth peer name xf_sink && "
-	   "for d in xfk_gen xfk_rtr xfb_gen xfb_rtr xf_out xf_sink; do ip link set $d up; done");
+	   "ip link add xfn_gen type veth peer name xfn_rtr && "
+	   "ip link add xfl_gen type veth peer name xfl_rtr && "
+	   "for d in xfk_gen xfk_rtr xfb_gen xfb_rtr xf_out xf_sink xfn_gen xfn_rtr xfl_gen "
+	   "xfl_rtr; do ip link set $d up; done");
 	if_kgen = ifindex("xfk_gen");
 	if_bgen = ifindex("xfb_gen");
 	if_krtr = ifindex("xfk_rtr");
 	if_brtr = ifindex("xfb_rtr");
 	if_out = ifindex("xf_out");
 	if_sink = ifindex("xf_sink");
+	if_ngen = ifindex("xfn_gen");
+	if_nrtr = ifindex("xfn_rtr");
+	if_lgen = ifindex("xfl_gen");
+	if_lrtr = ifindex("xfl_rtr");
+}
+
+/* Maps the variant builds share with the shipped program. */
+static const char *shared_maps[] = { "kr_rings", "kr_ring_ctl", "kr_backends", "kr_services",
+				     "kr_service_ports", "kr_devices", "kr_counters",
+				     "kr_backend_stats", "kr_slot_stats" };
+
+static void share_maps(struct bpf_object *obj, const char *what)
+{
+	for (size_t i = 0; i < sizeof(shared_maps) / sizeof(shared_maps[0]); i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, shared_maps[i]);
+		struct bpf_map *src = bpf_object__find_map_by_name(kr->obj, shared_maps[i]);
+
+		if (!m || !src || bpf_map__reuse_fd(m, bpf_map__fd(src)))
+			die("%s: couldn't share map %s", what, shared_maps[i]);
+	}
 }
 
 static void attach(int ifi, int prog_fd, const char *what)
@@ -189,6 +228,17 @@ static void load_programs(void)
 	if (keyrouter_bpf__load(kr))
 		die("couldn't load keyrouter.bpf.o");
 	attach(if_krtr, bpf_program__fd(kr->progs.kr_xdp), "keyrouter");
+
+	vnone = kr_dpbench_none_bpf__open();
+	vlim = kr_dpbench_limit_bpf__open();
+	if (!vnone || !vlim)
+		die("couldn't open the benchmark builds");
+	share_maps(vnone->obj, "(a)");
+	share_maps(vlim->obj, "(c)");
+	if (kr_dpbench_none_bpf__load(vnone) || kr_dpbench_limit_bpf__load(vlim))
+		die("couldn't load the benchmark builds");
+	attach(if_nrtr, bpf_program__fd(vnone->progs.kr_xdp), "(a)");
+	attach(if_lrtr, bpf_program__fd(vlim->progs.kr_xdp), "(c)");
 }
 
 /* 2048 backends (ids 1..n), all behind xf_out; services: port 9000 -> ring 0 (pm 160),
@@ -291,9 +341,10 @@ static uint64_t sink_frames(void)
  * batches raise).  *wall = the same over wall time. */
 static double run(int p, uint32_t frames, int64_t *lost, double *wall)
 {
-	int r = p == P_KR150 ? 1 : 0;
-	struct xdp_md ctx = { .data_end = pkt_len[r],
-			      .ingress_ifindex = p == P_BARE ? if_bgen : if_kgen };
+	int r = p == P_KR150 || p == P_LIM150 ? 1 : 0;
+	int gen = p == P_BARE ? if_bgen : p == P_NONE ? if_ngen :
+		  p == P_LIM15 || p == P_LIM150 ? if_lgen : if_kgen;
+	struct xdp_md ctx = { .data_end = pkt_len[r], .ingress_ifindex = gen };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt[r], .data_size_in = pkt_len[r],
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = frames,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = BATCH);
@@ -367,6 +418,22 @@ int main(void)
 	printf("  keyrouter / bare: %.2f at %u points (target >= 0.8), %.2f at %u points "
 	       "(target >= 0.7)\n", best[P_KR15] / best[P_BARE], npoints[0],
 	       best[P_KR150] / best[P_BARE], npoints[1]);
+	{	/* ns per frame of the whole chain (generator, veths, router, sink) */
+		double ns[NP];
+
+		for (int p = 0; p < NP; p++)
+			ns[p] = 1e3 / best[p];
+		printf("  ns per frame: bare %.0f, (a) %.0f: the common path adds %.0f ns "
+		       "((a) - bare)\n", ns[P_BARE], ns[P_NONE], ns[P_NONE] - ns[P_BARE]);
+		for (int r = 0; r < 2; r++) {
+			int pf = r ? P_KR150 : P_KR15, pl = r ? P_LIM150 : P_LIM15;
+
+			printf("  %u points: full %.0f, (c) %.0f ns; lookup's own cost in real "
+			       "forwarding: (full - (a)) / ((c) - (a)) = %+.0f / %+.0f ns = %.2f\n",
+			       npoints[r], ns[pf], ns[pl], ns[pf] - ns[P_NONE],
+			       ns[pl] - ns[P_NONE], (ns[pf] - ns[P_NONE]) / (ns[pl] - ns[P_NONE]));
+		}
+	}
 	loadavg("after");
 	printf("xdp_forward: keyrouter %.2f Mpps, bare %.2f Mpps, ratio %.2f at 1.5M points\n",
 	       best[P_KR15], best[P_BARE], best[P_KR15] / best[P_BARE]);
