@@ -160,10 +160,20 @@ static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
 	return b ^ ((a ^ b) & kr_lt_mask(a, b));
 }
 
-/* Points counted around the interpolated guess: with 128..255 points per bucket the
- * guess is within +-15 of the answer for ~97% of keys (the error of the guess is about
- * sqrt(bucket size) / 2 points). */
+/* Points counted per window.  The guess is off by about sqrt(bucket size / 6) points on
+ * average (hashes are uniform), at 128..255 points per bucket.  In BPF the window is 32
+ * points: it holds the answer for ~99% of keys (a packet runs one lookup, the first
+ * window's 4 cache lines are read in parallel); in userspace 16 (~85%; the window next to
+ * it, on the side the first one points to, holds nearly all the rest): shorter code lets
+ * the CPU overlap the memory reads of consecutive keys.  Same code, same answers;
+ * measured by build/bench/xdp_forward and build/bench/ring_lookup (docs/ring.md). */
+#ifndef KR_WINDOW
+#ifdef __bpf__
 #define KR_WINDOW		32
+#else
+#define KR_WINDOW		16
+#endif
+#endif
 
 /* The hash of a point for counting: in BPF one 32-bit load (hash_lo and hash_hi are the
  * two halves of a little-endian __u32 at a 2-byte aligned address; the verifier allows the
@@ -205,37 +215,40 @@ static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 h, con
 	return c;
 }
 
+/* kr_window_at() results. */
+#define KR_WIN_FOUND	1	/* *out set */
+#define KR_WIN_BELOW	2	/* the answer is before the window */
+#define KR_WIN_ABOVE	3	/* the answer is after the window */
+#define KR_WIN_CROSS	4	/* the window crosses a chunk boundary: not counted */
+
 /*
- * The common case of kr_image_find(): count the points below h in the window of (at most)
- * KR_WINDOW points [a, a + w) around the interpolated guess, inside bucket [lo, hi) (cnt
- * = hi - lo > 0 points, guess in [lo, hi)).  The answer is a + c when the window brackets
- * h: c > 0 or the window starts the bucket (points before lo are below h), and c < w or it
- * ends the bucket (points from hi on are >= h).  One chunk lookup, KR_WINDOW independent
- * loads from one bounded pointer at constant offsets.  All KR_WINDOW points from
- * s = min(a, chunk end - KR_WINDOW) are counted, without a mask: the d = a - s points
- * before the window are a prefix of the sorted run (subtracted when all below h), and
- * points past the window exist only when it ends the bucket (w < KR_WINDOW): they are
- * points of later buckets, or the padding of the last chunk (hash 0xffffffff), never below
- * h.  Returns 1 with *out (and *backend when
- * *out < hi), 0 when the window cannot tell (it misses the answer, or crosses a chunk
- * boundary), -1 for a missing chunk.
+ * The common case of kr_image_find(): count the points below h in the window of w points
+ * [a, a + w) (w = KR_WINDOW, or the whole bucket when smaller) inside bucket [lo, hi).
+ * The answer is a + c when the window brackets h: c > 0, or the window starts the bucket
+ * (points before lo are below h), or lt_before (point a - 1 is known to be below h); and
+ * c < w, or the window ends the bucket (points from hi on are >= h), or ge_after (point
+ * a + w is known to be >= h).  One chunk lookup, KR_WINDOW independent loads from one
+ * bounded pointer at constant offsets.  All KR_WINDOW points from s = min(a, chunk end -
+ * KR_WINDOW) are counted, without a mask: the d = a - s points before the window are a
+ * prefix of the sorted run (subtracted when all below h), and points past the window exist
+ * only when it ends the bucket (w < KR_WINDOW): they are points of later buckets, or the
+ * padding of the last chunk (hash 0xffffffff), never below h.  Returns KR_WIN_FOUND with
+ * *out (and *backend when *out < a + w), KR_WIN_BELOW / KR_WIN_ABOVE / KR_WIN_CROSS, or
+ * -1 for a missing chunk.
  */
-static __always_inline int kr_window_find(void *ring, const struct kr_image_hdr *hdr, __u32 h,
-					  __u32 lo, __u32 hi, __u32 guess, __u32 *out,
-					  __u32 *backend)
+static __always_inline int kr_window_at(void *ring, const struct kr_image_hdr *hdr, __u32 h,
+					__u32 lo, __u32 hi, __u32 a, __u32 w, int lt_before,
+					int ge_after, __u32 *out, __u32 *backend)
 {
-	__u32 cnt = hi - lo, w = kr_min_u32(cnt, KR_WINDOW), a, off, s, d, c;
+	__u32 off = a & (KR_PTS_PER_CHUNK - 1), s, d, c;
 	const struct kr_point *pts;
 
-	a = guess - kr_min_u32(guess - lo, KR_WINDOW / 2 - 1);	/* guess - 15, at least lo */
-	a = kr_min_u32(a, hi - w);
-	off = a & (KR_PTS_PER_CHUNK - 1);
 	if (off + w > KR_PTS_PER_CHUNK)
-		return 0;			/* crosses into the next chunk */
+		return KR_WIN_CROSS;
 	s = kr_min_u32(off, KR_PTS_PER_CHUNK - KR_WINDOW);
 	d = off - s;				/* d + w <= KR_WINDOW */
 	if (s > KR_PTS_PER_CHUNK - KR_WINDOW || d + w > KR_WINDOW)
-		return 0;			/* never: bounds for the verifier */
+		return KR_WIN_CROSS;		/* never: bounds for the verifier */
 	pts = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + (a >> KR_PTS_SHIFT));
 	if (!pts)
 		return -1;
@@ -243,12 +256,39 @@ static __always_inline int kr_window_find(void *ring, const struct kr_image_hdr 
 	pts += s;
 	c = kr_ptr_count(pts, h, KR_WINDOW);
 	c -= kr_min_u32(c, d);
-	if ((c == 0 && a != lo) || (c == w && a + w != hi))
-		return 0;
+	if (c == 0 && a != lo && !lt_before)
+		return KR_WIN_BELOW;
+	if (c == w && a + w != hi && !ge_after)
+		return KR_WIN_ABOVE;
 	*out = a + c;
 	if (c < w)
 		*backend = pts[(d + c) & (KR_WINDOW - 1)].backend;
-	return 1;
+	return KR_WIN_FOUND;
+}
+
+/*
+ * Inside bucket [lo, hi) (lo < hi): the window around the interpolated guess, then, when
+ * the answer lies beyond it, the window next to it on that side (what the first window
+ * counted tells that point a is >= h, or that point a + w - 1 is below h).  Returns
+ * KR_WIN_FOUND, another KR_WIN_* when the two windows cannot tell, or -1.
+ */
+static __always_inline int kr_window_find(void *ring, const struct kr_image_hdr *hdr, __u32 h,
+					  __u32 lo, __u32 hi, __u32 guess, __u32 *out,
+					  __u32 *backend)
+{
+	__u32 w = kr_min_u32(hi - lo, KR_WINDOW), a;
+	int r;
+
+	a = guess - kr_min_u32(guess - lo, KR_WINDOW / 2 - 1);	/* centred, at least lo */
+	a = kr_min_u32(a, hi - w);
+	r = kr_window_at(ring, hdr, h, lo, hi, a, w, 0, 0, out, backend);
+	if (r == KR_WIN_BELOW)		/* point a >= h: so is point a2 + w (>= a) */
+		return kr_window_at(ring, hdr, h, lo, hi, a - kr_min_u32(a - lo, w), w, 0, 1,
+				    out, backend);
+	if (r == KR_WIN_ABOVE)		/* point a + w - 1 < h: so is point a2 - 1 */
+		return kr_window_at(ring, hdr, h, lo, hi, kr_min_u32(a + w, hi - w), w, 1, 0,
+				    out, backend);
+	return r;
 }
 
 /* Hash of the last point of [lo, hi) that lies in chunk c (lo < hi, c in range). */
@@ -315,8 +355,8 @@ static __always_inline int kr_range_search(void *ring, const struct kr_image_hdr
 /*
  * Image index of the first point with hash >= h; past the last point, 0 (wrap-around).
  * The key's top bucket_bits select a bucket [idx[k], idx[k+1]) of the index; inside it the
- * point is found by counting the window around the interpolated guess (kr_window_find,
- * ~97% of keys), else by a branchless binary search over the bucket (always complete,
+ * point is found by counting the window around the interpolated guess, or the one next
+ * to it (kr_window_find), else by a branchless binary search over the bucket (always complete,
  * whatever the bucket's size or span).  If no point of the bucket qualifies the answer is
  * idx[k+1], the first point of the next non-empty bucket.  Map lookups in the common case:
  * one for the index (two when k and k+1 straddle chunks), one for the points; the header
@@ -347,7 +387,7 @@ static __always_inline int kr_image_find(void *ring, const struct kr_image_hdr *
 		r = kr_window_find(ring, hdr, h, lo, hi, guess, &lo, backend);
 		if (r < 0)
 			return -1;
-		if (r == 0 && kr_range_search(ring, hdr, h, lo, hi, &lo, backend))
+		if (r != KR_WIN_FOUND && kr_range_search(ring, hdr, h, lo, hi, &lo, backend))
 			return -1;
 	}
 	*out = lo >= n ? 0 : lo;
