@@ -8,13 +8,18 @@
  * freezes it (BPF_MAP_FREEZE) and only then publishes it into a slot of the outer
  * ARRAY_OF_MAPS; the data plane only ever reads it.
  *
- *   chunk 0                    struct kr_image_hdr (rest of the chunk zero)
+ *   chunk 0                    struct kr_image_hdr; then, at byte KR_BT0_OFF, the backend
+ *                              table when it has at most KR_BT0_MAX entries (bt_chunk == 0:
+ *                              the lookup reads it from the header's chunk, no second
+ *                              chunk lookup); the rest zero
  *   chunks [idx_chunk, ...)    bucket index: (1 << bucket_bits) + 1 __u32 entries,
  *                              KR_IDX_PER_CHUNK per chunk.  Entry k = image index of the
  *                              first point whose hash >= k << (32 - bucket_bits); the last
  *                              entry (the sentinel) = npoints.
- *   chunks [bt_chunk, ...)     backend table: nbackends __u32 entries, KR_BT_PER_CHUNK per
- *                              chunk: ring-local backend index -> global backend id.
+ *   chunks [bt_chunk, ...)     backend table (rings of more than KR_BT0_MAX backends; else
+ *                              bt_chunk == 0 and the table is in chunk 0): nbackends __u32
+ *                              entries, KR_BT_PER_CHUNK per chunk: ring-local backend index
+ *                              -> global backend id.
  *   chunks [pt_chunk, ...)     points: npoints struct kr_point, KR_PTS_PER_CHUNK per chunk;
  *                              the rest of the last chunk is 0xff bytes (hash 0xffffffff:
  *                              never below a key, so the lookup counts windows unmasked).
@@ -109,6 +114,23 @@ KR_LAYOUT_AT(kr_image_hdr, generation, 56);
 KR_LAYOUT_AT(kr_image_hdr, published_ns, 64);
 KR_LAYOUT_AT(kr_image_hdr, pad, 72);
 _Static_assert(sizeof(struct kr_image_hdr) <= KR_CHUNK_BYTES, "header fits chunk 0");
+
+/* The backend table in chunk 0, after the header (bt_chunk == 0). */
+#define KR_BT0_OFF		128u
+#define KR_BT0_MAX		((KR_CHUNK_BYTES - KR_BT0_OFF) / 4)	/* 3040 backends */
+_Static_assert(sizeof(struct kr_image_hdr) <= KR_BT0_OFF, "header before the chunk-0 table");
+
+/* Chunks of the backend table of a ring of nb backends (0: it is in chunk 0). */
+static inline __u32 kr_image_bt_chunks(__u32 nb)
+{
+	return nb <= KR_BT0_MAX ? 0 : (nb + KR_BT_PER_CHUNK - 1) / KR_BT_PER_CHUNK;
+}
+
+/* Byte offset of the backend table in the image (a whole image in one buffer). */
+static inline __u64 kr_image_bt_off(const struct kr_image_hdr *h)
+{
+	return h->bt_chunk ? (__u64)h->bt_chunk * KR_CHUNK_BYTES : KR_BT0_OFF;
+}
 
 static inline __u32 kr_point_hash(const struct kr_point *p)
 {

@@ -63,14 +63,25 @@ static __always_inline int kr_point_get(void *ring, const struct kr_image_hdr *h
 	return 0;
 }
 
-/* Global backend id of ring-local backend index b. */
+/* Global backend id of ring-local backend index b.  hdr must point at the whole of chunk 0
+ * (a map value, or the image buffer): the table of a ring of at most KR_BT0_MAX backends
+ * is there. */
 static __always_inline int kr_bt_get(void *ring, const struct kr_image_hdr *hdr, __u32 b,
 				     __u32 *id)
 {
 	__u64 c = kr_div3072(b), off = b - c * KR_BT_PER_CHUNK;
 	const __u32 *e;
 
-	if (b >= hdr->nbackends || off >= KR_BT_PER_CHUNK)
+	if (b >= hdr->nbackends)
+		return -1;
+	if (hdr->bt_chunk == 0) {
+		if (b >= KR_BT0_MAX)
+			return -1;
+		KR_BARRIER_VAR(b);
+		*id = ((const __u32 *)(const void *)hdr)[KR_BT0_OFF / 4 + b];
+		return 0;
+	}
+	if (off >= KR_BT_PER_CHUNK)
 		return -1;
 	e = (const __u32 *)KR_CHUNK_GET(ring, hdr->bt_chunk + (__u32)c);
 	if (!e)

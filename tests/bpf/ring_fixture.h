@@ -59,13 +59,14 @@ static inline int fx_encode(struct fx_img *im, const uint32_t *hash, const uint1
 {
 	uint32_t bits = kr_image_bucket_bits(n), nidx = (1u << bits) + 1;
 	uint32_t idx_chunks = (nidx + KR_IDX_PER_CHUNK - 1) / KR_IDX_PER_CHUNK;
-	uint32_t bt_chunks = (nb + KR_BT_PER_CHUNK - 1) / KR_BT_PER_CHUNK;
+	/* the table in chunk 0 after the header up to KR_BT0_MAX backends */
+	uint32_t bt_chunks = nb <= KR_BT0_MAX ? 0 : (nb + KR_BT_PER_CHUNK - 1) / KR_BT_PER_CHUNK;
 	uint32_t pt_chunks = (n + KR_PTS_PER_CHUNK - 1) / KR_PTS_PER_CHUNK;
 	struct kr_image_hdr *h;
 	struct kr_point *pts;
 	uint32_t *idx, *btab, i, k, ndups = 0, maxb = 0;
 
-	im->nchunks = 1 + idx_chunks + (bt_chunks ? bt_chunks : 1) + pt_chunks;
+	im->nchunks = 1 + idx_chunks + bt_chunks + pt_chunks;
 	im->buf = calloc(im->nchunks, KR_CHUNK_BYTES);
 	if (!im->buf)
 		return -1;
@@ -76,12 +77,13 @@ static inline int fx_encode(struct fx_img *im, const uint32_t *hash, const uint1
 	h->nbackends = nb;
 	h->bucket_bits = bits;
 	h->idx_chunk = 1;
-	h->bt_chunk = 1 + idx_chunks;
-	h->pt_chunk = h->bt_chunk + (bt_chunks ? bt_chunks : 1);
+	h->bt_chunk = bt_chunks ? 1 + idx_chunks : 0;
+	h->pt_chunk = 1 + idx_chunks + bt_chunks;
 	h->nchunks = im->nchunks;
 	h->ring_version = 2;
 	idx = (uint32_t *)(im->buf + (size_t)h->idx_chunk * KR_CHUNK_BYTES);
-	btab = (uint32_t *)(im->buf + (size_t)h->bt_chunk * KR_CHUNK_BYTES);
+	btab = (uint32_t *)(im->buf + (bt_chunks ? (size_t)h->bt_chunk * KR_CHUNK_BYTES :
+						   KR_BT0_OFF));
 	pts = (struct kr_point *)(im->buf + (size_t)h->pt_chunk * KR_CHUNK_BYTES);
 	memcpy(btab, bt, nb * sizeof(*bt));
 	for (i = 0, k = 0; k < nidx; k++) {

@@ -20,7 +20,7 @@
 #include "publish.h"
 #include "kr_ring_test.skel.h"
 
-#define NB_IDS 4096	/* kr_backends entries in this test (the map is resized before load) */
+#define NB_IDS 8192	/* kr_backends entries in this test (the map is resized before load) */
 
 static struct kr_ring_test_bpf *skel;
 static int prog_fd, rings_fd, ctl_fd, stats_fd, backends_fd, trace_fd;
@@ -665,7 +665,7 @@ int main(void)
 	test_parity("3x160", 480, 3, 2, 0, 20000, 4000);
 	test_parity("10k, collisions", 10007, 50, 300, 0, 50000, 10000);
 	test_parity("100k, collisions", 100000, 1000, 1000, 0, 100000, 20000);
-	test_parity("1M, 2000 backends (3 table chunks)", 1000000, 2000, 100, 0, 100000, 20000);
+	test_parity("1M, 7000 backends (table in 3 chunks of its own)", 1000000, 7000, 100, 0, 100000, 20000);
 	test_parity("dense 100k in 2^16 hashes (oversized buckets)", 100000, 7, 0, 1u << 16, 30000, 10000);
 	test_parity("dense 5000 in 2^20 (buckets straddling chunks)", 5000, 7, 50, 1u << 20, 30000, 10000);
 	test_failover();

@@ -40,8 +40,10 @@ static void check_header(const struct kr_ring *r, const struct kr_image *img, co
 	uint32_t ic = div_up((1ull << b) + 1, KR_IDX_PER_CHUNK);
 	int ok = h->magic == KR_IMAGE_MAGIC && h->format == KR_IMAGE_FORMAT && h->npoints == n &&
 		 h->ndups == r->ndups && h->nbackends == r->nbackends && h->bucket_bits == b &&
-		 h->idx_chunk == 1 && h->bt_chunk == 1 + ic &&
-		 h->pt_chunk == h->bt_chunk + div_up(r->nbackends, KR_BT_PER_CHUNK) &&
+		 h->idx_chunk == 1 &&
+		 h->bt_chunk == (r->nbackends <= KR_BT0_MAX ? 0 : 1 + ic) &&
+		 h->pt_chunk == 1 + ic + (r->nbackends <= KR_BT0_MAX ? 0 :
+					  div_up(r->nbackends, KR_BT_PER_CHUNK)) &&
 		 h->nchunks == h->pt_chunk + div_up(n, KR_PTS_PER_CHUNK) &&
 		 img->size == (size_t)h->nchunks * KR_CHUNK_BYTES && h->digest == r->digest &&
 		 h->ring_version == r->version && h->point_multiple == r->point_multiple &&

@@ -36,7 +36,7 @@ static int image_to_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
 {
 	const struct kr_image_hdr *h = buf;
 	const char *base = buf;
-	const __u32 *bt = (const __u32 *)(base + (size_t)h->bt_chunk * KR_CHUNK_BYTES);
+	const __u32 *bt = (const __u32 *)(base + kr_image_bt_off(h));
 	uint32_t n = 0, prev = 0;
 
 	if (kr_an_ring_alloc(r, h->npoints, nowners))
@@ -62,7 +62,7 @@ static int image_to_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
 static uint32_t max_owner(const void *buf)
 {
 	const struct kr_image_hdr *h = buf;
-	const __u32 *bt = (const __u32 *)((const char *)buf + (size_t)h->bt_chunk * KR_CHUNK_BYTES);
+	const __u32 *bt = (const __u32 *)((const char *)buf + kr_image_bt_off(h));
 	uint32_t m = 0;
 
 	for (uint32_t i = 0; i < h->nbackends; i++)
@@ -240,7 +240,7 @@ static __u64 subset_points(const struct kr_ops_maps *m, const void *buf, __u32 s
 {
 	const struct kr_image_hdr *h = buf;
 	const char *base = buf;
-	const __u32 *bt = (const __u32 *)(base + (size_t)h->bt_chunk * KR_CHUNK_BYTES);
+	const __u32 *bt = (const __u32 *)(base + kr_image_bt_off(h));
 	const struct kr_point *pt = (const void *)(base + (size_t)h->pt_chunk * KR_CHUNK_BYTES);
 	uint8_t *in = calloc(h->nbackends ? h->nbackends : 1, 1);
 	__u64 n = 0;

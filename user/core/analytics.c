@@ -305,7 +305,7 @@ int kr_an_memory(uint64_t ring_points, uint64_t image_points, uint32_t nbackends
 	out->hdr_chunks = 1;
 	out->idx_chunks = (uint32_t)((((1ull << bits) + 1) + KR_IDX_PER_CHUNK - 1) /
 				     KR_IDX_PER_CHUNK);
-	out->bt_chunks = (nbackends + KR_BT_PER_CHUNK - 1) / KR_BT_PER_CHUNK;
+	out->bt_chunks = kr_image_bt_chunks(nbackends);	/* 0: in the header's chunk */
 	if ((image_points + KR_PTS_PER_CHUNK - 1) / KR_PTS_PER_CHUNK > UINT32_MAX / 2)
 		return -ERANGE;
 	out->pt_chunks = (uint32_t)((image_points + KR_PTS_PER_CHUNK - 1) / KR_PTS_PER_CHUNK);

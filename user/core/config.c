@@ -1469,7 +1469,7 @@ uint64_t kr_cfg_ring_image_bytes(const struct kr_cfg_ring *r)
 	uint64_t n = r->npoints > KR_MAX_POINTS ? KR_MAX_POINTS : r->npoints;
 	uint32_t b = kr_image_bucket_bits((uint32_t)n);
 	uint64_t idx = ((1ull << b) + 1 + KR_IDX_PER_CHUNK - 1) / KR_IDX_PER_CHUNK;
-	uint64_t bt = (r->nbackends + KR_BT_PER_CHUNK - 1) / KR_BT_PER_CHUNK;
+	uint64_t bt = kr_image_bt_chunks(r->nbackends);
 	uint64_t pt = (n + KR_PTS_PER_CHUNK - 1) / KR_PTS_PER_CHUNK;
 
 	return (1 + idx + bt + pt) * KR_CHUNK_BYTES;

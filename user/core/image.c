@@ -60,7 +60,7 @@ static void fill_index(struct kr_image *img)
 
 static void fill_backends(struct kr_image *img, const struct kr_ring *r, const uint32_t *ids)
 {
-	uint32_t *bt = chunk_ptr(img, img->hdr->bt_chunk);
+	uint32_t *bt = (uint32_t *)((char *)img->buf + kr_image_bt_off(img->hdr));
 
 	for (uint32_t i = 0; i < r->nbackends; i++)
 		bt[i] = ids ? ids[i] : i;
@@ -90,11 +90,11 @@ int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_
 	h.point_multiple = r->point_multiple;
 	h.digest = r->digest;
 	idx_chunks = chunks_for((1ull << h.bucket_bits) + 1, KR_IDX_PER_CHUNK);
-	bt_chunks = chunks_for(r->nbackends, KR_BT_PER_CHUNK);
+	bt_chunks = kr_image_bt_chunks(r->nbackends);
 	pt_chunks = chunks_for(n, KR_PTS_PER_CHUNK);
 	h.idx_chunk = 1;
-	h.bt_chunk = h.idx_chunk + idx_chunks;
-	h.pt_chunk = h.bt_chunk + bt_chunks;
+	h.bt_chunk = bt_chunks ? h.idx_chunk + idx_chunks : 0;	/* 0: in chunk 0 */
+	h.pt_chunk = h.idx_chunk + idx_chunks + bt_chunks;
 	h.nchunks = h.pt_chunk + pt_chunks;
 	img->size = (size_t)h.nchunks * KR_CHUNK_BYTES;
 	img->buf = calloc(h.nchunks, KR_CHUNK_BYTES);
@@ -262,10 +262,12 @@ int kr_image_check(const void *buf, size_t size, struct kr_err *err)
 			       "bucket bits %u)", h->npoints, h->ndups, h->nbackends,
 			       h->bucket_bits);
 	need = 1 + (uint64_t)chunks_for((1ull << h->bucket_bits) + 1, KR_IDX_PER_CHUNK) +
-	       chunks_for(h->nbackends, KR_BT_PER_CHUNK) + chunks_for(h->npoints, KR_PTS_PER_CHUNK);
+	       kr_image_bt_chunks(h->nbackends) + chunks_for(h->npoints, KR_PTS_PER_CHUNK);
 	if (h->idx_chunk != 1 ||
-	    h->bt_chunk != 1 + chunks_for((1ull << h->bucket_bits) + 1, KR_IDX_PER_CHUNK) ||
-	    h->pt_chunk != h->bt_chunk + chunks_for(h->nbackends, KR_BT_PER_CHUNK) ||
+	    h->bt_chunk != (kr_image_bt_chunks(h->nbackends) ?
+			    1 + chunks_for((1ull << h->bucket_bits) + 1, KR_IDX_PER_CHUNK) : 0) ||
+	    h->pt_chunk != 1 + chunks_for((1ull << h->bucket_bits) + 1, KR_IDX_PER_CHUNK) +
+			   kr_image_bt_chunks(h->nbackends) ||
 	    h->nchunks != need || (size_t)need * KR_CHUNK_BYTES != size)
 		return kr_errf(err, "ring image: sections (index %u, backends %u, points %u, "
 			       "chunks %u) don't match the header's counts (%" PRIu64 " chunks)",

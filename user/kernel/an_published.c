@@ -21,7 +21,7 @@ static int image_to_ring(const void *buf, int backends_fd, struct kr_ring **out,
 {
 	const struct kr_image_hdr *h = buf;
 	const char *base = buf;
-	const uint32_t *bt = (const uint32_t *)(base + (size_t)h->bt_chunk * KR_CHUNK_BYTES);
+	const uint32_t *bt = (const uint32_t *)(base + kr_image_bt_off(h));
 	struct kr_ring *r = calloc(1, sizeof(*r));
 	uint64_t *count = NULL;
 	uint32_t n = 0, prev = 0;

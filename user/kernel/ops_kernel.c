@@ -109,7 +109,14 @@ int kr_ops_slot_read(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot, boo
 			err = -ENOMEM;
 			goto out;
 		}
-		for (__u32 c = 0; c * KR_BT_PER_CHUNK < s->hdr.nbackends; c++) {
+		if (!s->hdr.bt_chunk) {		/* the table is in chunk 0, after the header */
+			if (s->hdr.nbackends > KR_BT0_MAX) {
+				err = -EBADMSG;
+				goto out;
+			}
+			memcpy(s->bt, chunk + KR_BT0_OFF, s->hdr.nbackends * sizeof(__u32));
+		}
+		for (__u32 c = 0; s->hdr.bt_chunk && c * KR_BT_PER_CHUNK < s->hdr.nbackends; c++) {
 			__u32 k = s->hdr.bt_chunk + c, n = s->hdr.nbackends - c * KR_BT_PER_CHUNK;
 
 			if (bpf_map_lookup_elem(fd, &k, chunk)) {
