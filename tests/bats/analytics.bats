@@ -39,7 +39,7 @@ synth() { # N "w1 w2 ..."
 	assert_line --regexp '^backends    10 \(10 with weight > 0\), total weight 30$'
 	assert_line --regexp '^points      4800 generated, 4800 in the ring, 0 removed by 32-bit hash collisions'
 	assert_line --regexp '^  CV        measured [0-9.]+%   theory 5.1432% \(random placement\)'
-	assert_line --regexp '^memory      v1 \(8 B/point\) 37.5 KiB, v2 \(6 B/point\) 28.1 KiB, kernel image 39.0 KiB = 8.320 B/point$'
+	assert_line --regexp '^memory      v1 \(8 B/point\) 37.5 KiB, v2 \(6 B/point\) 28.1 KiB, kernel image 60.0 KiB = 12.800 B/point$'
 	# every backend listed (10 <= 20)
 	assert_line --regexp '^ +9 10.0.0.10:443 +5 +[0-9]+ '
 }

@@ -25,7 +25,7 @@ static const char analyze_help[] =
 	"               points (N equal backends: sqrt((N-1)/(N k + 1))), and with the bias\n"
 	"               that collisions add (the tie order favours some backends)\n"
 	"  memory       as v1 (8 B/point), v2 (6 B/point) and the kernel ring image (header,\n"
-	"               bucket index, backend table, 6-byte points in 3072-byte chunks)\n"
+	"               bucket index, backend table, 6-byte points in 12288-byte chunks)\n"
 	"\n"
 	"Ring selection:\n"
 	"  --backends FILE        '<SocketAddr> <weight>' per line (as `ring dump`)\n"
@@ -288,9 +288,10 @@ static void print_text(const struct kr_an_built *b, const struct analysis *a, in
 	       kr_an_bytes(a->mem.v2_bytes, m2, sizeof(m2)),
 	       kr_an_bytes(a->mem.image_bytes, m3, sizeof(m3)),
 	       (double)a->mem.image_bytes / (double)(r->npoints ? r->npoints : 1));
-	printf("            image: %u chunks of 3072 B = header 1 + bucket index %u (%u bucket "
-	       "bits) + backend table %u + points %u (%u kept duplicates included)\n",
-	       a->mem.nchunks, a->mem.idx_chunks, a->mem.bucket_bits, a->mem.bt_chunks,
+	printf("            image: %u chunks of %u B = header 1 + bucket index %u (%u bucket "
+	       "bits) + backend table %u%s + points %u (%u kept duplicates included)\n",
+	       a->mem.nchunks, KR_CHUNK_BYTES, a->mem.idx_chunks, a->mem.bucket_bits,
+	       a->mem.bt_chunks, a->mem.bt_chunks ? "" : " (in the header's chunk)",
 	       a->mem.pt_chunks, r->ndups);
 	print_backends(a, all);
 }
