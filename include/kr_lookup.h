@@ -186,14 +186,20 @@ static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
 #endif
 #endif
 
-/* The hash of a point for counting: in BPF one 32-bit load (hash_lo and hash_hi are the
- * two halves of a little-endian __u32 at a 2-byte aligned address; the verifier allows the
- * misaligned load of a map value, and on the JIT's targets it is one instruction); in C
- * two 16-bit loads (no misaligned access). */
+/* The hash of a point for counting, as one 32-bit load on little-endian machines
+ * (hash_lo and hash_hi are the two halves of a little-endian __u32 at a 2-byte aligned
+ * address).  In BPF a plain load (the verifier allows a misaligned load of a map value; on
+ * the JIT's targets it is one instruction); in C a 4-byte memcpy, which compilers turn
+ * into one load where misaligned loads are allowed, without undefined behaviour. */
 static __always_inline __u32 kr_count_hash(const struct kr_point *p)
 {
 #if defined(__bpf__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	return *(const __u32 *)(const void *)p;
+#elif __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	__u32 v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
 #else
 	return kr_point_hash(p);
 #endif
