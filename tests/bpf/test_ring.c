@@ -582,6 +582,23 @@ static void test_publish(void)
 	CHECK(ret < 0 && strstr(err.msg, "ring id"), "ring id out of range rejected: %s", err.msg);
 	CHECK(kr_ctl_write(ctl_fd, 4, KR_CTL_FRAC_ONE + 1, &err) < 0,
 	      "control word with a fraction above 1 rejected: %s", err.msg);
+	{	/* a data path of another image format: its outer map's template takes 3072-byte
+		 * chunks (format 1) */
+		LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = BPF_F_INNER_MAP | BPF_F_RDONLY_PROG);
+		int inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "old_inner", 4, 3072, 1, &io);
+		LIBBPF_OPTS(bpf_map_create_opts, oo, .inner_map_fd = inner);
+		int outer = inner < 0 ? -1 : bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "old_rings", 4,
+							    4, 8, &oo);
+
+		err.msg[0] = 0;
+		ret = outer < 0 ? 0 : kr_publish(outer, 1, 0, a.im.buf, a.im.nchunks, &err);
+		CHECK(outer >= 0 && ret < 0 && strstr(err.msg, "another keyrouter version"),
+		      "a data path of another image format: the error says to reload: %s", err.msg);
+		if (outer >= 0)
+			close(outer);
+		if (inner >= 0)
+			close(inner);
+	}
 
 	kr_unpublish(rings_fd, 4, 0, &err);
 	CHECK_EQ_U(run(4, key, &rt), KR_ROUTE_NO_RING, "unpublished slot: KR_ROUTE_NO_RING");

@@ -96,7 +96,10 @@ int kr_ops_slot_read(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot, boo
 		goto out;
 	}
 	memcpy(&s->hdr, chunk, sizeof(s->hdr));
-	if (s->hdr.magic != KR_IMAGE_MAGIC || s->hdr.nchunks != info.max_entries) {
+	/* an image of another format (a data path loaded by another keyrouter version) is
+	 * not read as this one */
+	if (s->hdr.magic != KR_IMAGE_MAGIC || s->hdr.format != KR_IMAGE_FORMAT ||
+	    info.value_size != KR_CHUNK_BYTES || s->hdr.nchunks != info.max_entries) {
 		err = -EBADMSG;
 		goto out;
 	}

@@ -151,8 +151,14 @@ int kr_publish(int rings_fd, uint32_t ring_id, uint32_t slot, const void *buf, u
 	if (fd < 0)
 		goto out;
 	if (bpf_map_update_elem(rings_fd, &key, &fd, BPF_ANY)) {
-		kr_errf(err, "couldn't publish the image of ring %u into slot %u: %s", ring_id, slot,
-			strerror(errno));
+		if (errno == EINVAL)	/* the outer map's template: another chunk size */
+			kr_errf(err, "couldn't publish the image of ring %u into slot %u: the "
+				"loaded data path does not take %u-byte image chunks (format %u): "
+				"loaded by another keyrouter version? unload and load again",
+				ring_id, slot, KR_CHUNK_BYTES, KR_IMAGE_FORMAT);
+		else
+			kr_errf(err, "couldn't publish the image of ring %u into slot %u: %s",
+				ring_id, slot, strerror(errno));
 		goto out;
 	}
 	ret = 0;
