@@ -15,6 +15,12 @@
  * Each against the same straightforward builder's time; the last line is the whole command
  * at the largest ring.
  *
+ * Before each timed run the bench touches and frees as much memory as the straightforward
+ * builder holds (24 bytes a point with qsort's buffer), so that every variant gets pages
+ * the kernel handed out moments ago: on a VM, a page not touched for a while can cost
+ * ten times more to fault in (host-side), which made consecutive figures differ by 2x.
+ * KR_BENCH_COLD=1 leaves this out.
+ *
  *   build/bench/ring_build [BACKENDS_FILE]   (default tests/data/bench2048.backends.txt)
  */
 #include <fcntl.h>
@@ -24,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include "backends_file.h"
@@ -109,6 +116,25 @@ static uint32_t naive_build(const struct kr_backend_spec *b, uint32_t n, uint32_
 }
 
 /* ---- the whole command -------------------------------------------------------------- */
+
+static int warm = 1;
+
+/* Touches and frees `bytes` of fresh memory (see the head comment). */
+static void warm_pages(size_t bytes)
+{
+	char *p;
+
+	if (!warm)
+		return;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	kr_hint_huge(p, bytes);
+	for (size_t i = 0; i < bytes; i += 4096)
+		p[i] = 1;
+	munmap(p, bytes);
+}
+
 
 static const char *backends_path;
 static char tool[4096];	/* build/keyrouter, or "" when not found */
@@ -199,10 +225,16 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 	struct kr_err err;
 	char d[64];
 
+	uint64_t points = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		points += (uint64_t)b[i].weight * (version == KR_RING_V1 ? 160 : pm);
 	for (int r = 0; r < reps; r++) {
 		struct kr_ring *ring;
-		uint64_t t0 = now_ns(), t;
+		uint64_t t0, t;
 
+		warm_pages(points * 24);
+		t0 = now_ns();
 		if (kr_ring_build(&ring, b, n, version, pm, &err)) {
 			printf("build failed: %s\n", err.msg);
 			return;
@@ -221,6 +253,7 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 		kr_ring_describe(ring, d, sizeof(d));
 		kr_ring_free(ring);
 
+		warm_pages(points * 24);
 		t0 = now_ns();
 		naive_digest = naive_build(b, n, version, version == KR_RING_V1 ? 160 : pm,
 					   &naive_np, &naive_peak);
@@ -228,9 +261,11 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 		if (t < best_naive)
 			best_naive = t;
 
+		warm_pages(points * 24);
 		t = whole_in_process(version, pm, &whole_digest);
 		if (t && t < best_whole)
 			best_whole = t;
+		warm_pages(points * 24);
 		t = whole_command(version, pm);
 		if (t && t < best_cmd)
 			best_cmd = t;
@@ -275,6 +310,8 @@ int main(int argc, char **argv)
 	uint32_t n;
 
 	backends_path = path;
+	warm = !getenv("KR_BENCH_COLD");
+	printf("pages warmed before each run: %s\n", warm ? "yes" : "no (KR_BENCH_COLD)");
 	find_tool(argv[0]);
 	if (kr_backends_load(path, &b, &n, &err)) {
 		fprintf(stderr, "ring_build: %s\n", err.msg);

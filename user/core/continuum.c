@@ -298,32 +298,36 @@ static void tie_sort(uint16_t *bk, uint64_t n, const uint32_t *rank)
 static int dedup_range(struct work *w, int s, uint64_t lo, uint64_t hi, const uint32_t *rank,
 		       struct acct *a, struct kr_err *err)
 {
-	uint32_t *h = w->h[s], out = w->out;
+	uint32_t *h = w->h[s];
 	uint16_t *bk = w->b[s];
+	uint64_t i = lo;
 
-	for (uint64_t i = lo; i < hi; i++) {
-		uint32_t v = h[i];
-		uint64_t e = i + 1;
+	while (i < hi) {
+		uint64_t j = i, e;
 
-		if (e < hi && h[e] == v) {	/* a run [i, e] of one hash (out <= i) */
-			while (e + 1 < hi && h[e + 1] == v)
-				e++;
-			if (rank)
-				tie_sort(bk + i, e - i + 1, rank);
-			h[out] = v;
-			bk[out] = bk[i];
-			w->out = ++out;
-			for (uint64_t k = i + 1; k <= e; k++)
-				if (dup_add(w, v, bk[k], a, err))
-					return -1;
-			i = e;
-			continue;
+		while (j + 1 < hi && h[j + 1] != h[j])	/* [i, j): no equal successor */
+			j++;
+		if (j + 1 >= hi)
+			j = hi;
+		if (w->out != i) {	/* out <= i: moved down past earlier duplicates */
+			memmove(h + w->out, h + i, (j - i) * sizeof(*h));
+			memmove(bk + w->out, bk + i, (j - i) * sizeof(*bk));
 		}
-		h[out] = v;
-		bk[out] = bk[i];
-		out++;
+		w->out += (uint32_t)(j - i);
+		if (j == hi)
+			break;
+		for (e = j + 1; e + 1 < hi && h[e + 1] == h[j]; e++)
+			;
+		if (rank)	/* a run [j, e] of one hash */
+			tie_sort(bk + j, e - j + 1, rank);
+		h[w->out] = h[j];
+		bk[w->out] = bk[j];
+		w->out++;
+		for (uint64_t k = j + 1; k <= e; k++)
+			if (dup_add(w, h[j], bk[k], a, err))
+				return -1;
+		i = e + 1;
 	}
-	w->out = out;
 	return 0;
 }
 
