@@ -437,11 +437,8 @@ static uint32_t digest_clmul(const uint32_t *h, const uint16_t *b, uint32_t n)
 
 static int have_clmul(void)
 {
-	static int have = -1;	/* the same answer from every thread */
-
-	if (have < 0)
-		have = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-	return have;
+	__builtin_cpu_init();	/* idempotent; the checks below only read what it found */
+	return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
 }
 
 uint32_t kr_ring_digest_points(const uint32_t *hash, const uint16_t *backend, uint32_t n)
@@ -749,7 +746,8 @@ static void sort_bucket(struct work *w, uint32_t lo, uint32_t hi, uint32_t (*c)[
  * once to write each point straight into its top-byte bucket -- so the only full-size
  * buffer is the ring itself (6 bytes per point).  Each of the 256 buckets is then, in
  * cache, sorted through a bucket-sized buffer, deduplicated (moved down to its final
- * place) and digested (the buckets' CRCs joined with crc32_combine()).  Returns 0 (the buffer holding the points), or -1.
+ * place) and digested (the buckets' CRCs joined with crc32_combine()).  Returns 0 (the
+ * buffer holding the points), or -1.
  */
 static int build_large(struct kr_ring *r, struct work *w, const struct kr_backend_spec *b,
 		       const uint32_t *order, uint32_t n, uint32_t pm, struct acct *a,
