@@ -371,9 +371,9 @@ uint32_t kr_ring_digest_points_table(const uint32_t *hash, const uint16_t *backe
 	return dg;
 }
 
-/* KR_NO_CLMUL: the table digest only, as on other architectures (to build and test that
- * path on x86-64 too). */
-#if defined(__x86_64__) && !defined(KR_NO_CLMUL)
+/* KR_PORTABLE: the table digest only, as on other architectures (to build and test that
+ * path on x86-64 too; it also leaves out the GFNI chains above). */
+#if defined(__x86_64__) && !defined(KR_PORTABLE)
 #include <immintrin.h>
 
 /*
@@ -693,15 +693,197 @@ void chains_pass(struct work *w, const struct kr_backend_spec *b, const uint32_t
 	}
 }
 
+#if defined(__x86_64__) && !defined(KR_PORTABLE)
+/*
+ * The same passes, 64 chains at a time with GFNI on AVX-512 (checked at run time).  The
+ * 64 chain values are kept byte-sliced: zmm register P_k holds byte k of every chain.
+ * T is linear, so byte o of T(x) is the XOR over k of an 8x8 bit matrix M[o][k] applied to
+ * byte k of x -- one GF2P8AFFINEQB per (o, k) for all 64 chains: 16 of them, 12 + 4 XORs
+ * (the chain constants) a step.  Each step's values go to a stage (pass 1: the top bytes;
+ * pass 2: the values, transposed back to 32 bits), from which every chain's points are
+ * counted or scattered chain after chain as above.  Lanes without a backend left compute
+ * values nobody reads.
+ */
+#define GLANES	64
+#define GBLOCK	64	/* steps between two scatters: a 16 KiB stage */
+_Static_assert(TOP_BITS == 8, "pass 1 counts the top byte plane");
+
+struct glanes {
+	uint8_t x[4][GLANES];	/* byte k of each chain's last hash */
+	uint8_t a[4][GLANES];	/* byte k of each chain's constant */
+	uint32_t left[GLANES];
+	uint16_t bk[GLANES];
+	uint32_t next;
+};
+
+static int have_gfni(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("gfni") && __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512bw");
+}
+
+/* m[o][k]: byte k of x -> its part of byte o of T(x), as GF2P8AFFINEQB wants it (row i,
+ * the input bits of output bit i, in byte 7 - i). */
+static void gf_matrices(uint64_t m[4][4])
+{
+	for (int o = 0; o < 4; o++) {
+		for (int k = 0; k < 4; k++) {
+			uint64_t q = 0;
+
+			for (int i = 0; i < 8; i++) {
+				uint64_t row = 0;
+
+				for (int j = 0; j < 8; j++)
+					row |= (uint64_t)((kr_crc32_tab[3 - k][1u << j] >>
+							   (8 * o + i)) & 1) << j;
+				q |= row << (8 * (7 - i));
+			}
+			m[o][k] = q;
+		}
+	}
+}
+
+static int glane_next(struct glanes *L, int l, const struct kr_backend_spec *b,
+		      const uint32_t *order, uint32_t n, uint32_t pm)
+{
+	char base[KR_SOCKADDR_STRLEN];
+
+	while (L->next < n) {
+		uint32_t i = order[L->next++], m = b[i].weight * pm, a;
+
+		if (!m)
+			continue;
+		a = ~crc_T(~kr_crc32(base, kr_ring_base_string(&b[i].addr, base)));
+		for (int k = 0; k < 4; k++) {
+			L->x[k][l] = 0;
+			L->a[k][l] = (uint8_t)(a >> (8 * k));
+		}
+		L->left[l] = m;
+		L->bk[l] = (uint16_t)i;
+		return 1;
+	}
+	L->left[l] = 0;
+	return 0;
+}
+
+/* Chain c of the stage row: the transpose below leaves it at this position. */
+static inline uint32_t gf_slot(uint32_t c)
+{
+	return 16 * ((c >> 2) & 3) + 4 * (c >> 4) + (c & 3);
+}
+
+/* `steps` steps of all 64 chains: top[j] = the top bytes (pass 1), or stage[j] = the
+ * values at gf_slot() positions (pass 2). */
+__attribute__((target("gfni,avx512f,avx512bw")))
+static void gf_block(struct glanes *L, uint32_t steps, const uint64_t m[4][4],
+		     uint8_t (*top)[GLANES], uint32_t (*stage)[GLANES])
+{
+	__m512i p0 = _mm512_loadu_si512(L->x[0]), p1 = _mm512_loadu_si512(L->x[1]);
+	__m512i p2 = _mm512_loadu_si512(L->x[2]), p3 = _mm512_loadu_si512(L->x[3]);
+	const __m512i a0 = _mm512_loadu_si512(L->a[0]), a1 = _mm512_loadu_si512(L->a[1]);
+	const __m512i a2 = _mm512_loadu_si512(L->a[2]), a3 = _mm512_loadu_si512(L->a[3]);
+	__m512i M[4][4];
+
+	for (int o = 0; o < 4; o++)
+		for (int k = 0; k < 4; k++)
+			M[o][k] = _mm512_set1_epi64((long long)m[o][k]);
+#define AFF(x, o, k) _mm512_gf2p8affine_epi64_epi8((x), M[o][k], 0)
+#define BYTE_O(o, a) _mm512_xor_si512(_mm512_xor_si512(AFF(p0, o, 0), AFF(p1, o, 1)), \
+			_mm512_xor_si512(_mm512_xor_si512(AFF(p2, o, 2), AFF(p3, o, 3)), (a)))
+	for (uint32_t j = 0; j < steps; j++) {
+		__m512i q0 = BYTE_O(0, a0), q1 = BYTE_O(1, a1), q2 = BYTE_O(2, a2);
+		__m512i q3 = BYTE_O(3, a3);
+
+		p0 = q0;
+		p1 = q1;
+		p2 = q2;
+		p3 = q3;
+		if (top) {
+			_mm512_storeu_si512(top[j], p3);
+		} else {
+			__m512i lo01 = _mm512_unpacklo_epi8(p0, p1), hi01 = _mm512_unpackhi_epi8(p0, p1);
+			__m512i lo23 = _mm512_unpacklo_epi8(p2, p3), hi23 = _mm512_unpackhi_epi8(p2, p3);
+
+			_mm512_storeu_si512(stage[j], _mm512_unpacklo_epi16(lo01, lo23));
+			_mm512_storeu_si512(stage[j] + 16, _mm512_unpackhi_epi16(lo01, lo23));
+			_mm512_storeu_si512(stage[j] + 32, _mm512_unpacklo_epi16(hi01, hi23));
+			_mm512_storeu_si512(stage[j] + 48, _mm512_unpackhi_epi16(hi01, hi23));
+		}
+	}
+#undef BYTE_O
+#undef AFF
+	_mm512_storeu_si512(L->x[0], p0);
+	_mm512_storeu_si512(L->x[1], p1);
+	_mm512_storeu_si512(L->x[2], p2);
+	_mm512_storeu_si512(L->x[3], p3);
+}
+
+/* chains_pass() on 64 lanes. */
+static void gf_pass(struct work *w, const struct kr_backend_spec *b, const uint32_t *order,
+		    uint32_t n, uint32_t pm, uint32_t (*cnt)[TOP_SIZE], uint32_t *pos)
+{
+	uint32_t *h = w->h[0], stage[GBLOCK][GLANES] __attribute__((aligned(64)));
+	uint8_t top[GBLOCK][GLANES] __attribute__((aligned(64)));
+	uint16_t *bk = w->b[0];
+	uint64_t m[4][4];
+	struct glanes L;
+	int active = 0;
+
+	memset(&L, 0, sizeof(L));
+	gf_matrices(m);
+	for (int l = 0; l < GLANES; l++)
+		active += glane_next(&L, l, b, order, n, pm);
+	while (active) {
+		uint32_t steps = GBLOCK;
+
+		for (int l = 0; l < GLANES; l++)
+			if (L.left[l] && L.left[l] < steps)
+				steps = L.left[l];
+		gf_block(&L, steps, m, pos ? NULL : top, pos ? stage : NULL);
+		for (int l = 0; l < GLANES; l++) {
+			if (!L.left[l])
+				continue;
+			if (pos) {
+				uint32_t s = gf_slot((uint32_t)l);
+
+				for (uint32_t j = 0; j < steps; j++)
+					put(h, bk, pos, stage[j][s], L.bk[l]);
+			} else {
+				uint32_t *c = cnt[l & (LANES - 1)];
+
+				for (uint32_t j = 0; j < steps; j++)
+					c[top[j][l]]++;
+			}
+			L.left[l] -= steps;
+			if (!L.left[l] && !glane_next(&L, l, b, order, n, pm))
+				active--;
+		}
+	}
+}
+#endif
+
 static void count_top(struct work *w, const struct kr_backend_spec *b, const uint32_t *order,
 		      uint32_t n, uint32_t pm, uint32_t (*cnt)[TOP_SIZE])
 {
+#if defined(__x86_64__) && !defined(KR_PORTABLE)
+	if (have_gfni()) {
+		gf_pass(w, b, order, n, pm, cnt, NULL);
+		return;
+	}
+#endif
 	chains_pass(w, b, order, n, pm, cnt, NULL, 0);
 }
 
 static void generate_scattered(struct work *w, const struct kr_backend_spec *b,
 			       const uint32_t *order, uint32_t n, uint32_t pm, uint32_t *pos)
 {
+#if defined(__x86_64__) && !defined(KR_PORTABLE)
+	if (have_gfni()) {
+		gf_pass(w, b, order, n, pm, NULL, pos);
+		return;
+	}
+#endif
 	chains_pass(w, b, order, n, pm, NULL, pos, 1);
 }
 
