@@ -6,16 +6,37 @@
  * Prints best-of-N times, the speedup, the peak memory per point of both, and whether the
  * two rings' digests agree.  No assertions.
  *
+ * Beside the build step, the whole `keyrouter ring build` command is timed two ways:
+ *  - in process: what the command runs (read the backends file, kr_ring_build,
+ *    kr_image_encode, free both), the thread's CPU time;
+ *  - the command itself: build/keyrouter (next to this program's directory) run as a child
+ *    process, its user + system CPU time from wait4() (process start, dynamic linking,
+ *    argument parsing and printing included).
+ * Each against the same straightforward builder's time; the last line is the whole command
+ * at the largest ring.
+ *
+ * Before each timed run the bench touches and frees as much memory as the straightforward
+ * builder holds (24 bytes a point with qsort's buffer), so that every variant gets pages
+ * the kernel handed out moments ago: on a VM, a page not touched for a while can cost
+ * ten times more to fault in (host-side), which made consecutive figures differ by 2x.
+ * KR_BENCH_COLD=1 leaves this out.
+ *
  *   build/bench/ring_build [BACKENDS_FILE]   (default tests/data/bench2048.backends.txt)
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include "backends_file.h"
 #include "continuum.h"
 #include "crc32.h"
+#include "image.h"
 #include "bench_loadavg.h"
 
 static uint64_t now_ns(void)
@@ -94,21 +115,126 @@ static uint32_t naive_build(const struct kr_backend_spec *b, uint32_t n, uint32_
 	return dg;
 }
 
+/* ---- the whole command -------------------------------------------------------------- */
+
+static int warm = 1;
+
+/* Touches and frees `bytes` of fresh memory (see the head comment). */
+static void warm_pages(size_t bytes)
+{
+	char *p;
+
+	if (!warm)
+		return;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	kr_hint_huge(p, bytes);
+	for (size_t i = 0; i < bytes; i += 4096)
+		p[i] = 1;
+	munmap(p, bytes);
+}
+
+
+static const char *backends_path;
+static char tool[4096];	/* build/keyrouter, or "" when not found */
+
+/* What `keyrouter ring build --backends FILE` runs, in this thread: CPU ns, or 0. */
+static uint64_t whole_in_process(uint32_t version, uint32_t pm, uint32_t *digest)
+{
+	struct kr_backend_spec *b;
+	struct kr_image img;
+	struct kr_ring *r;
+	struct kr_err err;
+	uint64_t t0 = now_ns(), t;
+	uint32_t n;
+
+	if (kr_backends_load(backends_path, &b, &n, &err))
+		return 0;
+	if (kr_ring_build(&r, b, n, version, pm, &err)) {
+		free(b);
+		return 0;
+	}
+	free(b);
+	if (kr_image_encode(&img, r, NULL, &err)) {
+		kr_ring_free(r);
+		return 0;
+	}
+	*digest = r->digest;
+	kr_image_free(&img);
+	kr_ring_free(r);
+	t = now_ns() - t0;
+	return t;
+}
+
+/* The command as a child process (stdout to /dev/null): its user + system CPU ns, or 0. */
+static uint64_t whole_command(uint32_t version, uint32_t pm)
+{
+	char pms[16];
+	struct rusage ru;
+	int st;
+	pid_t pid;
+
+	if (!tool[0])
+		return 0;
+	snprintf(pms, sizeof(pms), "%u", pm);
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd >= 0)
+			dup2(fd, 1);
+		if (version == KR_RING_V1)
+			execl(tool, tool, "ring", "build", "--backends", backends_path, "--version",
+			      "v1", (char *)NULL);
+		else
+			execl(tool, tool, "ring", "build", "--backends", backends_path, "--version",
+			      "v2", "--point-multiple", pms, (char *)NULL);
+		_exit(127);
+	}
+	if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return 0;
+	return (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + ru.ru_utime.tv_usec * 1000ull +
+	       (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + ru.ru_stime.tv_usec * 1000ull;
+}
+
+/* build/bench/ring_build -> build/keyrouter */
+static void find_tool(const char *argv0)
+{
+	const char *slash = strrchr(argv0, '/');
+	int n = slash ? (int)(slash - argv0) : 1;
+
+	snprintf(tool, sizeof(tool), "%.*s/../keyrouter", n, slash ? argv0 : ".");
+	if (access(tool, X_OK))
+		tool[0] = 0;
+}
+
 /* ---- one configuration --------------------------------------------------------------- */
 
 static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, uint32_t pm,
 		int reps)
 {
 	uint64_t best_fast = UINT64_MAX, best_naive = UINT64_MAX, gen = 0, sort = 0, dd = 0;
+	uint64_t best_whole = UINT64_MAX, best_cmd = UINT64_MAX;
 	uint32_t fast_digest = 0, naive_digest = 0, fast_np = 0, naive_np = 0, gen_pts = 0;
+	uint32_t whole_digest = 0;
 	size_t fast_peak = 0, naive_peak = 0;
 	struct kr_err err;
 	char d[64];
 
+	uint64_t points = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		points += (uint64_t)b[i].weight * (version == KR_RING_V1 ? 160 : pm);
 	for (int r = 0; r < reps; r++) {
 		struct kr_ring *ring;
-		uint64_t t0 = now_ns(), t;
+		uint64_t t0, t;
 
+		warm_pages(points * 24);
+		t0 = now_ns();
 		if (kr_ring_build(&ring, b, n, version, pm, &err)) {
 			printf("build failed: %s\n", err.msg);
 			return;
@@ -127,12 +253,22 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 		kr_ring_describe(ring, d, sizeof(d));
 		kr_ring_free(ring);
 
+		warm_pages(points * 24);
 		t0 = now_ns();
 		naive_digest = naive_build(b, n, version, version == KR_RING_V1 ? 160 : pm,
 					   &naive_np, &naive_peak);
 		t = now_ns() - t0;
 		if (t < best_naive)
 			best_naive = t;
+
+		warm_pages(points * 24);
+		t = whole_in_process(version, pm, &whole_digest);
+		if (t && t < best_whole)
+			best_whole = t;
+		warm_pages(points * 24);
+		t = whole_command(version, pm);
+		if (t && t < best_cmd)
+			best_cmd = t;
 	}
 	printf("%-22s points %9u  keyrouter %9.2f ms (generate %.1f, sort %.1f, dedup+digest "
 	       "%.1f)  straightforward %9.2f ms  speedup %5.2fx  peak %.2f B/point (vs %.2f)  "
@@ -142,6 +278,26 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 	       (double)naive_peak / gen_pts,
 	       fast_digest == naive_digest && fast_np == naive_np ? "agree" : "DIFFER",
 	       fast_digest);
+	if (best_whole != UINT64_MAX)
+		printf("%-22s whole command in process (file, build, image, free) %9.2f ms  "
+		       "speedup %5.2fx  digest %s\n", d, best_whole / 1e6,
+		       (double)best_naive / (double)best_whole,
+		       whole_digest == naive_digest ? "agrees" : "DIFFERS");
+	else
+		printf("%-22s whole command in process: failed\n", d);
+	if (best_cmd != UINT64_MAX)
+		printf("%-22s `keyrouter ring build` process, user+sys CPU %9.2f ms  "
+		       "speedup %5.2fx\n", d, best_cmd / 1e6, (double)best_naive / (double)best_cmd);
+	else
+		printf("%-22s `keyrouter ring build` process: %s\n", d,
+		       tool[0] ? "failed" : "build/keyrouter not found");
+	if (fast_np > 10000000)
+		printf("ring_build: whole command at %u points: %.1f ms CPU (process; %.1f in "
+		       "process) vs straightforward %.1f ms, ratio %.2fx (%.2fx)\n", fast_np,
+		       best_cmd != UINT64_MAX ? best_cmd / 1e6 : 0.0, best_whole / 1e6,
+		       best_naive / 1e6,
+		       best_cmd != UINT64_MAX ? (double)best_naive / (double)best_cmd : 0.0,
+		       (double)best_naive / (double)best_whole);
 	fflush(stdout);
 }
 
@@ -153,6 +309,10 @@ int main(int argc, char **argv)
 	struct kr_err err;
 	uint32_t n;
 
+	backends_path = path;
+	warm = !getenv("KR_BENCH_COLD");
+	printf("pages warmed before each run: %s\n", warm ? "yes" : "no (KR_BENCH_COLD)");
+	find_tool(argv[0]);
 	if (kr_backends_load(path, &b, &n, &err)) {
 		fprintf(stderr, "ring_build: %s\n", err.msg);
 		return 1;
@@ -161,7 +321,7 @@ int main(int argc, char **argv)
 	run(b, n, KR_RING_V2, 16, 5);
 	run(b, n, KR_RING_V2, 160, 3);
 	run(b, n, KR_RING_V1, 0, 3);
-	run(b, n, KR_RING_V2, 1600, 2);
+	run(b, n, KR_RING_V2, 1600, 3);
 	free(b);
 	return 0;
 }

@@ -191,6 +191,10 @@ struct work {
 	uint64_t cap[2];	/* entries of buffers 0 and 1 */
 	uint64_t total;
 	uint32_t (*cnt)[RADIX_SIZE];	/* [RADIX_PASSES][RADIX_SIZE] */
+	/* dedup: points kept so far, and the removed ones (dcap entries allocated) */
+	uint32_t out, ndups, dcap;
+	struct kr_dup *dups;
+	uint32_t digest;
 };
 
 static void generate(struct work *w, const struct kr_backend_spec *b, const uint32_t *order,
@@ -257,57 +261,200 @@ static int sort_lsd(struct work *w)
 
 _Static_assert(RADIX_BITS * RADIX_PASSES >= 32, "radix passes cover 32 bits");
 
-/* Dedup of buffer s in place; removed points go to r->dups.  Sets npoints, digest. */
-static int dedup(struct kr_ring *r, struct work *w, int s, struct acct *a, struct kr_err *err)
+static int dup_add(struct work *w, uint32_t h, uint16_t b, struct acct *a, struct kr_err *err)
 {
-	uint32_t *h = w->h[s], out = 0, cap = 0, nd = 0;
-	uint16_t *bk = w->b[s];
-	struct kr_dup *d = NULL;
+	if (w->ndups == w->dcap) {
+		uint32_t nc = w->dcap ? w->dcap * 2 : 64;
+		struct kr_dup *q = acct_realloc(a, w->dups, w->dcap * sizeof(*q), nc * sizeof(*q));
 
-	for (uint64_t i = 0; i < w->total; i++) {
-		if (out && h[i] == h[out - 1]) {
-			if (nd == cap) {
-				uint32_t nc = cap ? cap * 2 : 64;
-				struct kr_dup *q = acct_realloc(a, d, cap * sizeof(*d),
-								nc * sizeof(*d));
-
-				if (!q) {
-					acct_free(a, d, cap * sizeof(*d));
-					return kr_errf(err, "out of memory for duplicates");
-				}
-				d = q;
-				cap = nc;
-			}
-			d[nd++] = (struct kr_dup){ h[i], bk[i], out - 1 };
-			continue;
-		}
-		h[out] = h[i];
-		bk[out] = bk[i];
-		out++;
+		if (!q)
+			return kr_errf(err, "out of memory for duplicates");
+		w->dups = q;
+		w->dcap = nc;
 	}
-	r->npoints = out;
-	r->ndups = nd;
-	r->digest = kr_ring_digest_points(h, bk, out);
-	r->dups = d;
+	w->dups[w->ndups++] = (struct kr_dup){ h, b, w->out - 1 };
 	return 0;
 }
 
-/* The digest is one CRC over 8 bytes per point: 4 independent chains over the 4 quarters
- * (they overlap in the CPU), joined with zlib's crc32_combine(). */
-uint32_t kr_ring_digest_points(const uint32_t *hash, const uint16_t *backend, uint32_t n)
+/* bk[0, n) (one hash) in tie order: rank[backend] = position in tie order.  Insertion
+ * sort: stable, and such runs are short and rare. */
+static void tie_sort(uint16_t *bk, uint64_t n, const uint32_t *rank)
 {
-	uint32_t q = n / 4, c[4] = { 0 }, dg;
+	for (uint64_t k = 1; k < n; k++) {
+		uint16_t v = bk[k];
+		uint64_t j = k;
 
-	for (uint32_t i = 0; i < q; i++)
-		for (uint32_t l = 0; l < 4; l++)
-			c[l] = kr_crc32_le32x2(c[l], hash[l * q + i], backend[l * q + i]);
-	for (uint32_t i = 4 * q; i < n; i++)	/* the last n % 4 points: quarter 3 */
-		c[3] = kr_crc32_le32x2(c[3], hash[i], backend[i]);
+		for (; j > 0 && rank[bk[j - 1]] > rank[v]; j--)
+			bk[j] = bk[j - 1];
+		bk[j] = v;
+	}
+}
+
+/*
+ * Dedup of points [lo, hi) of buffer s (sorted by hash), moved down to w->out: of a run of
+ * equal hashes the first (in tie order) is kept, the others go to w->dups in tie order.
+ * rank == NULL: the runs are in tie order already; else they are put in it first.
+ */
+static int dedup_range(struct work *w, int s, uint64_t lo, uint64_t hi, const uint32_t *rank,
+		       struct acct *a, struct kr_err *err)
+{
+	uint32_t *h = w->h[s];
+	uint16_t *bk = w->b[s];
+	uint64_t i = lo;
+
+	while (i < hi) {
+		uint64_t j = i, e;
+
+		while (j + 1 < hi && h[j + 1] != h[j])	/* [i, j): no equal successor */
+			j++;
+		if (j + 1 >= hi)
+			j = hi;
+		if (w->out != i) {	/* out <= i: moved down past earlier duplicates */
+			memmove(h + w->out, h + i, (j - i) * sizeof(*h));
+			memmove(bk + w->out, bk + i, (j - i) * sizeof(*bk));
+		}
+		w->out += (uint32_t)(j - i);
+		if (j == hi)
+			break;
+		for (e = j + 1; e + 1 < hi && h[e + 1] == h[j]; e++)
+			;
+		if (rank)	/* a run [j, e] of one hash */
+			tie_sort(bk + j, e - j + 1, rank);
+		h[w->out] = h[j];
+		bk[w->out] = bk[j];
+		w->out++;
+		for (uint64_t k = j + 1; k <= e; k++)
+			if (dup_add(w, h[j], bk[k], a, err))
+				return -1;
+		i = e + 1;
+	}
+	return 0;
+}
+
+/* One point of the digest on the inverted CRC register s (s = ~crc): the 8 bytes
+ * (hash le32, backend le32) in one slice-by-8 step; the backend's two high bytes are 0,
+ * and the tables are linear, so their lookups (0) are left out. */
+static inline uint32_t digest_step(uint32_t s, uint32_t h, uint16_t b)
+{
+	uint32_t y = s ^ h;
+
+	return kr_crc32_tab[7][y & 0xff] ^ kr_crc32_tab[6][(y >> 8) & 0xff] ^
+	       kr_crc32_tab[5][(y >> 16) & 0xff] ^ kr_crc32_tab[4][y >> 24] ^
+	       kr_crc32_tab[3][b & 0xff] ^ kr_crc32_tab[2][b >> 8];
+}
+
+/* The digest is one CRC over 8 bytes per point: 8 independent chains over 8 equal parts
+ * (they overlap in the CPU; plain variables, not an array the compiler would vectorize
+ * into shuffles), joined with zlib's crc32_combine(). */
+uint32_t kr_ring_digest_points_table(const uint32_t *hash, const uint16_t *backend, uint32_t n)
+{
+	uint32_t q = n / 8, s0 = ~0u, s1 = ~0u, s2 = ~0u, s3 = ~0u, s4 = ~0u, s5 = ~0u;
+	uint32_t s6 = ~0u, s7 = ~0u, c[8], dg;
+
+	for (uint32_t i = 0; i < q; i++) {
+		s0 = digest_step(s0, hash[i], backend[i]);
+		s1 = digest_step(s1, hash[q + i], backend[q + i]);
+		s2 = digest_step(s2, hash[2 * q + i], backend[2 * q + i]);
+		s3 = digest_step(s3, hash[3 * q + i], backend[3 * q + i]);
+		s4 = digest_step(s4, hash[4 * q + i], backend[4 * q + i]);
+		s5 = digest_step(s5, hash[5 * q + i], backend[5 * q + i]);
+		s6 = digest_step(s6, hash[6 * q + i], backend[6 * q + i]);
+		s7 = digest_step(s7, hash[7 * q + i], backend[7 * q + i]);
+	}
+	for (uint32_t i = 8 * q; i < n; i++)	/* the last n % 8 points: part 7 */
+		s7 = digest_step(s7, hash[i], backend[i]);
+	c[0] = ~s0, c[1] = ~s1, c[2] = ~s2, c[3] = ~s3;
+	c[4] = ~s4, c[5] = ~s5, c[6] = ~s6, c[7] = ~s7;
 	dg = c[0];
-	for (uint32_t l = 1; l < 4; l++)
-		dg = (uint32_t)crc32_combine(dg, c[l], (z_off_t)(l == 3 ? n - 3 * q : q) * 8);
+	for (uint32_t l = 1; l < 8; l++)
+		dg = (uint32_t)crc32_combine(dg, c[l], (z_off_t)(l == 7 ? n - 7 * q : q) * 8);
 	return dg;
 }
+
+/* KR_PORTABLE: the table digest only, as on other architectures (to build and test that
+ * path on x86-64 too; it also leaves out the GFNI chains above). */
+#if defined(__x86_64__) && !defined(KR_PORTABLE)
+#include <immintrin.h>
+
+/*
+ * The digest by folding (carry-less multiplication), 16 bytes = 2 points per 128-bit
+ * block, 4 blocks folded in parallel.  Reflected CRC-32: a 128-bit block D bits before
+ * the end of the data contributes lo * x^(D+32) + hi * x^(D-32) (mod P) -- the constants
+ * below are x^e mod P, bit-reflected and shifted left by one (33 bits): e = 544 and 480
+ * fold 4 blocks ahead (D = 512), e = 160 and 96 one block (D = 128).  What is left, one
+ * block, is run through the tables from register 0, then any last odd point.
+ */
+#define CLMUL_X544	0x154442bd4ull
+#define CLMUL_X480	0x1c6e41596ull
+#define CLMUL_X160	0x1751997d0ull
+#define CLMUL_X96	0x0ccaa009eull
+
+__attribute__((target("pclmul,sse4.1")))
+static inline __m128i clmul_block(const uint32_t *h, const uint16_t *b)
+{
+	uint32_t b2;
+	__m128i hh = _mm_loadl_epi64((const __m128i *)h);	/* h0 h1 */
+
+	memcpy(&b2, b, sizeof(b2));
+	return _mm_unpacklo_epi32(hh, _mm_cvtepu16_epi32(_mm_cvtsi32_si128((int)b2)));
+}
+
+__attribute__((target("pclmul,sse4.1")))
+static inline __m128i clmul_fold(__m128i x, __m128i k)
+{
+	return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+/* n >= 8. */
+__attribute__((target("pclmul,sse4.1")))
+static uint32_t digest_clmul(const uint32_t *h, const uint16_t *b, uint32_t n)
+{
+	const __m128i k4 = _mm_set_epi64x((long long)CLMUL_X480, (long long)CLMUL_X544);
+	const __m128i k1 = _mm_set_epi64x((long long)CLMUL_X96, (long long)CLMUL_X160);
+	__m128i x0, x1, x2, x3;
+	uint32_t i, w[4], c;
+
+	x0 = _mm_xor_si128(clmul_block(h, b), _mm_cvtsi32_si128(-1));	/* initial ~0 */
+	x1 = clmul_block(h + 2, b + 2);
+	x2 = clmul_block(h + 4, b + 4);
+	x3 = clmul_block(h + 6, b + 6);
+	for (i = 8; i + 8 <= n; i += 8) {
+		x0 = _mm_xor_si128(clmul_fold(x0, k4), clmul_block(h + i, b + i));
+		x1 = _mm_xor_si128(clmul_fold(x1, k4), clmul_block(h + i + 2, b + i + 2));
+		x2 = _mm_xor_si128(clmul_fold(x2, k4), clmul_block(h + i + 4, b + i + 4));
+		x3 = _mm_xor_si128(clmul_fold(x3, k4), clmul_block(h + i + 6, b + i + 6));
+	}
+	x0 = _mm_xor_si128(clmul_fold(x0, k1), x1);
+	x0 = _mm_xor_si128(clmul_fold(x0, k1), x2);
+	x0 = _mm_xor_si128(clmul_fold(x0, k1), x3);
+	for (; i + 2 <= n; i += 2)
+		x0 = _mm_xor_si128(clmul_fold(x0, k1), clmul_block(h + i, b + i));
+	_mm_storeu_si128((__m128i *)w, x0);
+	c = kr_crc32_le32x2(~0u, w[0], w[1]);	/* crc ~0 = register 0 */
+	c = kr_crc32_le32x2(c, w[2], w[3]);
+	if (i < n)
+		c = kr_crc32_le32x2(c, h[i], b[i]);
+	return c;
+}
+
+static int have_clmul(void)
+{
+	__builtin_cpu_init();	/* idempotent; the checks below only read what it found */
+	return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+}
+
+uint32_t kr_ring_digest_points(const uint32_t *hash, const uint16_t *backend, uint32_t n)
+{
+	if (n >= 8 && have_clmul())
+		return digest_clmul(hash, backend, n);
+	return kr_ring_digest_points_table(hash, backend, n);
+}
+#else
+uint32_t kr_ring_digest_points(const uint32_t *hash, const uint16_t *backend, uint32_t n)
+{
+	return kr_ring_digest_points_table(hash, backend, n);
+}
+#endif
 
 void kr_ring_free(struct kr_ring *r)
 {
@@ -350,6 +497,8 @@ static int alloc_cnt(struct work *w, struct acct *a, struct kr_err *err)
 
 static void free_work(struct work *w, struct acct *a)
 {
+	acct_free(a, w->dups, w->dcap * sizeof(*w->dups));
+	w->dups = NULL;
 	free_buf(w, 0, a);
 	free_buf(w, 1, a);
 	acct_free(a, w->cnt, sizeof(uint32_t) * RADIX_PASSES * RADIX_SIZE);
@@ -374,190 +523,377 @@ static int build_small(struct kr_ring *r, struct work *w, const struct kr_backen
 	t1 = kr_cpu_ns();
 	s = sort_lsd(w);
 	r->stats.sort_ns = kr_cpu_ns() - t1;
+	t1 = kr_cpu_ns();
+	free_buf(w, 1 - s, a);
+	if (dedup_range(w, s, 0, w->total, NULL, a, err))
+		return -1;
+	w->digest = kr_ring_digest_points(w->h[s], w->b[s], w->out);
+	r->stats.dedup_ns = kr_cpu_ns() - t1;
 	return s;
 }
 
 /* ---- large rings: one point buffer ------------------------------------------------------ */
 
-#define BIG_BITS	12	/* in-bucket digits: 2 x 12 bits below the top byte */
+#define TOP_BITS	8	/* buckets: the top byte of the hash */
+#define TOP_SIZE	(1u << TOP_BITS)
+#define BIG_BITS	((32 - TOP_BITS) / 2)	/* in-bucket digits: 2 x 12 bits below */
 #define BIG_SIZE	(1u << BIG_BITS)
-
-/* Points per top-byte bucket: the chains computed once without storing anything. */
-static void count_top(const struct kr_backend_spec *b, const uint32_t *order, uint32_t n,
-		      uint32_t pm, uint32_t *cnt)
-{
-	char base[KR_SOCKADDR_STRLEN];
-
-	for (uint32_t oi = 0; oi < n; oi++) {
-		uint32_t i = order[oi], m = b[i].weight * pm, prev = 0, c;
-
-		if (!m)
-			continue;
-		c = kr_crc32(base, kr_ring_base_string(&b[i].addr, base));
-		for (uint32_t j = 0; j < m; j++) {
-			prev = kr_crc32_le32(c, prev);
-			cnt[prev >> 24]++;
-		}
-	}
-}
-
-/* The chains again, each point written straight to its top-byte bucket (in tie order:
- * stable). */
-static void generate_scattered(struct work *w, const struct kr_backend_spec *b,
-			       const uint32_t *order, uint32_t n, uint32_t pm, uint32_t *pos)
-{
-	uint32_t *h = w->h[0];
-	uint16_t *bk = w->b[0];
-	char base[KR_SOCKADDR_STRLEN];
-
-	for (uint32_t oi = 0; oi < n; oi++) {
-		uint32_t i = order[oi], m = b[i].weight * pm, prev = 0, c;
-
-		if (!m)
-			continue;
-		c = kr_crc32(base, kr_ring_base_string(&b[i].addr, base));
-		for (uint32_t j = 0; j < m; j++) {
-			uint32_t p;
-
-			prev = kr_crc32_le32(c, prev);
-			p = pos[prev >> 24]++;
-			h[p] = prev;
-			bk[p] = (uint16_t)i;
-		}
-	}
-}
+_Static_assert(TOP_BITS + 2 * BIG_BITS == 32, "digits cover 32 bits");
 
 /*
- * The same two passes with LANES chains interleaved (independent CRC chains overlap in the
- * CPU).  Stability does not depend on the interleaving: pass 1 counts points per backend
- * and top byte, so every backend gets its own write position in every bucket, after the
- * backends before it in tie order.  Used up to LANE_MAX_BACKENDS (rows: 1 KiB each).
+ * The chains, LANES backends at a time (independent chains overlap in the CPU).  A chain
+ * step is affine over GF(2): kr_crc32_le32(c, x) = ~T(~c ^ x) = T(x) ^ a, where T is the
+ * (linear) 4-byte table map and a = ~T(~c) is fixed per backend -- 4 table lookups and 4
+ * XORs a point, the chain values in registers.
+ *
+ * Pass 1 counts the points per top byte.  Pass 2 computes BLOCK points of every lane into
+ * a small stage, then writes them lane after lane to their top-byte buckets: the 256
+ * write positions only move forward, so the stores go to 256 sequential streams.  Within
+ * a bucket the points of one backend keep their chain order, but points of different
+ * backends come in block order, not tie order: that only matters for equal hashes, which
+ * dedup_range() puts back in tie order (by rank) after the bucket is sorted.
  */
-#define LANES			4
-#define LANE_MAX_BACKENDS	4096u
+#define LANES	4
+#define BLOCK	256
 
-struct lane {
-	uint32_t c, prev, left;	/* base CRC state, last hash, points left */
-	uint32_t bk;		/* backend index */
-	uint32_t *row;		/* its per-top-byte counters / write positions */
+static inline uint32_t crc_T(uint32_t x)
+{
+	return kr_crc32_tab[3][x & 0xff] ^ kr_crc32_tab[2][(x >> 8) & 0xff] ^
+	       kr_crc32_tab[1][(x >> 16) & 0xff] ^ kr_crc32_tab[0][x >> 24];
+}
+
+struct lanes {
+	uint32_t x[LANES];	/* last hash */
+	uint32_t a[LANES];	/* chain constant: next hash = crc_T(x) ^ a */
+	uint32_t left[LANES];	/* points left */
+	uint16_t bk[LANES];	/* backend index */
+	uint32_t next;		/* next backend, in tie order */
 };
 
-/* Starts the next backend (tie order) with points on lane ln; 0 when none is left. */
-static int lane_next(struct lane *ln, const struct kr_backend_spec *b, const uint32_t *order,
-		     uint32_t n, uint32_t pm, uint32_t *next, uint32_t (*rows)[RADIX_SIZE])
+/* Starts the next backend (tie order) with points on lane l; 0 when none is left. */
+static int lane_next(struct lanes *L, int l, const struct kr_backend_spec *b,
+		     const uint32_t *order, uint32_t n, uint32_t pm)
 {
 	char base[KR_SOCKADDR_STRLEN];
 
-	while (*next < n) {
-		uint32_t oi = (*next)++, i = order[oi], m = b[i].weight * pm;
+	while (L->next < n) {
+		uint32_t i = order[L->next++], m = b[i].weight * pm;
 
 		if (!m)
 			continue;
-		ln->c = kr_crc32(base, kr_ring_base_string(&b[i].addr, base));
-		ln->prev = 0;
-		ln->left = m;
-		ln->bk = i;
-		ln->row = rows[oi];
+		/* kr_crc32_le32(c, x) = ~crc_T(~c ^ x) = crc_T(x) ^ ~crc_T(~c) */
+		L->a[l] = ~crc_T(~kr_crc32(base, kr_ring_base_string(&b[i].addr, base)));
+		L->x[l] = 0;
+		L->left[l] = m;
+		L->bk[l] = (uint16_t)i;
 		return 1;
 	}
-	ln->left = 0;
+	L->left[l] = 0;
 	return 0;
 }
 
-/* Pass 1 (scatter == 0): rows[backend][top]++.  Pass 2: each point to h/bk at
- * rows[backend][top]++ (rows then hold write positions). */
-static void lanes_run(struct work *w, const struct kr_backend_spec *b, const uint32_t *order,
-		      uint32_t n, uint32_t pm, uint32_t (*rows)[RADIX_SIZE], int scatter)
+/* Point v of backend b to the next position of its top-byte bucket (pass 2). */
+static inline void put(uint32_t *h, uint16_t *bk, uint32_t *pos, uint32_t v, uint16_t b)
 {
-	struct lane L[LANES];
-	uint32_t next = 0, *h = w->h[0];
+	uint32_t p = pos[v >> (32 - TOP_BITS)]++;
+
+	h[p] = v;
+	bk[p] = b;
+}
+
+/* The next `steps` points of every lane into stage[lane][0, steps).  The lanes in plain
+ * variables: an array here gets vectorized into lane shuffles that serialize the chains. */
+static inline void chains_block(struct lanes *L, uint32_t steps, uint32_t (*stage)[BLOCK])
+{
+	uint32_t x0 = L->x[0], x1 = L->x[1], x2 = L->x[2], x3 = L->x[3];
+	const uint32_t a0 = L->a[0], a1 = L->a[1], a2 = L->a[2], a3 = L->a[3];
+
+	_Static_assert(LANES == 4, "chains_block() writes out 4 lanes");
+	for (uint32_t j = 0; j < steps; j++) {
+		x0 = crc_T(x0) ^ a0;
+		x1 = crc_T(x1) ^ a1;
+		x2 = crc_T(x2) ^ a2;
+		x3 = crc_T(x3) ^ a3;
+		stage[0][j] = x0;
+		stage[1][j] = x1;
+		stage[2][j] = x2;
+		stage[3][j] = x3;
+	}
+	L->x[0] = x0;
+	L->x[1] = x1;
+	L->x[2] = x2;
+	L->x[3] = x3;
+}
+
+/* The same, counting the points per lane and top byte instead. */
+static inline void chains_count(struct lanes *L, uint32_t steps, uint32_t (*cnt)[TOP_SIZE])
+{
+	uint32_t x0 = L->x[0], x1 = L->x[1], x2 = L->x[2], x3 = L->x[3];
+	const uint32_t a0 = L->a[0], a1 = L->a[1], a2 = L->a[2], a3 = L->a[3];
+
+	for (uint32_t j = 0; j < steps; j++) {
+		x0 = crc_T(x0) ^ a0;
+		x1 = crc_T(x1) ^ a1;
+		x2 = crc_T(x2) ^ a2;
+		x3 = crc_T(x3) ^ a3;
+		cnt[0][x0 >> (32 - TOP_BITS)]++;
+		cnt[1][x1 >> (32 - TOP_BITS)]++;
+		cnt[2][x2 >> (32 - TOP_BITS)]++;
+		cnt[3][x3 >> (32 - TOP_BITS)]++;
+	}
+	L->x[0] = x0;
+	L->x[1] = x1;
+	L->x[2] = x2;
+	L->x[3] = x3;
+}
+
+/* Pass 1 (scatter == 0): cnt[lane][top]++ (the caller sums the lanes).  Pass 2: every
+ * point to h/bk at pos[top]++. */
+static inline __attribute__((always_inline))
+void chains_pass(struct work *w, const struct kr_backend_spec *b, const uint32_t *order,
+		 uint32_t n, uint32_t pm, uint32_t (*cnt)[TOP_SIZE], uint32_t *pos, int scatter)
+{
+	uint32_t *h = w->h[0], stage[LANES][BLOCK];
 	uint16_t *bk = w->b[0];
+	struct lanes L = { .next = 0 };
 	int active = 0;
 
 	for (int l = 0; l < LANES; l++)
-		active += lane_next(&L[l], b, order, n, pm, &next, rows);
+		active += lane_next(&L, l, b, order, n, pm);
 	while (active == LANES) {
-		uint32_t steps = L[0].left;
+		uint32_t steps = BLOCK;
 
-		for (int l = 1; l < LANES; l++)
-			if (L[l].left < steps)
-				steps = L[l].left;
-		for (uint32_t j = 0; j < steps; j++) {
-			for (int l = 0; l < LANES; l++) {	/* unrolled by the compiler */
-				uint32_t v = kr_crc32_le32(L[l].c, L[l].prev);
-
-				L[l].prev = v;
-				if (scatter) {
-					uint32_t p = L[l].row[v >> 24]++;
-
-					h[p] = v;
-					bk[p] = (uint16_t)L[l].bk;
-				} else {
-					L[l].row[v >> 24]++;
-				}
-			}
-		}
+		for (int l = 0; l < LANES; l++)
+			if (L.left[l] < steps)
+				steps = L.left[l];
+		if (scatter)
+			chains_block(&L, steps, stage);
+		else
+			chains_count(&L, steps, cnt);
 		for (int l = 0; l < LANES; l++) {
-			L[l].left -= steps;
-			if (!L[l].left && !lane_next(&L[l], b, order, n, pm, &next, rows))
+			if (scatter)
+				for (uint32_t j = 0; j < steps; j++)
+					put(h, bk, pos, stage[l][j], L.bk[l]);
+			L.left[l] -= steps;
+			if (!L.left[l] && !lane_next(&L, l, b, order, n, pm))
 				active--;
 		}
 	}
 	/* the last few backends: one chain at a time */
 	for (int l = 0; l < LANES; l++) {
-		for (; L[l].left; L[l].left--) {
-			uint32_t v = kr_crc32_le32(L[l].c, L[l].prev);
+		uint32_t x = L.x[l], a = L.a[l];
 
-			L[l].prev = v;
-			if (scatter) {
-				uint32_t p = L[l].row[v >> 24]++;
+		for (; L.left[l]; L.left[l]--) {
+			x = crc_T(x) ^ a;
+			if (scatter)
+				put(h, bk, pos, x, L.bk[l]);
+			else
+				cnt[0][x >> (32 - TOP_BITS)]++;
+		}
+	}
+}
 
-				h[p] = v;
-				bk[p] = (uint16_t)L[l].bk;
-			} else {
-				L[l].row[v >> 24]++;
+#if defined(__x86_64__) && !defined(KR_PORTABLE)
+/*
+ * The same passes, 64 chains at a time with GFNI on AVX-512 (checked at run time).  The
+ * 64 chain values are kept byte-sliced: zmm register P_k holds byte k of every chain.
+ * T is linear, so byte o of T(x) is the XOR over k of an 8x8 bit matrix M[o][k] applied to
+ * byte k of x -- one GF2P8AFFINEQB per (o, k) for all 64 chains: 16 of them, 12 + 4 XORs
+ * (the chain constants) a step.  Each step's values go to a stage (pass 1: the top bytes;
+ * pass 2: the values, transposed back to 32 bits), from which every chain's points are
+ * counted or scattered chain after chain as above.  Lanes without a backend left compute
+ * values nobody reads.
+ */
+#define GLANES	64
+#define GBLOCK	64	/* steps between two scatters: a 16 KiB stage */
+_Static_assert(TOP_BITS == 8, "pass 1 counts the top byte plane");
+
+struct glanes {
+	uint8_t x[4][GLANES];	/* byte k of each chain's last hash */
+	uint8_t a[4][GLANES];	/* byte k of each chain's constant */
+	uint32_t left[GLANES];
+	uint16_t bk[GLANES];
+	uint32_t next;
+};
+
+static int have_gfni(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("gfni") && __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512bw");
+}
+
+/* m[o][k]: byte k of x -> its part of byte o of T(x), as GF2P8AFFINEQB wants it (row i,
+ * the input bits of output bit i, in byte 7 - i). */
+static void gf_matrices(uint64_t m[4][4])
+{
+	for (int o = 0; o < 4; o++) {
+		for (int k = 0; k < 4; k++) {
+			uint64_t q = 0;
+
+			for (int i = 0; i < 8; i++) {
+				uint64_t row = 0;
+
+				for (int j = 0; j < 8; j++)
+					row |= (uint64_t)((kr_crc32_tab[3 - k][1u << j] >>
+							   (8 * o + i)) & 1) << j;
+				q |= row << (8 * (7 - i));
 			}
+			m[o][k] = q;
 		}
 	}
 }
 
-/* Per-backend counts -> per-backend write positions; start[] = bucket starts. */
-static void lanes_positions(uint32_t (*rows)[RADIX_SIZE], uint32_t n, uint32_t *start,
-			    uint32_t *maxb)
+static int glane_next(struct glanes *L, int l, const struct kr_backend_spec *b,
+		      const uint32_t *order, uint32_t n, uint32_t pm)
 {
-	uint32_t sum = 0;
+	char base[KR_SOCKADDR_STRLEN];
 
-	*maxb = 0;
-	for (uint32_t t = 0; t < RADIX_SIZE; t++) {
-		uint32_t first = sum;
+	while (L->next < n) {
+		uint32_t i = order[L->next++], m = b[i].weight * pm, a;
 
-		start[t] = sum;
-		for (uint32_t oi = 0; oi < n; oi++) {
-			uint32_t c = rows[oi][t];
-
-			rows[oi][t] = sum;
-			sum += c;
+		if (!m)
+			continue;
+		a = ~crc_T(~kr_crc32(base, kr_ring_base_string(&b[i].addr, base)));
+		for (int k = 0; k < 4; k++) {
+			L->x[k][l] = 0;
+			L->a[k][l] = (uint8_t)(a >> (8 * k));
 		}
-		if (sum - first > *maxb)
-			*maxb = sum - first;
+		L->left[l] = m;
+		L->bk[l] = (uint16_t)i;
+		return 1;
 	}
+	L->left[l] = 0;
+	return 0;
 }
 
-/* One stable pass over [0, n) by a 12-bit digit; pos[] = destinations. */
-static void scatter12(const uint32_t *hs, const uint16_t *bs, uint32_t *hd, uint16_t *bd,
-		      uint32_t n, int shift, uint32_t *pos)
+/* Chain c of the stage row: the transpose below leaves it at this position. */
+static inline uint32_t gf_slot(uint32_t c)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t v = hs[i], p = pos[(v >> shift) & (BIG_SIZE - 1)]++;
-
-		hd[p] = v;
-		bd[p] = bs[i];
-	}
+	return 16 * ((c >> 2) & 3) + 4 * (c >> 4) + (c & 3);
 }
 
-/* Sorts one top-byte bucket (cache-sized) by its low 24 bits: through the small buffer 1
- * and back, two stable passes. */
-static void sort_bucket(struct work *w, uint32_t lo, uint32_t hi, uint32_t (*c)[BIG_SIZE])
+/* `steps` steps of all 64 chains: top[j] = the top bytes (pass 1), or stage[j] = the
+ * values at gf_slot() positions (pass 2). */
+__attribute__((target("gfni,avx512f,avx512bw")))
+static void gf_block(struct glanes *L, uint32_t steps, const uint64_t m[4][4],
+		     uint8_t (*top)[GLANES], uint32_t (*stage)[GLANES])
+{
+	__m512i p0 = _mm512_loadu_si512(L->x[0]), p1 = _mm512_loadu_si512(L->x[1]);
+	__m512i p2 = _mm512_loadu_si512(L->x[2]), p3 = _mm512_loadu_si512(L->x[3]);
+	const __m512i a0 = _mm512_loadu_si512(L->a[0]), a1 = _mm512_loadu_si512(L->a[1]);
+	const __m512i a2 = _mm512_loadu_si512(L->a[2]), a3 = _mm512_loadu_si512(L->a[3]);
+	__m512i M[4][4];
+
+	for (int o = 0; o < 4; o++)
+		for (int k = 0; k < 4; k++)
+			M[o][k] = _mm512_set1_epi64((long long)m[o][k]);
+#define AFF(x, o, k) _mm512_gf2p8affine_epi64_epi8((x), M[o][k], 0)
+#define BYTE_O(o, a) _mm512_xor_si512(_mm512_xor_si512(AFF(p0, o, 0), AFF(p1, o, 1)), \
+			_mm512_xor_si512(_mm512_xor_si512(AFF(p2, o, 2), AFF(p3, o, 3)), (a)))
+	for (uint32_t j = 0; j < steps; j++) {
+		__m512i q0 = BYTE_O(0, a0), q1 = BYTE_O(1, a1), q2 = BYTE_O(2, a2);
+		__m512i q3 = BYTE_O(3, a3);
+
+		p0 = q0;
+		p1 = q1;
+		p2 = q2;
+		p3 = q3;
+		if (top) {
+			_mm512_storeu_si512(top[j], p3);
+		} else {
+			__m512i lo01 = _mm512_unpacklo_epi8(p0, p1), hi01 = _mm512_unpackhi_epi8(p0, p1);
+			__m512i lo23 = _mm512_unpacklo_epi8(p2, p3), hi23 = _mm512_unpackhi_epi8(p2, p3);
+
+			_mm512_storeu_si512(stage[j], _mm512_unpacklo_epi16(lo01, lo23));
+			_mm512_storeu_si512(stage[j] + 16, _mm512_unpackhi_epi16(lo01, lo23));
+			_mm512_storeu_si512(stage[j] + 32, _mm512_unpacklo_epi16(hi01, hi23));
+			_mm512_storeu_si512(stage[j] + 48, _mm512_unpackhi_epi16(hi01, hi23));
+		}
+	}
+#undef BYTE_O
+#undef AFF
+	_mm512_storeu_si512(L->x[0], p0);
+	_mm512_storeu_si512(L->x[1], p1);
+	_mm512_storeu_si512(L->x[2], p2);
+	_mm512_storeu_si512(L->x[3], p3);
+}
+
+/* chains_pass() on 64 lanes. */
+static void gf_pass(struct work *w, const struct kr_backend_spec *b, const uint32_t *order,
+		    uint32_t n, uint32_t pm, uint32_t (*cnt)[TOP_SIZE], uint32_t *pos)
+{
+	uint32_t *h = w->h[0], stage[GBLOCK][GLANES] __attribute__((aligned(64)));
+	uint8_t top[GBLOCK][GLANES] __attribute__((aligned(64)));
+	uint16_t *bk = w->b[0];
+	uint64_t m[4][4];
+	struct glanes L;
+	int active = 0;
+
+	memset(&L, 0, sizeof(L));
+	gf_matrices(m);
+	for (int l = 0; l < GLANES; l++)
+		active += glane_next(&L, l, b, order, n, pm);
+	while (active) {
+		uint32_t steps = GBLOCK;
+
+		for (int l = 0; l < GLANES; l++)
+			if (L.left[l] && L.left[l] < steps)
+				steps = L.left[l];
+		gf_block(&L, steps, m, pos ? NULL : top, pos ? stage : NULL);
+		for (int l = 0; l < GLANES; l++) {
+			if (!L.left[l])
+				continue;
+			if (pos) {
+				uint32_t s = gf_slot((uint32_t)l);
+
+				for (uint32_t j = 0; j < steps; j++)
+					put(h, bk, pos, stage[j][s], L.bk[l]);
+			} else {
+				uint32_t *c = cnt[l & (LANES - 1)];
+
+				for (uint32_t j = 0; j < steps; j++)
+					c[top[j][l]]++;
+			}
+			L.left[l] -= steps;
+			if (!L.left[l] && !glane_next(&L, l, b, order, n, pm))
+				active--;
+		}
+	}
+}
+#endif
+
+static void count_top(struct work *w, const struct kr_backend_spec *b, const uint32_t *order,
+		      uint32_t n, uint32_t pm, uint32_t (*cnt)[TOP_SIZE])
+{
+#if defined(__x86_64__) && !defined(KR_PORTABLE)
+	if (have_gfni()) {
+		gf_pass(w, b, order, n, pm, cnt, NULL);
+		return;
+	}
+#endif
+	chains_pass(w, b, order, n, pm, cnt, NULL, 0);
+}
+
+static void generate_scattered(struct work *w, const struct kr_backend_spec *b,
+			       const uint32_t *order, uint32_t n, uint32_t pm, uint32_t *pos)
+{
+#if defined(__x86_64__) && !defined(KR_PORTABLE)
+	if (have_gfni()) {
+		gf_pass(w, b, order, n, pm, NULL, pos);
+		return;
+	}
+#endif
+	chains_pass(w, b, order, n, pm, NULL, pos, 1);
+}
+
+/*
+ * Sorts one top-byte bucket [lo, hi) of buffer 0 (cache-sized) by its low 24 bits: two
+ * stable passes of 12 bits, through tmp (hash and backend in one 8-byte record: half the
+ * write streams) and back.
+ */
+static void sort_bucket(struct work *w, uint32_t lo, uint32_t hi, uint32_t (*c)[BIG_SIZE],
+			uint64_t *tmp)
 {
 	uint32_t *h = w->h[0] + lo, n = hi - lo, sum0 = 0, sum1 = 0;
 	uint16_t *bk = w->b[0] + lo;
@@ -575,85 +911,110 @@ static void sort_bucket(struct work *w, uint32_t lo, uint32_t hi, uint32_t (*c)[
 		sum0 += x;
 		sum1 += y;
 	}
-	scatter12(h, bk, w->h[1], w->b[1], n, 0, c[0]);
-	scatter12(w->h[1], w->b[1], h, bk, n, BIG_BITS, c[1]);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = h[i];
+
+		tmp[c[0][v & (BIG_SIZE - 1)]++] = v | (uint64_t)bk[i] << 32;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t rec = tmp[i];
+		uint32_t v = (uint32_t)rec, p = c[1][(v >> BIG_BITS) & (BIG_SIZE - 1)]++;
+
+		h[p] = v;
+		bk[p] = (uint16_t)(rec >> 32);
+	}
 }
 
 /*
  * Large rings: the chains are computed twice -- once to count the points per top byte,
  * once to write each point straight into its top-byte bucket -- so the only full-size
- * buffer is the ring itself (6 bytes per point); each of the 256 buckets is then sorted in
- * cache through a bucket-sized buffer.  Half the memory and one pass over main memory,
- * for one extra computation of the chains (4 bytes of CRC per point).  Returns 0 (the
+ * buffer is the ring itself (6 bytes per point).  Each of the 256 buckets is then, in
+ * cache, sorted through a bucket-sized buffer, deduplicated (moved down to its final
+ * place) and digested (the buckets' CRCs joined with crc32_combine()).  Returns 0 (the
  * buffer holding the points), or -1.
  */
 static int build_large(struct kr_ring *r, struct work *w, const struct kr_backend_spec *b,
 		       const uint32_t *order, uint32_t n, uint32_t pm, struct acct *a,
 		       struct kr_err *err)
 {
-	uint32_t start[RADIX_SIZE + 1], pos[RADIX_SIZE] = { 0 }, maxb = 0, (*c)[BIG_SIZE];
-	uint32_t (*rows)[RADIX_SIZE] = NULL;
-	size_t rows_bytes = (size_t)n * sizeof(*rows);
-	uint64_t t1 = kr_cpu_ns();
+	uint32_t *start, *pos, maxb = 0, sum = 0, (*c)[BIG_SIZE], (*cnt)[TOP_SIZE], *rank;
+	size_t cnt_bytes = LANES * sizeof(*cnt) + 2 * (TOP_SIZE + 1) * sizeof(uint32_t);
+	uint64_t t1 = kr_cpu_ns(), *tmp = NULL, dd_ns = 0;
 	int ret = -1;
 
 	c = acct_alloc(a, 2 * sizeof(*c));
-	if (n <= LANE_MAX_BACKENDS)
-		rows = acct_alloc(a, rows_bytes);
-	if (!c || (n <= LANE_MAX_BACKENDS && !rows)) {
+	rank = acct_alloc(a, n * sizeof(*rank));
+	cnt = acct_alloc(a, cnt_bytes);
+	if (!c || !rank || !cnt) {
 		kr_errf(err, "out of memory");
 		goto out;
 	}
-	if (rows) {
-		memset(rows, 0, rows_bytes);
-		lanes_run(w, b, order, n, pm, rows, 0);
-		lanes_positions(rows, n, start, &maxb);
-	} else {
-		count_top(b, order, n, pm, pos);
-		for (uint32_t k = 0, sum = 0; k < RADIX_SIZE; k++) {
-			uint32_t x = pos[k];
+	start = (uint32_t *)(cnt + LANES);
+	pos = start + TOP_SIZE + 1;
+	for (uint32_t oi = 0; oi < n; oi++)
+		rank[order[oi]] = oi;
+	memset(cnt, 0, LANES * sizeof(*cnt));
+	count_top(w, b, order, n, pm, cnt);
+	for (uint32_t k = 0; k < TOP_SIZE; k++) {
+		uint32_t x = 0;
 
-			start[k] = pos[k] = sum;
-			sum += x;
-			if (x > maxb)
-				maxb = x;
-		}
+		for (int l = 0; l < LANES; l++)
+			x += cnt[l][k];
+		start[k] = pos[k] = sum;
+		sum += x;
+		if (x > maxb)
+			maxb = x;
 	}
-	start[RADIX_SIZE] = (uint32_t)w->total;
-	if (alloc_buf(w, 0, w->total, a, err) || alloc_buf(w, 1, maxb, a, err))
+	start[TOP_SIZE] = (uint32_t)w->total;
+	tmp = acct_alloc(a, (size_t)maxb * sizeof(*tmp));
+	if (!tmp) {
+		kr_errf(err, "out of memory");
 		goto out;
-	if (rows)
-		lanes_run(w, b, order, n, pm, rows, 1);
-	else
-		generate_scattered(w, b, order, n, pm, pos);
+	}
+	if (alloc_buf(w, 0, w->total, a, err))
+		goto out;
+	generate_scattered(w, b, order, n, pm, pos);
 	r->stats.gen_ns = kr_cpu_ns() - t1;
 	t1 = kr_cpu_ns();
-	for (uint32_t k = 0; k < RADIX_SIZE; k++)
-		sort_bucket(w, start[k], start[k + 1], c);
-	r->stats.sort_ns = kr_cpu_ns() - t1;
+	for (uint32_t k = 0; k < TOP_SIZE; k++) {
+		uint32_t o = w->out;
+		uint64_t t2;
+
+		sort_bucket(w, start[k], start[k + 1], c, tmp);
+		t2 = kr_cpu_ns();
+		if (dedup_range(w, 0, start[k], start[k + 1], rank, a, err))
+			goto out;
+		w->digest = (uint32_t)crc32_combine(w->digest,
+			kr_ring_digest_points(w->h[0] + o, w->b[0] + o, w->out - o),
+			(z_off_t)(w->out - o) * 8);
+		dd_ns += kr_cpu_ns() - t2;
+	}
+	r->stats.dedup_ns = dd_ns;
+	r->stats.sort_ns = kr_cpu_ns() - t1 - dd_ns;
 	ret = 0;
 out:
-	acct_free(a, rows, rows_bytes);
+	acct_free(a, tmp, (size_t)maxb * sizeof(*tmp));
+	acct_free(a, cnt, cnt_bytes);
+	acct_free(a, rank, n * sizeof(*rank));
 	acct_free(a, c, 2 * sizeof(*c));
 	return ret;
 }
 
-/* Frees the other buffer, dedups buffer s and hands it over to the ring (shrunk). */
-static int keep(struct kr_ring *r, struct work *w, int s, struct acct *a, struct kr_err *err)
+/* Hands buffer s over to the ring (shrunk), with the duplicates and the digest. */
+static void keep(struct kr_ring *r, struct work *w, int s, struct acct *a)
 {
-	uint64_t t1 = kr_cpu_ns();
-
 	free_buf(w, 1 - s, a);
-	if (dedup(r, w, s, a, err))
-		return -1;
-	r->stats.dedup_ns = kr_cpu_ns() - t1;
+	r->npoints = w->out;
+	r->ndups = w->ndups;
+	r->dups = w->dups;
+	r->digest = w->digest;
+	w->dups = NULL;
 	r->hash = acct_realloc(a, w->h[s], w->cap[s] * sizeof(uint32_t),
 			       (size_t)r->npoints * sizeof(uint32_t));
 	w->h[s] = NULL;
 	r->backend = acct_realloc(a, w->b[s], w->cap[s] * sizeof(uint16_t),
 				  (size_t)r->npoints * sizeof(uint16_t));
 	w->b[s] = NULL;
-	return 0;
 }
 
 int kr_ring_build(struct kr_ring **out, const struct kr_backend_spec *b, uint32_t n,
@@ -689,8 +1050,9 @@ int kr_ring_build(struct kr_ring **out, const struct kr_backend_spec *b, uint32_
 			order[i] = i;
 	s = w.total >= MSD_MIN_POINTS ? build_large(r, &w, b, order, n, pm, &a, err)
 				       : build_small(r, &w, b, order, n, pm, &a, err);
-	if (s < 0 || keep(r, &w, s, &a, err))
+	if (s < 0)
 		goto cleanup;
+	keep(r, &w, s, &a);
 	r->stats.peak_bytes = a.peak;
 	r->stats.build_ns = kr_cpu_ns() - t0;
 	*out = r;

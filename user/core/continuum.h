@@ -116,8 +116,12 @@ void kr_ring_walk(const struct kr_ring *r, uint32_t i, uint32_t *out, uint32_t n
 int kr_ring_route(const struct kr_ring *r, uint32_t h, const uint8_t *skip,
 		  uint32_t *ring_index, uint32_t *backend);
 
-/* Digest of a point sequence (CRC-32 over hash le32, backend le32 for each). */
+/* Digest of a point sequence (CRC-32 over hash le32, backend le32 for each).  On x86-64
+ * with PCLMULQDQ and SSE4.1 (checked at run time) by carry-less multiplication; else, and
+ * always in kr_ring_digest_points_table(), by table lookups: the same values. */
 uint32_t kr_ring_digest_points(const uint32_t *hash, const uint16_t *backend, uint32_t n);
+uint32_t kr_ring_digest_points_table(const uint32_t *hash, const uint16_t *backend,
+				     uint32_t n);
 
 /* madvise(MADV_HUGEPAGE) on the page-aligned inside of a large buffer (>= 4 MiB). */
 void kr_hint_huge(void *p, size_t n);
