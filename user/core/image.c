@@ -18,13 +18,24 @@ static void *chunk_ptr(struct kr_image *img, uint32_t n)
 	return (char *)img->buf + (size_t)n * KR_CHUNK_BYTES;
 }
 
-/* Ring points, each followed by its removed duplicates; records where those went. */
-static void fill_points(struct kr_image *img, const struct kr_ring *r)
+/*
+ * Ring points, each followed by its removed duplicates (recording where those went), and
+ * the bucket index in the same pass, from the ring's own hashes (not read back from the
+ * packed points): entry k = first image index with hash >= k << (32 - bits) -- always a
+ * ring point, since a kept duplicate has its winner's hash --; the sentinel = npoints.
+ */
+static void fill_points_index(struct kr_image *img, const struct kr_ring *r)
 {
-	struct kr_point *pt = chunk_ptr(img, img->hdr->pt_chunk);
-	uint32_t k = 0, d = 0;
+	struct kr_image_hdr *h = img->hdr;
+	struct kr_point *pt = chunk_ptr(img, h->pt_chunk);
+	uint32_t *idx = chunk_ptr(img, h->idx_chunk), nb = 1u << h->bucket_bits;
+	uint32_t shift = 32 - h->bucket_bits, k = 0, d = 0, e = 0, maxb = 0;
 
 	for (uint32_t i = 0; i < r->npoints; i++) {
+		uint32_t b = r->hash[i] >> shift;
+
+		while (e <= b)
+			idx[e++] = k;
 		pt[k++] = (struct kr_point){ (uint16_t)r->hash[i], (uint16_t)(r->hash[i] >> 16),
 					     r->backend[i] };
 		for (; d < r->ndups && r->dups[d].winner == i; d++) {
@@ -34,27 +45,11 @@ static void fill_points(struct kr_image *img, const struct kr_ring *r)
 						     (uint16_t)r->dups[d].backend };
 		}
 	}
-}
-
-/* Entry k = first image index with hash >= k << (32 - bits); sentinel = npoints. */
-static void fill_index(struct kr_image *img)
-{
-	struct kr_image_hdr *h = img->hdr;
-	const struct kr_point *pt = chunk_ptr(img, h->pt_chunk);
-	uint32_t *idx = chunk_ptr(img, h->idx_chunk), nb = 1u << h->bucket_bits, k = 0;
-	uint32_t shift = 32 - h->bucket_bits, maxb = 0;
-
-	for (uint32_t i = 0; i < h->npoints; i++) {
-		uint32_t b = kr_point_hash(&pt[i]) >> shift;
-
-		while (k <= b)
-			idx[k++] = i;
-	}
-	while (k <= nb)
-		idx[k++] = h->npoints;
-	for (k = 0; k < nb; k++)
-		if (idx[k + 1] - idx[k] > maxb)
-			maxb = idx[k + 1] - idx[k];
+	while (e <= nb)
+		idx[e++] = k;
+	for (e = 0; e < nb; e++)
+		if (idx[e + 1] - idx[e] > maxb)
+			maxb = idx[e + 1] - idx[e];
 	h->max_bucket = maxb;
 }
 
@@ -108,12 +103,11 @@ int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_
 	img->hdr = img->buf;
 	*img->hdr = h;
 	img->ndup_pos = r->ndups;
-	fill_points(img, r);
+	fill_points_index(img, r);
 	/* padding of the last points chunk: hash 0xffffffff (kr_image_kern_user.h) */
 	memset((struct kr_point *)chunk_ptr(img, h.pt_chunk) + n, 0xff,
 	       (size_t)pt_chunks * KR_PTS_PER_CHUNK * sizeof(struct kr_point) -
 	       (size_t)n * sizeof(struct kr_point));
-	fill_index(img);
 	fill_backends(img, r, backend_ids);
 	img->encode_ns = kr_cpu_ns() - t0;
 	return 0;
