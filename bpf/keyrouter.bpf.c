@@ -47,7 +47,7 @@ struct kr_trace kr_trace_last = {};
 /* What one packet carries through the stages. */
 struct kr_state {
 	struct kr_pkt pkt;
-	struct kr_service svc;
+	const struct kr_service *svc;	/* the map value (not copied: see kr_stage_service) */
 	struct kr_route route;
 	struct kr_counters *cnt;
 	struct kr_scratch *s;
@@ -58,13 +58,6 @@ struct kr_state {
 };
 
 /* ---- global subprograms: verified once each -------------------------------------- */
-
-__noinline int kr_parse_xdp(struct xdp_md *ctx, struct kr_pkt *pkt)
-{
-	if (!pkt)
-		return KR_PARSE_ERROR;
-	return kr_parse((const __u8 *)(long)ctx->data, (const __u8 *)(long)ctx->data_end, pkt);
-}
 
 __noinline int kr_parse_tc(struct __sk_buff *skb, struct kr_pkt *pkt)
 {
@@ -93,7 +86,8 @@ __noinline int kr_extract(const struct kr_service *svc, const struct kr_pkt *pkt
  * when the bytes are not all in the linear data (a multi-buffer frame): the caller then
  * uses the helper.
  */
-__noinline int kr_copy_window_xdp(struct xdp_md *ctx, __u32 off, __u32 len, struct kr_scratch *s)
+static __always_inline int kr_copy_window_xdp(struct xdp_md *ctx, __u32 off, __u32 len,
+					      struct kr_scratch *s)
 {
 	const __u8 *data = (const __u8 *)(long)ctx->data, *end = (const __u8 *)(long)ctx->data_end;
 	const __u8 *p;
@@ -182,7 +176,16 @@ static __always_inline int kr_policy(struct kr_state *st, __u8 policy, __u64 *dr
 
 static __always_inline int kr_stage_parse(void *ctx, const bool xdp, struct kr_state *st)
 {
-	int rc = xdp ? kr_parse_xdp(ctx, &st->pkt) : kr_parse_tc(ctx, &st->pkt);
+	int rc;
+
+	if (xdp) {	/* inline: one call less per packet (TC keeps its global function) */
+		struct xdp_md *x = ctx;
+
+		rc = kr_parse((const __u8 *)(long)x->data, (const __u8 *)(long)x->data_end,
+			      &st->pkt);
+	} else {
+		rc = kr_parse_tc(ctx, &st->pkt);
+	}
 
 	if (!xdp && rc == KR_PARSE_ERROR) {
 		struct __sk_buff *skb = ctx;
@@ -248,7 +251,7 @@ static __always_inline int kr_stage_service(struct kr_state *st)
 		st->cnt->passed_nomatch++;
 		return kr_pass(st);
 	}
-	st->svc = *svc;
+	st->svc = svc;
 	return KR_ACT_CONTINUE;
 }
 
@@ -301,30 +304,38 @@ static __always_inline long kr_load_window(void *ctx, const bool xdp, __u32 off,
 /* Copy the payload window, extract the key, hash it. */
 static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_state *st)
 {
-	__u32 wlen = kr_key_window(&st->svc, &st->pkt);
+	__u32 wlen = kr_key_window(st->svc, &st->pkt);
 	long err = kr_load_window(ctx, xdp, st->pkt.pl_off, st->s, wlen);
 	int rc;
 
-	rc = err ? KR_KEY_NOT_FOUND : kr_extract(&st->svc, &st->pkt, st->s, wlen);
-	st->klen = (rc >> 8) & 0xffff;
-	rc &= 0xff;
+	if (err) {
+		rc = KR_KEY_NOT_FOUND;
+	} else if (st->svc->key_type == KR_KEY_PAYLOAD &&
+		   (st->svc->payload_len || !(st->svc->flags & KR_SVC_F_PAYLOAD_DELIM))) {
+		/* a fixed span of the payload: inline (no call); the scans stay in kr_extract */
+		rc = kr_key_payload_span(st->svc, &st->pkt, st->s, wlen, &st->klen);
+	} else {
+		rc = kr_extract(st->svc, &st->pkt, st->s, wlen);
+		st->klen = (rc >> 8) & 0xffff;
+		rc &= 0xff;
+	}
 	if (rc == KR_KEY_OK && st->klen > KR_MAX_KEY_LEN)
 		rc = KR_KEY_TOO_LONG;
 	if (rc != KR_KEY_OK)
 		kr_trace_miss(rc);
 	switch (rc) {
 	case KR_KEY_OK:
-		if (st->svc.flags & KR_SVC_F_KEYED_HASH)
+		if (st->svc->flags & KR_SVC_F_KEYED_HASH)
 			st->hash = (__u32)kr_keyed_hash(st->s, st->klen);
 		else
 			st->hash = kr_crc32_key(st->s->key, st->klen);
 		return KR_ACT_CONTINUE;
 	case KR_KEY_NOT_FOUND:
 		st->cnt->no_key++;
-		return kr_policy(st, st->svc.policy_no_key, &st->cnt->dropped_no_key);
+		return kr_policy(st, st->svc->policy_no_key, &st->cnt->dropped_no_key);
 	case KR_KEY_TOO_LONG:
 		st->cnt->key_too_long++;
-		return kr_policy(st, st->svc.policy_too_long, &st->cnt->dropped_key_too_long);
+		return kr_policy(st, st->svc->policy_too_long, &st->cnt->dropped_key_too_long);
 	default:
 		st->cnt->bad_service++;
 		return kr_pass(st);
@@ -334,7 +345,7 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 /* Ring slot, point, failover walk (kr_ring.h). */
 static __always_inline int kr_stage_ring(struct kr_state *st)
 {
-	int rc = kr_route(st->svc.ring_id, st->svc.subset_id, st->hash, st->frame_len, &st->route);
+	int rc = kr_route(st->svc->ring_id, st->svc->subset_id, st->hash, st->frame_len, &st->route);
 
 	kr_trace(st, rc);
 	switch (rc) {
@@ -355,7 +366,7 @@ static __always_inline int kr_stage_ring(struct kr_state *st)
 		st->cnt->no_ring++;
 		break;
 	}
-	return kr_policy(st, st->svc.policy_no_route, &st->cnt->dropped_no_route);
+	return kr_policy(st, st->svc->policy_no_route, &st->cnt->dropped_no_route);
 }
 
 /* QUIC-LB (kr_quic_lb_stage.h): true when the DCID's server ID chose the backend (no
@@ -364,10 +375,10 @@ static __always_inline bool kr_stage_quic_lb(struct kr_state *st)
 {
 	__u32 wlen;
 
-	if (st->svc.key_type != KR_KEY_QUIC || !(st->svc.flags & KR_SVC_F_QUIC_LB))
+	if (st->svc->key_type != KR_KEY_QUIC || !(st->svc->flags & KR_SVC_F_QUIC_LB))
 		return false;
-	wlen = kr_key_window(&st->svc, &st->pkt);
-	if (kr_quic_lb(st->s, wlen, st->svc.qlb_id | (__u32)st->svc.qlb_tag << 16,
+	wlen = kr_key_window(st->svc, &st->pkt);
+	if (kr_quic_lb(st->s, wlen, st->svc->qlb_id | (__u32)st->svc->qlb_tag << 16,
 		       &st->route) != KR_QLB_ROUTED)
 		return false;
 	kr_trace(st, KR_ROUTE_OK);
@@ -381,10 +392,10 @@ static __always_inline int kr_stage_forward(void *ctx, const bool xdp, struct kr
 	struct kr_backend_stats *bs;
 	int act = KR_ACT_FAIL;
 
-	if (be && st->svc.fwd_mode == KR_FWD_L2)
+	if (be && st->svc->fwd_mode == KR_FWD_L2)
 		act = kr_fwd_l2(ctx, xdp, st->ingress, be);
-	else if (be && st->svc.fwd_mode == KR_FWD_IPIP)
-		act = kr_fwd_ipip(ctx, xdp, st->ingress, &st->pkt, &st->svc, be, st->hash);
+	else if (be && st->svc->fwd_mode == KR_FWD_IPIP)
+		act = kr_fwd_ipip(ctx, xdp, st->ingress, &st->pkt, st->svc, be, st->hash);
 	if (act == KR_ACT_FAIL) {
 		st->cnt->fwd_error++;
 		return kr_pass(st);

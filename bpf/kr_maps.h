@@ -42,6 +42,16 @@ struct {
 	__type(value, struct kr_device);
 } kr_devices SEC(".maps");
 
+/* The same entries for ifindexes below KR_DEVICE_SLOTS, by ifindex (an inlined array
+ * lookup instead of a hash lookup per l2 packet).  Written by the tool with kr_devices;
+ * an entry without KR_DEVICE_F_MAC sends the data path to kr_devices. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KR_DEVICE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct kr_device);
+} kr_device_macs SEC(".maps");
+
 /* Global counters by reason (one entry).  Written by the programs; read by the tool. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

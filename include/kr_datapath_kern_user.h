@@ -139,6 +139,7 @@ KR_LAYOUT_AT(kr_ring_trace, ring_id, 44);
 #define KR_DEFAULT_BACKEND_IDS	65536	/* default max_entries of kr_backends / kr_backend_stats
 					 * (userspace may raise it up to KR_MAX_BACKEND_IDS) */
 #define KR_MAX_DEVICES		256	/* default max_entries of kr_devices */
+#define KR_DEVICE_SLOTS		4096	/* kr_device_macs: devices with ifindex below this */
 #define KR_PAYLOAD_WINDOW	512	/* UDP payload bytes the extractors can see */
 #define KR_MAX_PAYLOAD_OFFSET	256	/* payload extractor: largest offset */
 #define KR_KEY_BUF		256	/* key buffer: KR_MAX_KEY_LEN + 1 */
@@ -238,14 +239,21 @@ KR_LAYOUT_AT(kr_service, tun_src4, 16);
 KR_LAYOUT_AT(kr_service, tun_src6, 20);
 KR_LAYOUT_AT(kr_service, subset_id, 36);
 
-/* kr_devices value: the MAC the router uses as source on an egress device (l2 mode). */
+/* kr_devices / kr_device_macs value: the MAC the router uses as source on an egress device
+ * (l2 mode).  kr_device_macs (ARRAY indexed by ifindex, below KR_DEVICE_SLOTS) holds the
+ * same entries as kr_devices (HASH), so that l2 forwarding finds them without a hash
+ * lookup; its entries without KR_DEVICE_F_MAC are empty slots (the data path then looks in
+ * kr_devices, which alone holds devices with larger ifindexes). */
+#define KR_DEVICE_F_MAC		1u	/* flags: the entry holds a MAC */
 struct kr_device {
 	__u8 mac[6];
-	__u8 pad[2];
+	__u8 flags;		/* KR_DEVICE_F_* */
+	__u8 pad;
 };
 KR_LAYOUT_SIZE(kr_device, 8);
 KR_LAYOUT_AT(kr_device, mac, 0);
-KR_LAYOUT_AT(kr_device, pad, 6);
+KR_LAYOUT_AT(kr_device, flags, 6);
+KR_LAYOUT_AT(kr_device, pad, 7);
 
 /* Global counters (per-CPU array, one entry).  Every packet is counted in `seen` and in
  * exactly one of passed / routed / dropped; the other fields say why. */

@@ -190,11 +190,15 @@ static __always_inline int kr_key_delim(struct kr_scratch *s, __u32 off, __u32 w
 	return KR_KEY_TOO_LONG;
 }
 
-static __always_inline int kr_key_payload(const struct kr_service *svc, const struct kr_pkt *pkt,
-					  struct kr_scratch *s, __u32 wlen, __u32 *klen)
+/* payload without a delimiter: [payload_off, payload_off + payload_len), or to the end of
+ * the payload when payload_len is 0.  (The data path calls this one inline.) */
+static __always_inline int kr_key_payload_span(const struct kr_service *svc,
+					       const struct kr_pkt *pkt, struct kr_scratch *s,
+					       __u32 wlen, __u32 *klen)
 {
 	__u32 off = svc->payload_off, len = svc->payload_len;
 
+	*klen = 0;
 	if (off > KR_MAX_PAYLOAD_OFFSET)
 		return KR_KEY_BAD_SERVICE;
 	if (off > pkt->pl_len)
@@ -204,8 +208,6 @@ static __always_inline int kr_key_payload(const struct kr_service *svc, const st
 			return KR_KEY_TOO_LONG;
 		if (off + len > pkt->pl_len || off + len > wlen)
 			return KR_KEY_NOT_FOUND;
-	} else if (svc->flags & KR_SVC_F_PAYLOAD_DELIM) {
-		return kr_key_delim(s, off, wlen, svc->payload_delim, klen);
 	} else {
 		len = pkt->pl_len - off;
 		if (len > KR_MAX_KEY_LEN)
@@ -216,6 +218,21 @@ static __always_inline int kr_key_payload(const struct kr_service *svc, const st
 	kr_key_copy(s, off, len);
 	*klen = len;
 	return KR_KEY_OK;
+}
+
+static __always_inline int kr_key_payload(const struct kr_service *svc, const struct kr_pkt *pkt,
+					  struct kr_scratch *s, __u32 wlen, __u32 *klen)
+{
+	__u32 off = svc->payload_off;
+
+	if (!svc->payload_len && (svc->flags & KR_SVC_F_PAYLOAD_DELIM)) {
+		if (off > KR_MAX_PAYLOAD_OFFSET)
+			return KR_KEY_BAD_SERVICE;
+		if (off > pkt->pl_len)
+			return KR_KEY_NOT_FOUND;
+		return kr_key_delim(s, off, wlen, svc->payload_delim, klen);
+	}
+	return kr_key_payload_span(svc, pkt, s, wlen, klen);
 }
 
 /* dns: the question name, byte by byte (a plain bounded loop: the verifier prunes the

@@ -62,7 +62,7 @@ static int map_fd(struct bpf_object *obj, const char *name)
 /* Maps the builds share (the full build's). */
 static const char *shared_maps[] = { "kr_rings", "kr_ring_ctl", "kr_backends", "kr_services",
 				     "kr_service_ports",
-				     "kr_devices", "kr_counters", "kr_backend_stats",
+				     "kr_devices", "kr_device_macs", "kr_counters", "kr_backend_stats",
 				     "kr_slot_stats" };
 
 static int prepare(struct bpf_object *obj)
@@ -130,6 +130,15 @@ static int configure(void)
 		if (bpf_map_update_elem(map_fd(o, "kr_backends"), &id, &b, BPF_ANY))
 			return -1;
 	}
+	/* the ingress device (test_run: lo, ifindex 1) has an entry, as `keyrouter apply`
+	 * writes one for the interface it is loaded on; a NIC's MAC */
+	struct kr_device dev = { .mac = { 2, 0, 0, 0, 0, 0xfe }, .flags = KR_DEVICE_F_MAC };
+	uint32_t lo = 1;
+
+	if (bpf_map_update_elem(map_fd(o, "kr_devices"), &lo, &dev, BPF_ANY) ||
+	    bpf_map_update_elem(map_fd(o, "kr_device_macs"), &lo, &dev, BPF_ANY))
+		return -1;
+
 	static struct kr_service_ports sp;
 
 	/* as `keyrouter apply` marks it: no port has an exact-VIP service */

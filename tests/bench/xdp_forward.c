@@ -208,7 +208,11 @@ static void configure(const char *path)
 		die("%s: %u backends, this benchmark sizes its maps for 4095", path, n);
 	ifmac("xf_sink", sink_mac);
 	ifmac("xf_out", dev.mac);
-	if (bpf_map_update_elem(bpf_map__fd(kr->maps.kr_devices), &if_out, &dev, BPF_ANY))
+	dev.flags = KR_DEVICE_F_MAC;
+	/* as `keyrouter apply` writes a device: in both maps (ifindex < KR_DEVICE_SLOTS) */
+	if (bpf_map_update_elem(bpf_map__fd(kr->maps.kr_devices), &if_out, &dev, BPF_ANY) ||
+	    (if_out < KR_DEVICE_SLOTS &&
+	     bpf_map_update_elem(bpf_map__fd(kr->maps.kr_device_macs), &if_out, &dev, BPF_ANY)))
 		die("kr_devices: %s", strerror(errno));
 	ids = calloc(n, sizeof(*ids));
 	if (!ids)
