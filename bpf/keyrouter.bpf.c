@@ -226,21 +226,37 @@ static __always_inline int kr_port_no_exact(__u32 p)
 	return sp && ((sp->no_exact[(p >> 6) & (KR_PORT_WORDS - 1)] >> (p & 63)) & 1);
 }
 
+/* Port p's wildcard service from kr_port_wild / kr_wild_svcs (two array lookups the
+ * verifier inlines), or NULL: then kr_services decides. */
+static __always_inline const struct kr_service *kr_port_wildcard(__u32 p)
+{
+	const __u32 *w = bpf_map_lookup_elem(&kr_port_wild, &p);
+	__u32 i;
+
+	if (!w || !*w)
+		return NULL;
+	i = *w - 1;
+	return bpf_map_lookup_elem(&kr_wild_svcs, &i);
+}
+
 /* (VIP, port, UDP) exactly, else the port's wildcard entry. */
 static __always_inline int kr_stage_service(struct kr_state *st)
 {
 	struct kr_service_key k = {};
 	const struct kr_service *svc = NULL;
+	__u32 port = (__u32)st->pkt.dport[0] << 8 | st->pkt.dport[1];
 	int i;
 
 	k.port = *(const __u16 *)st->pkt.dport;
 	k.proto = KR_IPPROTO_UDP;
-	if (!kr_port_no_exact((__u32)st->pkt.dport[0] << 8 | st->pkt.dport[1])) {
+	if (!kr_port_no_exact(port)) {
 		for (i = 0; i < 16; i++)
 			k.addr[i] = st->pkt.dst[i];
 		k.family = st->pkt.family;
 		svc = bpf_map_lookup_elem(&kr_services, &k);
 	}
+	if (!svc)
+		svc = kr_port_wildcard(port);
 	if (!svc) {
 		for (i = 0; i < 16; i++)
 			k.addr[i] = 0;

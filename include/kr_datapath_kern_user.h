@@ -199,6 +199,20 @@ struct kr_service_ports {
 	__u64 no_exact[KR_PORT_WORDS];
 };
 
+/*
+ * kr_port_wild (ARRAY, one __u32 per UDP port, host order) and kr_wild_svcs (ARRAY of
+ * struct kr_service, two halves of KR_WILD_HALF): the wildcard service of a port without
+ * a hash lookup.  kr_port_wild[p] = 0: none here, the data path looks in kr_services as
+ * before (so a writer that knows only kr_services, and a port whose entry apply cleared,
+ * stay correct); else i + 1: the port's wildcard service is kr_wild_svcs[i], a copy of its
+ * kr_services value.  `keyrouter apply` clears the entries of the wildcard services it is
+ * about to write or remove, and after them copies every wildcard service of kr_services
+ * into the half no port uses, then points the ports at the copies (one 4-byte write
+ * each): an entry in use is never written, and a set entry always equals kr_services.
+ */
+#define KR_WILD_HALF		KR_MAX_SERVICES
+#define KR_PORTS		65536
+
 struct kr_service {
 	__u32 ring_id;		/* 0..KR_MAX_RINGS-1 */
 	__u8 key_type;		/* enum kr_key_type */

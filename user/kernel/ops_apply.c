@@ -397,6 +397,13 @@ static int exec_members_services(const struct kr_ops_maps *m, const struct kr_ap
 					p->nservices, sizeof(p->services[0]));
 	if (rc)
 		return fail(err, rc, "write " KR_MAP_SERVICE_PORTS);
+	rc = kr_ops_port_wild_clear(m->port_wild, p->services ? &p->services[0].k : NULL,
+				    p->nservices, sizeof(p->services[0]));
+	if (!rc)
+		rc = kr_ops_port_wild_clear(m->port_wild, p->services_del, p->nservices_del,
+					    sizeof(p->services_del[0]));
+	if (rc)
+		return fail(err, rc, "write " KR_MAP_PORT_WILD);
 	for (__u32 i = 0; i < p->nservices; i++) {
 		if (bpf_map_update_elem(m->services, &p->services[i].k, &p->services[i].v,
 					BPF_ANY)) {
@@ -413,6 +420,9 @@ static int exec_members_services(const struct kr_ops_maps *m, const struct kr_ap
 	rc = kr_ops_service_ports_sync(m->service_ports, m->services);
 	if (rc)
 		return fail(err, rc, "write " KR_MAP_SERVICE_PORTS);
+	rc = kr_ops_port_wild_sync(m->port_wild, m->wild_svcs, m->services);
+	if (rc)
+		return fail(err, rc, "write " KR_MAP_PORT_WILD);
 	return 0;
 }
 
