@@ -107,7 +107,8 @@ static __always_inline int kr_copy_window_xdp(struct xdp_md *ctx, __u32 off, __u
 		asm volatile("" : "+r"(q));	/* the check and the load on this register */
 		if (q + 8 > end)
 			return -1;
-		*(__u64 *)&s->win[kr_idx(i * 8, KR_WIN_MASK & ~7u)] = *(const __u64 *)q;
+		/* one 8-byte store (through &s->win[] clang wrote 8 byte stores) */
+		*(__u64 *)((__u8 *)s + kr_idx(i * 8, KR_WIN_MASK & ~7u)) = *(const __u64 *)q;
 	}
 	for (i = n * 8; i < KR_PAYLOAD_WINDOW; i++) {
 		const __u8 *q;
