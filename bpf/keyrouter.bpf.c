@@ -124,6 +124,47 @@ static __always_inline int kr_copy_window_xdp(struct xdp_md *ctx, __u32 off, __u
 	return 0;
 }
 
+/*
+ * XDP: copy the len (0..KR_MAX_KEY_LEN) bytes at packet offset off into s->key straight
+ * from the frame's linear data, 8 bytes per step (the last step may copy up to 7 frame
+ * bytes past the key into key bytes past len, undefined for every reader as with
+ * kr_key_copy()), then the last bytes one by one where fewer than 8 are left in the frame.
+ * 0, or -1 when the bytes are not all in the linear data (the caller then takes the
+ * window path).
+ */
+static __always_inline int kr_copy_key_xdp(struct xdp_md *ctx, __u32 off, __u32 len,
+					   struct kr_scratch *s)
+{
+	const __u8 *data = (const __u8 *)(long)ctx->data, *end = (const __u8 *)(long)ctx->data_end;
+	const __u8 *p, *q;
+	__u32 i, j, k;
+
+	if (off >= 2 * KR_MAX_HDR_OFF || len > KR_MAX_KEY_LEN)
+		return -1;
+	p = data + kr_idx(off, 2 * KR_MAX_HDR_OFF - 1);
+	for (i = 0; i < KR_KEY_BUF / 8; i++) {
+		if (i * 8 >= len)
+			return 0;
+		q = p + i * 8;
+		asm volatile("" : "+r"(q));
+		if (q + 8 > end)
+			break;
+		*(__u64 *)((__u8 *)s + KR_PAYLOAD_WINDOW + kr_idx(i * 8, KR_KEY_MASK & ~7u)) =
+			*(const __u64 *)q;
+	}
+	for (k = 0; k < 8; k++) {
+		j = i * 8 + k;
+		if (j >= len)
+			return 0;
+		q = p + kr_idx(j, KR_KEY_MASK);
+		asm volatile("" : "+r"(q));
+		if (q + 1 > end)
+			return -1;
+		s->key[kr_idx(j, KR_KEY_MASK)] = *q;
+	}
+	return -1;	/* more than 8 key bytes past the linear data */
+}
+
 /* Keyed hash of the key in s->key (services with KR_SVC_F_KEYED_HASH): SipHash-1-3 with
  * the secret of kr_hash_key, folded to 32 bits. */
 __noinline int kr_keyed_hash(const struct kr_scratch *s, __u32 len)
@@ -318,23 +359,64 @@ static __always_inline long kr_load_window(void *ctx, const bool xdp, __u32 off,
 	return bpf_skb_load_bytes(ctx, off, s->win, len);
 }
 
+/*
+ * XDP, a `payload` service without a delimiter: the key's span by the rules of
+ * kr_key_payload_span() (with the window it would copy, the same answers), the key
+ * copied straight from the frame into s->key: no window copy, no second copy.  Returns
+ * the key status, or -1 when the key is not all in the frame's linear data (the caller
+ * then takes the window path).
+ */
+static __always_inline int kr_key_span_xdp(struct xdp_md *ctx, struct kr_state *st)
+{
+	const struct kr_service *svc = st->svc;
+	__u32 off = svc->payload_off, len = svc->payload_len, pl = st->pkt.pl_len;
+
+	st->klen = 0;
+	if (off > KR_MAX_PAYLOAD_OFFSET)
+		return KR_KEY_BAD_SERVICE;
+	if (off > pl)
+		return KR_KEY_NOT_FOUND;
+	if (len) {
+		if (len > KR_MAX_KEY_LEN)
+			return KR_KEY_TOO_LONG;
+		if (off + len > pl)
+			return KR_KEY_NOT_FOUND;
+	} else {
+		len = pl - off;
+		if (len > KR_MAX_KEY_LEN)
+			return KR_KEY_TOO_LONG;
+	}
+	if (kr_copy_key_xdp(ctx, st->pkt.pl_off + off, len, st->s))
+		return -1;
+	st->klen = len;
+	return KR_KEY_OK;
+}
+
 /* Copy the payload window, extract the key, hash it. */
 static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_state *st)
 {
-	__u32 wlen = kr_key_window(st->svc, &st->pkt);
-	long err = kr_load_window(ctx, xdp, st->pkt.pl_off, st->s, wlen);
-	int rc;
+	bool span = st->svc->key_type == KR_KEY_PAYLOAD &&
+		    (st->svc->payload_len || !(st->svc->flags & KR_SVC_F_PAYLOAD_DELIM));
+	__u32 wlen;
+	long err;
+	int rc = -1;
 
-	if (err) {
-		rc = KR_KEY_NOT_FOUND;
-	} else if (st->svc->key_type == KR_KEY_PAYLOAD &&
-		   (st->svc->payload_len || !(st->svc->flags & KR_SVC_F_PAYLOAD_DELIM))) {
-		/* a fixed span of the payload: inline (no call); the scans stay in kr_extract */
-		rc = kr_key_payload_span(st->svc, &st->pkt, st->s, wlen, &st->klen);
-	} else {
-		rc = kr_extract(st->svc, &st->pkt, st->s, wlen);
-		st->klen = (rc >> 8) & 0xffff;
-		rc &= 0xff;
+	if (xdp && span)
+		rc = kr_key_span_xdp(ctx, st);
+	if (rc < 0) {
+		wlen = kr_key_window(st->svc, &st->pkt);
+		err = kr_load_window(ctx, xdp, st->pkt.pl_off, st->s, wlen);
+		if (err) {
+			rc = KR_KEY_NOT_FOUND;
+		} else if (span) {
+			/* a fixed span of the payload: inline (no call); the scans stay in
+			 * kr_extract */
+			rc = kr_key_payload_span(st->svc, &st->pkt, st->s, wlen, &st->klen);
+		} else {
+			rc = kr_extract(st->svc, &st->pkt, st->s, wlen);
+			st->klen = (rc >> 8) & 0xffff;
+			rc &= 0xff;
+		}
 	}
 	if (rc == KR_KEY_OK && st->klen > KR_MAX_KEY_LEN)
 		rc = KR_KEY_TOO_LONG;
