@@ -8,8 +8,11 @@
  *
  * Each stage is a small function returning a verdict or KR_ACT_CONTINUE.  The parser and
  * the extractors (include/kr_parse.h, include/kr_key.h) are the same source as the
- * userspace reference; here they run in two global functions, so the verifier checks
- * each once instead of once per path through the program.
+ * userspace reference.  The extractors run in a global function (kr_extract), so the
+ * verifier checks them once instead of once per path through the program; the XDP common
+ * path of a `payload` service avoids it and every other call but the ring stage's (a call
+ * costs a few ns a packet: docs/ring.md "Issue 14's changes to the common path"): XDP
+ * parses inline (TC keeps kr_parse_tc), and copies a payload key from the frame inline.
  *
  * Anything that is not a packet for a service is passed untouched; a packet for a
  * service that cannot be routed follows the service's policy (pass or drop); every
@@ -47,7 +50,7 @@ struct kr_trace kr_trace_last = {};
 /* What one packet carries through the stages. */
 struct kr_state {
 	struct kr_pkt pkt;
-	const struct kr_service *svc;	/* the map value (not copied: see kr_stage_service) */
+	const struct kr_service *svc;	/* &s->svc (see kr_stage_service) */
 	struct kr_route route;
 	struct kr_counters *cnt;
 	struct kr_scratch *s;
@@ -309,7 +312,11 @@ static __always_inline int kr_stage_service(struct kr_state *st)
 		st->cnt->passed_nomatch++;
 		return kr_pass(st);
 	}
-	st->svc = svc;
+	/* Copied into the per-CPU scratch (not onto the stack: the stack is full), so the
+	 * rest of the program sees one pointer type: with the map value of kr_services or
+	 * of kr_wild_svcs the verifier would check everything after this twice. */
+	st->s->svc = *svc;
+	st->svc = &st->s->svc;
 	return KR_ACT_CONTINUE;
 }
 

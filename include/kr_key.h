@@ -49,14 +49,18 @@ _Static_assert(KR_MAX_PAYLOAD_OFFSET + KR_KEY_BUF <= KR_PAYLOAD_WINDOW, "window 
 #define KR_WIN(s, x)	((s)->win[kr_idx((x), KR_WIN_MASK)])
 #define KR_KEY(s, x)	((s)->key[kr_idx((x), KR_KEY_MASK)])
 
-/* Per-CPU scratch (a map value in BPF): the payload window and the key. */
+/* Per-CPU scratch (a map value in BPF): the payload window, the key, and the data path's
+ * copy of the packet's service (keyrouter.bpf.c kr_stage_service: one pointer type for
+ * the rest of the program, wherever the service was found). */
 struct kr_scratch {
 	__u8 win[KR_PAYLOAD_WINDOW];
 	__u8 key[KR_KEY_BUF];
+	struct kr_service svc;
 };
-KR_LAYOUT_SIZE(kr_scratch, 768);
+KR_LAYOUT_SIZE(kr_scratch, 808);
 KR_LAYOUT_AT(kr_scratch, win, 0);
 KR_LAYOUT_AT(kr_scratch, key, 512);
+KR_LAYOUT_AT(kr_scratch, svc, 768);
 
 #ifdef __bpf__
 #define kr_loop(n, fn, ctx) bpf_loop((n), (fn), (ctx), 0)
@@ -148,7 +152,7 @@ static __always_inline void kr_key_copy(struct kr_scratch *s, __u32 start, __u32
 	}
 }
 _Static_assert(__builtin_offsetof(struct kr_scratch, key) == KR_PAYLOAD_WINDOW &&
-	       sizeof(struct kr_scratch) == KR_PAYLOAD_WINDOW + KR_KEY_BUF &&
+	       sizeof(struct kr_scratch) >= KR_PAYLOAD_WINDOW + KR_KEY_BUF &&
 	       KR_KEY_BUF % 8 == 0, "kr_key_copy: key buffer right after the window, 8-byte steps");
 
 static __always_inline int kr_key_tuple(const struct kr_pkt *pkt, struct kr_scratch *s,

@@ -52,6 +52,7 @@
 #include "continuum.h"
 #include "image.h"
 #include "publish.h"
+#include "ops_ports.h"
 #include "../bpf/pktbuild.h"
 #include "keyrouter.skel.h"
 #include "kr_bare_fwd.skel.h"
@@ -257,6 +258,11 @@ static void configure(const char *path)
 		    bpf_map_update_elem(bpf_map__fd(kr->maps.kr_services), &k, &s, BPF_ANY))
 			die("service %u: %s", r, strerror(errno));
 	}
+	/* the wildcard services' copies by port, as `keyrouter apply` writes them */
+	if (kr_ops_port_wild_sync(bpf_map__fd(kr->maps.kr_port_wild),
+				  bpf_map__fd(kr->maps.kr_wild_svcs),
+				  bpf_map__fd(kr->maps.kr_services)))
+		die("kr_port_wild: %s", strerror(errno));
 	free(ids);
 	free(spec);
 }
