@@ -8,8 +8,11 @@
  *
  * Each stage is a small function returning a verdict or KR_ACT_CONTINUE.  The parser and
  * the extractors (include/kr_parse.h, include/kr_key.h) are the same source as the
- * userspace reference; here they run in two global functions, so the verifier checks
- * each once instead of once per path through the program.
+ * userspace reference.  The extractors run in a global function (kr_extract), so the
+ * verifier checks them once instead of once per path through the program; the XDP common
+ * path of a `payload` service avoids it and every other call but the ring stage's (a call
+ * costs a few ns a packet: docs/ring.md "Issue 14's changes to the common path"): XDP
+ * parses inline (TC keeps kr_parse_tc), and copies a payload key from the frame inline.
  *
  * Anything that is not a packet for a service is passed untouched; a packet for a
  * service that cannot be routed follows the service's policy (pass or drop); every
@@ -47,7 +50,7 @@ struct kr_trace kr_trace_last = {};
 /* What one packet carries through the stages. */
 struct kr_state {
 	struct kr_pkt pkt;
-	struct kr_service svc;
+	const struct kr_service *svc;	/* &s->svc (see kr_stage_service) */
 	struct kr_route route;
 	struct kr_counters *cnt;
 	struct kr_scratch *s;
@@ -58,13 +61,6 @@ struct kr_state {
 };
 
 /* ---- global subprograms: verified once each -------------------------------------- */
-
-__noinline int kr_parse_xdp(struct xdp_md *ctx, struct kr_pkt *pkt)
-{
-	if (!pkt)
-		return KR_PARSE_ERROR;
-	return kr_parse((const __u8 *)(long)ctx->data, (const __u8 *)(long)ctx->data_end, pkt);
-}
 
 __noinline int kr_parse_tc(struct __sk_buff *skb, struct kr_pkt *pkt)
 {
@@ -93,7 +89,8 @@ __noinline int kr_extract(const struct kr_service *svc, const struct kr_pkt *pkt
  * when the bytes are not all in the linear data (a multi-buffer frame): the caller then
  * uses the helper.
  */
-__noinline int kr_copy_window_xdp(struct xdp_md *ctx, __u32 off, __u32 len, struct kr_scratch *s)
+static __always_inline int kr_copy_window_xdp(struct xdp_md *ctx, __u32 off, __u32 len,
+					      struct kr_scratch *s)
 {
 	const __u8 *data = (const __u8 *)(long)ctx->data, *end = (const __u8 *)(long)ctx->data_end;
 	const __u8 *p;
@@ -113,7 +110,8 @@ __noinline int kr_copy_window_xdp(struct xdp_md *ctx, __u32 off, __u32 len, stru
 		asm volatile("" : "+r"(q));	/* the check and the load on this register */
 		if (q + 8 > end)
 			return -1;
-		*(__u64 *)&s->win[kr_idx(i * 8, KR_WIN_MASK & ~7u)] = *(const __u64 *)q;
+		/* one 8-byte store (through &s->win[] clang wrote 8 byte stores) */
+		*(__u64 *)((__u8 *)s + kr_idx(i * 8, KR_WIN_MASK & ~7u)) = *(const __u64 *)q;
 	}
 	for (i = n * 8; i < KR_PAYLOAD_WINDOW; i++) {
 		const __u8 *q;
@@ -127,6 +125,47 @@ __noinline int kr_copy_window_xdp(struct xdp_md *ctx, __u32 off, __u32 len, stru
 		s->win[kr_idx(i, KR_WIN_MASK)] = *q;
 	}
 	return 0;
+}
+
+/*
+ * XDP: copy the len (0..KR_MAX_KEY_LEN) bytes at packet offset off into s->key straight
+ * from the frame's linear data, 8 bytes per step (the last step may copy up to 7 frame
+ * bytes past the key into key bytes past len, undefined for every reader as with
+ * kr_key_copy()), then the last bytes one by one where fewer than 8 are left in the frame.
+ * 0, or -1 when the bytes are not all in the linear data (the caller then takes the
+ * window path).
+ */
+static __always_inline int kr_copy_key_xdp(struct xdp_md *ctx, __u32 off, __u32 len,
+					   struct kr_scratch *s)
+{
+	const __u8 *data = (const __u8 *)(long)ctx->data, *end = (const __u8 *)(long)ctx->data_end;
+	const __u8 *p, *q;
+	__u32 i, j, k;
+
+	if (off >= 2 * KR_MAX_HDR_OFF || len > KR_MAX_KEY_LEN)
+		return -1;
+	p = data + kr_idx(off, 2 * KR_MAX_HDR_OFF - 1);
+	for (i = 0; i < KR_KEY_BUF / 8; i++) {
+		if (i * 8 >= len)
+			return 0;
+		q = p + i * 8;
+		asm volatile("" : "+r"(q));
+		if (q + 8 > end)
+			break;
+		*(__u64 *)((__u8 *)s + KR_PAYLOAD_WINDOW + kr_idx(i * 8, KR_KEY_MASK & ~7u)) =
+			*(const __u64 *)q;
+	}
+	for (k = 0; k < 8; k++) {
+		j = i * 8 + k;
+		if (j >= len)
+			return 0;
+		q = p + kr_idx(j, KR_KEY_MASK);
+		asm volatile("" : "+r"(q));
+		if (q + 1 > end)
+			return -1;
+		s->key[kr_idx(j, KR_KEY_MASK)] = *q;
+	}
+	return -1;	/* more than 8 key bytes past the linear data */
 }
 
 /* Keyed hash of the key in s->key (services with KR_SVC_F_KEYED_HASH): SipHash-1-3 with
@@ -182,7 +221,16 @@ static __always_inline int kr_policy(struct kr_state *st, __u8 policy, __u64 *dr
 
 static __always_inline int kr_stage_parse(void *ctx, const bool xdp, struct kr_state *st)
 {
-	int rc = xdp ? kr_parse_xdp(ctx, &st->pkt) : kr_parse_tc(ctx, &st->pkt);
+	int rc;
+
+	if (xdp) {	/* inline: one call less per packet (TC keeps its global function) */
+		struct xdp_md *x = ctx;
+
+		rc = kr_parse((const __u8 *)(long)x->data, (const __u8 *)(long)x->data_end,
+			      &st->pkt);
+	} else {
+		rc = kr_parse_tc(ctx, &st->pkt);
+	}
 
 	if (!xdp && rc == KR_PARSE_ERROR) {
 		struct __sk_buff *skb = ctx;
@@ -223,21 +271,37 @@ static __always_inline int kr_port_no_exact(__u32 p)
 	return sp && ((sp->no_exact[(p >> 6) & (KR_PORT_WORDS - 1)] >> (p & 63)) & 1);
 }
 
+/* Port p's wildcard service from kr_port_wild / kr_wild_svcs (two array lookups the
+ * verifier inlines), or NULL: then kr_services decides. */
+static __always_inline const struct kr_service *kr_port_wildcard(__u32 p)
+{
+	const __u32 *w = bpf_map_lookup_elem(&kr_port_wild, &p);
+	__u32 i;
+
+	if (!w || !*w)
+		return NULL;
+	i = *w - 1;
+	return bpf_map_lookup_elem(&kr_wild_svcs, &i);
+}
+
 /* (VIP, port, UDP) exactly, else the port's wildcard entry. */
 static __always_inline int kr_stage_service(struct kr_state *st)
 {
 	struct kr_service_key k = {};
 	const struct kr_service *svc = NULL;
+	__u32 port = (__u32)st->pkt.dport[0] << 8 | st->pkt.dport[1];
 	int i;
 
 	k.port = *(const __u16 *)st->pkt.dport;
 	k.proto = KR_IPPROTO_UDP;
-	if (!kr_port_no_exact((__u32)st->pkt.dport[0] << 8 | st->pkt.dport[1])) {
+	if (!kr_port_no_exact(port)) {
 		for (i = 0; i < 16; i++)
 			k.addr[i] = st->pkt.dst[i];
 		k.family = st->pkt.family;
 		svc = bpf_map_lookup_elem(&kr_services, &k);
 	}
+	if (!svc)
+		svc = kr_port_wildcard(port);
 	if (!svc) {
 		for (i = 0; i < 16; i++)
 			k.addr[i] = 0;
@@ -248,7 +312,11 @@ static __always_inline int kr_stage_service(struct kr_state *st)
 		st->cnt->passed_nomatch++;
 		return kr_pass(st);
 	}
-	st->svc = *svc;
+	/* Copied into the per-CPU scratch (not onto the stack: the stack is full), so the
+	 * rest of the program sees one pointer type: with the map value of kr_services or
+	 * of kr_wild_svcs the verifier would check everything after this twice. */
+	st->s->svc = *svc;
+	st->svc = &st->s->svc;
 	return KR_ACT_CONTINUE;
 }
 
@@ -298,33 +366,82 @@ static __always_inline long kr_load_window(void *ctx, const bool xdp, __u32 off,
 	return bpf_skb_load_bytes(ctx, off, s->win, len);
 }
 
+/*
+ * XDP, a `payload` service without a delimiter: the key's span by the rules of
+ * kr_key_payload_span() (with the window it would copy, the same answers), the key
+ * copied straight from the frame into s->key: no window copy, no second copy.  Returns
+ * the key status, or -1 when the key is not all in the frame's linear data (the caller
+ * then takes the window path).
+ */
+static __always_inline int kr_key_span_xdp(struct xdp_md *ctx, struct kr_state *st)
+{
+	const struct kr_service *svc = st->svc;
+	__u32 off = svc->payload_off, len = svc->payload_len, pl = st->pkt.pl_len;
+
+	st->klen = 0;
+	if (off > KR_MAX_PAYLOAD_OFFSET)
+		return KR_KEY_BAD_SERVICE;
+	if (off > pl)
+		return KR_KEY_NOT_FOUND;
+	if (len) {
+		if (len > KR_MAX_KEY_LEN)
+			return KR_KEY_TOO_LONG;
+		if (off + len > pl)
+			return KR_KEY_NOT_FOUND;
+	} else {
+		len = pl - off;
+		if (len > KR_MAX_KEY_LEN)
+			return KR_KEY_TOO_LONG;
+	}
+	if (kr_copy_key_xdp(ctx, st->pkt.pl_off + off, len, st->s))
+		return -1;
+	st->klen = len;
+	return KR_KEY_OK;
+}
+
 /* Copy the payload window, extract the key, hash it. */
 static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_state *st)
 {
-	__u32 wlen = kr_key_window(&st->svc, &st->pkt);
-	long err = kr_load_window(ctx, xdp, st->pkt.pl_off, st->s, wlen);
-	int rc;
+	bool span = st->svc->key_type == KR_KEY_PAYLOAD &&
+		    (st->svc->payload_len || !(st->svc->flags & KR_SVC_F_PAYLOAD_DELIM));
+	__u32 wlen;
+	long err;
+	int rc = -1;
 
-	rc = err ? KR_KEY_NOT_FOUND : kr_extract(&st->svc, &st->pkt, st->s, wlen);
-	st->klen = (rc >> 8) & 0xffff;
-	rc &= 0xff;
+	if (xdp && span)
+		rc = kr_key_span_xdp(ctx, st);
+	if (rc < 0) {
+		wlen = kr_key_window(st->svc, &st->pkt);
+		err = kr_load_window(ctx, xdp, st->pkt.pl_off, st->s, wlen);
+		if (err) {
+			rc = KR_KEY_NOT_FOUND;
+		} else if (span) {
+			/* a fixed span of the payload: inline (no call); the scans stay in
+			 * kr_extract */
+			rc = kr_key_payload_span(st->svc, &st->pkt, st->s, wlen, &st->klen);
+		} else {
+			rc = kr_extract(st->svc, &st->pkt, st->s, wlen);
+			st->klen = (rc >> 8) & 0xffff;
+			rc &= 0xff;
+		}
+	}
 	if (rc == KR_KEY_OK && st->klen > KR_MAX_KEY_LEN)
 		rc = KR_KEY_TOO_LONG;
 	if (rc != KR_KEY_OK)
 		kr_trace_miss(rc);
 	switch (rc) {
 	case KR_KEY_OK:
-		if (st->svc.flags & KR_SVC_F_KEYED_HASH)
+		if (st->svc->flags & KR_SVC_F_KEYED_HASH)
 			st->hash = (__u32)kr_keyed_hash(st->s, st->klen);
 		else
 			st->hash = kr_crc32_key(st->s->key, st->klen);
 		return KR_ACT_CONTINUE;
 	case KR_KEY_NOT_FOUND:
 		st->cnt->no_key++;
-		return kr_policy(st, st->svc.policy_no_key, &st->cnt->dropped_no_key);
+		return kr_policy(st, st->svc->policy_no_key, &st->cnt->dropped_no_key);
 	case KR_KEY_TOO_LONG:
 		st->cnt->key_too_long++;
-		return kr_policy(st, st->svc.policy_too_long, &st->cnt->dropped_key_too_long);
+		return kr_policy(st, st->svc->policy_too_long, &st->cnt->dropped_key_too_long);
 	default:
 		st->cnt->bad_service++;
 		return kr_pass(st);
@@ -334,7 +451,7 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 /* Ring slot, point, failover walk (kr_ring.h). */
 static __always_inline int kr_stage_ring(struct kr_state *st)
 {
-	int rc = kr_route(st->svc.ring_id, st->svc.subset_id, st->hash, st->frame_len, &st->route);
+	int rc = kr_route(st->svc->ring_id, st->svc->subset_id, st->hash, st->frame_len, &st->route);
 
 	kr_trace(st, rc);
 	switch (rc) {
@@ -355,7 +472,7 @@ static __always_inline int kr_stage_ring(struct kr_state *st)
 		st->cnt->no_ring++;
 		break;
 	}
-	return kr_policy(st, st->svc.policy_no_route, &st->cnt->dropped_no_route);
+	return kr_policy(st, st->svc->policy_no_route, &st->cnt->dropped_no_route);
 }
 
 /* QUIC-LB (kr_quic_lb_stage.h): true when the DCID's server ID chose the backend (no
@@ -364,10 +481,10 @@ static __always_inline bool kr_stage_quic_lb(struct kr_state *st)
 {
 	__u32 wlen;
 
-	if (st->svc.key_type != KR_KEY_QUIC || !(st->svc.flags & KR_SVC_F_QUIC_LB))
+	if (st->svc->key_type != KR_KEY_QUIC || !(st->svc->flags & KR_SVC_F_QUIC_LB))
 		return false;
-	wlen = kr_key_window(&st->svc, &st->pkt);
-	if (kr_quic_lb(st->s, wlen, st->svc.qlb_id | (__u32)st->svc.qlb_tag << 16,
+	wlen = kr_key_window(st->svc, &st->pkt);
+	if (kr_quic_lb(st->s, wlen, st->svc->qlb_id | (__u32)st->svc->qlb_tag << 16,
 		       &st->route) != KR_QLB_ROUTED)
 		return false;
 	kr_trace(st, KR_ROUTE_OK);
@@ -381,10 +498,10 @@ static __always_inline int kr_stage_forward(void *ctx, const bool xdp, struct kr
 	struct kr_backend_stats *bs;
 	int act = KR_ACT_FAIL;
 
-	if (be && st->svc.fwd_mode == KR_FWD_L2)
+	if (be && st->svc->fwd_mode == KR_FWD_L2)
 		act = kr_fwd_l2(ctx, xdp, st->ingress, be);
-	else if (be && st->svc.fwd_mode == KR_FWD_IPIP)
-		act = kr_fwd_ipip(ctx, xdp, st->ingress, &st->pkt, &st->svc, be, st->hash);
+	else if (be && st->svc->fwd_mode == KR_FWD_IPIP)
+		act = kr_fwd_ipip(ctx, xdp, st->ingress, &st->pkt, st->svc, be, st->hash);
 	if (act == KR_ACT_FAIL) {
 		st->cnt->fwd_error++;
 		return kr_pass(st);

@@ -63,7 +63,9 @@ static __always_inline int kr_out(const bool xdp, __u32 egress, __u32 ingress)
 	return KR_ACT_REDIRECT;
 }
 
-/* l2: destination MAC = backend's, source MAC = the egress device's. */
+/* l2: destination MAC = backend's, source MAC = the egress device's (kr_device_macs, else
+ * kr_devices; neither: the MAC the packet was sent to when it leaves by its ingress
+ * device). */
 static __always_inline int kr_fwd_l2(void *ctx, const bool xdp, __u32 ingress,
 				     const struct kr_backend *be)
 {
@@ -74,7 +76,9 @@ static __always_inline int kr_fwd_l2(void *ctx, const bool xdp, __u32 ingress,
 	kr_frame(ctx, xdp, &data, &end);
 	if (data + KR_ETH_HLEN > end)
 		return KR_ACT_FAIL;
-	dev = bpf_map_lookup_elem(&kr_devices, &egress);
+	dev = egress < KR_DEVICE_SLOTS ? bpf_map_lookup_elem(&kr_device_macs, &egress) : NULL;
+	if (!dev || !(dev->flags & KR_DEVICE_F_MAC))
+		dev = bpf_map_lookup_elem(&kr_devices, &egress);
 	if (dev)
 		kr_mac_copy(data + 6, dev->mac);
 	else if (egress == ingress)

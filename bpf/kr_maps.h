@@ -32,6 +32,23 @@ struct {
 	__type(value, struct kr_service_ports);
 } kr_service_ports SEC(".maps");
 
+/* The wildcard service of each UDP port without a hash lookup (include/
+ * kr_datapath_kern_user.h): port -> 0 (look in kr_services) or i + 1, and the copies i.
+ * Written by the tool (apply). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KR_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} kr_port_wild SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * KR_WILD_HALF);
+	__type(key, __u32);
+	__type(value, struct kr_service);
+} kr_wild_svcs SEC(".maps");
+
 /* Egress devices: ifindex -> the source MAC l2 forwarding writes.  Written by the tool
  * when it attaches; without an entry, a packet leaving by its ingress device gets the
  * MAC it was addressed to. */
@@ -41,6 +58,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kr_device);
 } kr_devices SEC(".maps");
+
+/* The same entries for ifindexes below KR_DEVICE_SLOTS, by ifindex (an inlined array
+ * lookup instead of a hash lookup per l2 packet).  Written by the tool with kr_devices;
+ * an entry without KR_DEVICE_F_MAC sends the data path to kr_devices. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KR_DEVICE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct kr_device);
+} kr_device_macs SEC(".maps");
 
 /* Global counters by reason (one entry).  Written by the programs; read by the tool. */
 struct {

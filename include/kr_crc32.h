@@ -392,6 +392,33 @@ static const __u32 kr_crc32_key_table[8][256] = {
 };
 
 /* The CRC register after 8 more key bytes p[0..7]. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Little-endian: the 8 bytes as one 64-bit load (byte k = bits 8k..8k+7), then shifts:
+ * in BPF a shift and a mask per byte instead of a byte load, xor and mask (issue 14:
+ * -25% of the program's CRC-32 time for a 16-byte key). */
+static __always_inline __u64 kr_crc32_load8(const __u8 *p)
+{
+#ifdef __bpf__
+	return *(const __u64 *)p;	/* unaligned loads are allowed from map values */
+#else
+	__u64 w;
+
+	__builtin_memcpy(&w, p, 8);
+	return w;
+#endif
+}
+
+static __always_inline __u32 kr_crc32_step8(__u32 crc, const __u8 *p)
+{
+	__u64 w = kr_crc32_load8(p);
+	__u32 lo = crc ^ (__u32)w, hi = (__u32)(w >> 32);
+
+	return kr_crc32_key_table[7][lo & 0xff] ^ kr_crc32_key_table[6][(lo >> 8) & 0xff] ^
+	       kr_crc32_key_table[5][(lo >> 16) & 0xff] ^ kr_crc32_key_table[4][lo >> 24] ^
+	       kr_crc32_key_table[3][hi & 0xff] ^ kr_crc32_key_table[2][(hi >> 8) & 0xff] ^
+	       kr_crc32_key_table[1][(hi >> 16) & 0xff] ^ kr_crc32_key_table[0][hi >> 24];
+}
+#else
 static __always_inline __u32 kr_crc32_step8(__u32 crc, const __u8 *p)
 {
 	return kr_crc32_key_table[7][(crc ^ p[0]) & 0xff] ^
@@ -401,6 +428,7 @@ static __always_inline __u32 kr_crc32_step8(__u32 crc, const __u8 *p)
 	       kr_crc32_key_table[3][p[4]] ^ kr_crc32_key_table[2][p[5]] ^
 	       kr_crc32_key_table[1][p[6]] ^ kr_crc32_key_table[0][p[7]];
 }
+#endif
 
 /*
  * crc32 of buf[0..len); len is clamped to KR_CRC_MAX_LEN (buf must hold 256 bytes).  Both

@@ -139,6 +139,7 @@ KR_LAYOUT_AT(kr_ring_trace, ring_id, 44);
 #define KR_DEFAULT_BACKEND_IDS	65536	/* default max_entries of kr_backends / kr_backend_stats
 					 * (userspace may raise it up to KR_MAX_BACKEND_IDS) */
 #define KR_MAX_DEVICES		256	/* default max_entries of kr_devices */
+#define KR_DEVICE_SLOTS		4096	/* kr_device_macs: devices with ifindex below this */
 #define KR_PAYLOAD_WINDOW	512	/* UDP payload bytes the extractors can see */
 #define KR_MAX_PAYLOAD_OFFSET	256	/* payload extractor: largest offset */
 #define KR_KEY_BUF		256	/* key buffer: KR_MAX_KEY_LEN + 1 */
@@ -198,6 +199,20 @@ struct kr_service_ports {
 	__u64 no_exact[KR_PORT_WORDS];
 };
 
+/*
+ * kr_port_wild (ARRAY, one __u32 per UDP port, host order) and kr_wild_svcs (ARRAY of
+ * struct kr_service, two halves of KR_WILD_HALF): the wildcard service of a port without
+ * a hash lookup.  kr_port_wild[p] = 0: none here, the data path looks in kr_services as
+ * before (so a writer that knows only kr_services, and a port whose entry apply cleared,
+ * stay correct); else i + 1: the port's wildcard service is kr_wild_svcs[i], a copy of its
+ * kr_services value.  `keyrouter apply` clears the entries of the wildcard services it is
+ * about to write or remove, and after them copies every wildcard service of kr_services
+ * into the half no port uses, then points the ports at the copies (one 4-byte write
+ * each): an entry in use is never written, and a set entry always equals kr_services.
+ */
+#define KR_WILD_HALF		KR_MAX_SERVICES
+#define KR_PORTS		65536
+
 struct kr_service {
 	__u32 ring_id;		/* 0..KR_MAX_RINGS-1 */
 	__u8 key_type;		/* enum kr_key_type */
@@ -238,14 +253,21 @@ KR_LAYOUT_AT(kr_service, tun_src4, 16);
 KR_LAYOUT_AT(kr_service, tun_src6, 20);
 KR_LAYOUT_AT(kr_service, subset_id, 36);
 
-/* kr_devices value: the MAC the router uses as source on an egress device (l2 mode). */
+/* kr_devices / kr_device_macs value: the MAC the router uses as source on an egress device
+ * (l2 mode).  kr_device_macs (ARRAY indexed by ifindex, below KR_DEVICE_SLOTS) holds the
+ * same entries as kr_devices (HASH), so that l2 forwarding finds them without a hash
+ * lookup; its entries without KR_DEVICE_F_MAC are empty slots (the data path then looks in
+ * kr_devices, which alone holds devices with larger ifindexes). */
+#define KR_DEVICE_F_MAC		1u	/* flags: the entry holds a MAC */
 struct kr_device {
 	__u8 mac[6];
-	__u8 pad[2];
+	__u8 flags;		/* KR_DEVICE_F_* */
+	__u8 pad;
 };
 KR_LAYOUT_SIZE(kr_device, 8);
 KR_LAYOUT_AT(kr_device, mac, 0);
-KR_LAYOUT_AT(kr_device, pad, 6);
+KR_LAYOUT_AT(kr_device, flags, 6);
+KR_LAYOUT_AT(kr_device, pad, 7);
 
 /* Global counters (per-CPU array, one entry).  Every packet is counted in `seen` and in
  * exactly one of passed / routed / dropped; the other fields say why. */

@@ -49,14 +49,18 @@ _Static_assert(KR_MAX_PAYLOAD_OFFSET + KR_KEY_BUF <= KR_PAYLOAD_WINDOW, "window 
 #define KR_WIN(s, x)	((s)->win[kr_idx((x), KR_WIN_MASK)])
 #define KR_KEY(s, x)	((s)->key[kr_idx((x), KR_KEY_MASK)])
 
-/* Per-CPU scratch (a map value in BPF): the payload window and the key. */
+/* Per-CPU scratch (a map value in BPF): the payload window, the key, and the data path's
+ * copy of the packet's service (keyrouter.bpf.c kr_stage_service: one pointer type for
+ * the rest of the program, wherever the service was found). */
 struct kr_scratch {
 	__u8 win[KR_PAYLOAD_WINDOW];
 	__u8 key[KR_KEY_BUF];
+	struct kr_service svc;
 };
-KR_LAYOUT_SIZE(kr_scratch, 768);
+KR_LAYOUT_SIZE(kr_scratch, 808);
 KR_LAYOUT_AT(kr_scratch, win, 0);
 KR_LAYOUT_AT(kr_scratch, key, 512);
+KR_LAYOUT_AT(kr_scratch, svc, 768);
 
 #ifdef __bpf__
 #define kr_loop(n, fn, ctx) bpf_loop((n), (fn), (ctx), 0)
@@ -148,7 +152,7 @@ static __always_inline void kr_key_copy(struct kr_scratch *s, __u32 start, __u32
 	}
 }
 _Static_assert(__builtin_offsetof(struct kr_scratch, key) == KR_PAYLOAD_WINDOW &&
-	       sizeof(struct kr_scratch) == KR_PAYLOAD_WINDOW + KR_KEY_BUF &&
+	       sizeof(struct kr_scratch) >= KR_PAYLOAD_WINDOW + KR_KEY_BUF &&
 	       KR_KEY_BUF % 8 == 0, "kr_key_copy: key buffer right after the window, 8-byte steps");
 
 static __always_inline int kr_key_tuple(const struct kr_pkt *pkt, struct kr_scratch *s,
@@ -190,11 +194,15 @@ static __always_inline int kr_key_delim(struct kr_scratch *s, __u32 off, __u32 w
 	return KR_KEY_TOO_LONG;
 }
 
-static __always_inline int kr_key_payload(const struct kr_service *svc, const struct kr_pkt *pkt,
-					  struct kr_scratch *s, __u32 wlen, __u32 *klen)
+/* payload without a delimiter: [payload_off, payload_off + payload_len), or to the end of
+ * the payload when payload_len is 0.  (The data path calls this one inline.) */
+static __always_inline int kr_key_payload_span(const struct kr_service *svc,
+					       const struct kr_pkt *pkt, struct kr_scratch *s,
+					       __u32 wlen, __u32 *klen)
 {
 	__u32 off = svc->payload_off, len = svc->payload_len;
 
+	*klen = 0;
 	if (off > KR_MAX_PAYLOAD_OFFSET)
 		return KR_KEY_BAD_SERVICE;
 	if (off > pkt->pl_len)
@@ -204,8 +212,6 @@ static __always_inline int kr_key_payload(const struct kr_service *svc, const st
 			return KR_KEY_TOO_LONG;
 		if (off + len > pkt->pl_len || off + len > wlen)
 			return KR_KEY_NOT_FOUND;
-	} else if (svc->flags & KR_SVC_F_PAYLOAD_DELIM) {
-		return kr_key_delim(s, off, wlen, svc->payload_delim, klen);
 	} else {
 		len = pkt->pl_len - off;
 		if (len > KR_MAX_KEY_LEN)
@@ -216,6 +222,21 @@ static __always_inline int kr_key_payload(const struct kr_service *svc, const st
 	kr_key_copy(s, off, len);
 	*klen = len;
 	return KR_KEY_OK;
+}
+
+static __always_inline int kr_key_payload(const struct kr_service *svc, const struct kr_pkt *pkt,
+					  struct kr_scratch *s, __u32 wlen, __u32 *klen)
+{
+	__u32 off = svc->payload_off;
+
+	if (!svc->payload_len && (svc->flags & KR_SVC_F_PAYLOAD_DELIM)) {
+		if (off > KR_MAX_PAYLOAD_OFFSET)
+			return KR_KEY_BAD_SERVICE;
+		if (off > pkt->pl_len)
+			return KR_KEY_NOT_FOUND;
+		return kr_key_delim(s, off, wlen, svc->payload_delim, klen);
+	}
+	return kr_key_payload_span(svc, pkt, s, wlen, klen);
 }
 
 /* dns: the question name, byte by byte (a plain bounded loop: the verifier prunes the

@@ -66,3 +66,50 @@ print(" ".join("%s=%d" % (p, (b[int(p) >> 3] >> (int(p) & 7)) & 1) for p in sys.
 	run -0 marks 53 9000
 	assert_output "53=1 9000=0"
 }
+
+# wild PORT... -> "PORT=H/same ..." per port: H the half of kr_wild_svcs its entry points
+# into (- : no entry), same: the copy there equals the port's wildcard in kr_services
+wild() {
+	local p w
+	for p in "$@"; do
+		w=$(bpftool -j map lookup pinned "/sys/fs/bpf/keyrouter/$N/kr_port_wild" \
+			key $((p & 255)) $((p >> 8)) 0 0 | python3 -c '
+import json, sys
+v = json.load(sys.stdin)["value"]
+print(sum(int(x, 16) << (8 * i) for i, x in enumerate(v)))')
+		if [ "$w" = 0 ]; then
+			printf '%s=- ' "$p"
+			continue
+		fi
+		i=$((w - 1))
+		copy=$(bpftool -j map lookup pinned "/sys/fs/bpf/keyrouter/$N/kr_wild_svcs" \
+			key $((i & 255)) $((i >> 8)) 0 0 | python3 -c 'import json,sys; print(json.load(sys.stdin)["value"])')
+		orig=$(bpftool -j map lookup pinned "/sys/fs/bpf/keyrouter/$N/kr_services" \
+			key $(printf '0 %.0s' $(seq 16)) $((p >> 8)) $((p & 255)) 17 0 |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)["value"])')
+		printf '%s=%d/%s ' "$p" $((i / 1024)) "$([ "$copy" = "$orig" ] && echo same || echo differs)"
+	done
+	echo
+}
+
+@test "kernel: apply copies the wildcard services by port (kr_port_wild), into the half no port uses" {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	[ -f "${OUT:-build}/bpf/keyrouter.bpf.o" ] || skip "no BPF object"
+	N=kr-pw-$$
+	config "$T/a.json" "53:192.0.2.53 53:* 11211:* 9000:*"
+	config "$T/b.json" "53:* 11211:* 9000:192.0.2.9 9000:2001:db8::9"
+	ip netns add "$N"
+	ip -n "$N" link add v0 type veth peer name v1
+	ip -n "$N" link set v0 up
+	ip -n "$N" link set v1 up
+	run -0 nsenter --net="/run/netns/$N" "$KK" load v0 -c "$T/a.json" --mode generic --instance "$N"
+	run -0 wild 53 11211 9000 1234
+	assert_output "53=0/same 11211=0/same 9000=0/same 1234=- "
+	# 9000 loses its wildcard; the others are copied into the other half
+	run -0 nsenter --net="/run/netns/$N" "$KK" apply -c "$T/b.json" --instance "$N"
+	run -0 wild 53 11211 9000
+	assert_output "53=1/same 11211=1/same 9000=- "
+	run -0 nsenter --net="/run/netns/$N" "$KK" apply -c "$T/a.json" --instance "$N"
+	run -0 wild 53 11211 9000
+	assert_output "53=0/same 11211=0/same 9000=0/same "
+}

@@ -31,6 +31,7 @@
 #include <bpf/libbpf.h>
 #include "kr_datapath_kern_user.h"
 #include "publish.h"
+#include "ops_ports.h"
 #include "../bpf/pktbuild.h"
 #include "../bpf/ring_fixture.h"
 #include "kr_dpbench_full.skel.h"
@@ -62,7 +63,8 @@ static int map_fd(struct bpf_object *obj, const char *name)
 /* Maps the builds share (the full build's). */
 static const char *shared_maps[] = { "kr_rings", "kr_ring_ctl", "kr_backends", "kr_services",
 				     "kr_service_ports",
-				     "kr_devices", "kr_counters", "kr_backend_stats",
+				     "kr_port_wild", "kr_wild_svcs",
+				     "kr_devices", "kr_device_macs", "kr_counters", "kr_backend_stats",
 				     "kr_slot_stats" };
 
 static int prepare(struct bpf_object *obj)
@@ -130,6 +132,15 @@ static int configure(void)
 		if (bpf_map_update_elem(map_fd(o, "kr_backends"), &id, &b, BPF_ANY))
 			return -1;
 	}
+	/* the ingress device (test_run: lo, ifindex 1) has an entry, as `keyrouter apply`
+	 * writes one for the interface it is loaded on; a NIC's MAC */
+	struct kr_device dev = { .mac = { 2, 0, 0, 0, 0, 0xfe }, .flags = KR_DEVICE_F_MAC };
+	uint32_t lo = 1;
+
+	if (bpf_map_update_elem(map_fd(o, "kr_devices"), &lo, &dev, BPF_ANY) ||
+	    bpf_map_update_elem(map_fd(o, "kr_device_macs"), &lo, &dev, BPF_ANY))
+		return -1;
+
 	static struct kr_service_ports sp;
 
 	/* as `keyrouter apply` marks it: no port has an exact-VIP service */
@@ -139,7 +150,9 @@ static int configure(void)
 	    bpf_map_update_elem(map_fd(o, "kr_services"), &k, &s, BPF_ANY) ||
 	    bpf_map_update_elem(map_fd(o, "kr_ring_ctl"), &zero, &ctl, BPF_ANY))
 		return -1;
-	return 0;
+	/* the wildcard service's copy, by port, as `keyrouter apply` writes it */
+	return kr_ops_port_wild_sync(map_fd(o, "kr_port_wild"), map_fd(o, "kr_wild_svcs"),
+				     map_fd(o, "kr_services")) ? -1 : 0;
 }
 
 static int publish_random(uint32_t n, uint64_t *seed)

@@ -62,6 +62,7 @@
 #include "continuum.h"
 #include "image.h"
 #include "publish.h"
+#include "ops_ports.h"
 #include "../bpf/pktbuild.h"
 #include "keyrouter.skel.h"
 #include "kr_bare_fwd.skel.h"
@@ -177,7 +178,8 @@ static void topology(void)
 
 /* Maps the variant builds share with the shipped program. */
 static const char *shared_maps[] = { "kr_rings", "kr_ring_ctl", "kr_backends", "kr_services",
-				     "kr_service_ports", "kr_devices", "kr_counters",
+				     "kr_service_ports", "kr_port_wild", "kr_wild_svcs",
+				     "kr_devices", "kr_device_macs", "kr_counters",
 				     "kr_backend_stats", "kr_slot_stats" };
 
 static void share_maps(struct bpf_object *obj, const char *what)
@@ -258,7 +260,11 @@ static void configure(const char *path)
 		die("%s: %u backends, this benchmark sizes its maps for 4095", path, n);
 	ifmac("xf_sink", sink_mac);
 	ifmac("xf_out", dev.mac);
-	if (bpf_map_update_elem(bpf_map__fd(kr->maps.kr_devices), &if_out, &dev, BPF_ANY))
+	dev.flags = KR_DEVICE_F_MAC;
+	/* as `keyrouter apply` writes a device: in both maps (ifindex < KR_DEVICE_SLOTS) */
+	if (bpf_map_update_elem(bpf_map__fd(kr->maps.kr_devices), &if_out, &dev, BPF_ANY) ||
+	    (if_out < KR_DEVICE_SLOTS &&
+	     bpf_map_update_elem(bpf_map__fd(kr->maps.kr_device_macs), &if_out, &dev, BPF_ANY)))
 		die("kr_devices: %s", strerror(errno));
 	ids = calloc(n, sizeof(*ids));
 	if (!ids)
@@ -303,6 +309,11 @@ static void configure(const char *path)
 		    bpf_map_update_elem(bpf_map__fd(kr->maps.kr_services), &k, &s, BPF_ANY))
 			die("service %u: %s", r, strerror(errno));
 	}
+	/* the wildcard services' copies by port, as `keyrouter apply` writes them */
+	if (kr_ops_port_wild_sync(bpf_map__fd(kr->maps.kr_port_wild),
+				  bpf_map__fd(kr->maps.kr_wild_svcs),
+				  bpf_map__fd(kr->maps.kr_services)))
+		die("kr_port_wild: %s", strerror(errno));
 	free(ids);
 	free(spec);
 }

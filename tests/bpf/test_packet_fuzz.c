@@ -39,6 +39,7 @@
 #include "kr_siphash.h"
 #include "image.h"
 #include "publish.h"
+#include "ops_ports.h"
 #include "keyrouter.skel.h"
 
 #define XDP_DROP	1
@@ -216,6 +217,43 @@ static void services(void)
 					BPF_ANY))
 			die("kr_service_ports", strerror(errno));
 	}
+	/* and the wildcard services by port (kr_port_wild / kr_wild_svcs), as apply writes
+	 * them: the data path finds the wildcards there, not in kr_services */
+	if (kr_ops_port_wild_sync(bpf_map__fd(skel->maps.kr_port_wild),
+				  bpf_map__fd(skel->maps.kr_wild_svcs), svc_fd))
+		die("kr_port_wild", strerror(errno));
+}
+
+/* Every wildcard port of svcs has its copy in kr_wild_svcs; the others no entry. */
+static void check_port_wild(void)
+{
+	int wfd = bpf_map__fd(skel->maps.kr_port_wild), sfd = bpf_map__fd(skel->maps.kr_wild_svcs);
+	unsigned bad = 0, nwild = 0;
+
+	for (size_t i = 0; i < NSVC; i++) {
+		uint32_t p = svcs[i].port, w = 0, j;
+		struct kr_service v;
+
+		if (bpf_map_lookup_elem(wfd, &p, &w))
+			bad++;
+		if (svcs[i].exact)
+			continue;
+		nwild++;
+		j = w - 1;
+		if (!w || bpf_map_lookup_elem(sfd, &j, &v) || memcmp(&v, &svcs[i].s, sizeof(v)))
+			bad++;
+	}
+	for (uint32_t p = 0; p < 65536; p += 997) {	/* a sample of ports without one */
+		uint32_t w = 1;
+		bool has = false;
+
+		for (size_t i = 0; i < NSVC; i++)
+			has |= svcs[i].port == p && !svcs[i].exact;
+		if (!has && (bpf_map_lookup_elem(wfd, &p, &w) || w))
+			bad++;
+	}
+	CHECK(bad == 0 && nwild > 0, "kr_port_wild: the %u wildcard services by port, copies "
+	      "equal to kr_services (%u wrong)", nwild, bad);
 }
 
 /* The model's service lookup: exact (family, VIP, port), else the port's wildcard. */
@@ -631,6 +669,7 @@ int main(void)
 	cnt_fd = bpf_map__fd(skel->maps.kr_counters);
 	world();
 	services();
+	check_port_wild();
 	DIAG("seed %#llx, %s", (unsigned long long)(rng), secs > 0 ? "timed run" : "fixed count");
 
 	counters(&c0);

@@ -46,7 +46,7 @@ enum verdict { V_PASS, V_DROP, V_TX, V_REDIRECT };
 #define NCNT (sizeof(struct kr_counters) / 8)
 
 static struct keyrouter_bpf *skel;
-static int xdp_fd, tc_fd, svc_fd, be_fd, dev_fd, cnt_fd, bstat_fd, rings_fd, ctl_fd;
+static int xdp_fd, tc_fd, svc_fd, be_fd, dev_fd, devm_fd, cnt_fd, bstat_fd, rings_fd, ctl_fd;
 static int ncpu, ifx_a;			/* ifindex of the veth with the backends */
 static uint8_t mac_a[6];
 static const uint8_t nb_mac4[6] = { 0x02, 0, 0, 0, 0x09, 0x02 };	/* 10.9.0.2 */
@@ -788,6 +788,7 @@ static void table_forward(void)
 	static const uint8_t be_mac[3][6] = { { 2, 0, 0, 0, 0, 0x10 }, { 2, 0, 0, 0, 0, 0x11 },
 					      { 2, 0, 0, 0, 0, 0x12 } };
 	static const uint8_t dev_mac[6] = { 2, 0, 0, 0, 0, 0xee };
+	static const uint8_t dev_mac2[6] = { 2, 0, 0, 0, 0, 0xdd };
 	static const char *keys[] = { "alpha", "bravo", "charlie", "delta", "echo", "foxtrot" };
 	const uint32_t ids0[3] = { 10, 11, 12 }, ids1[1] = { 20 }, ids2[1] = { 21 };
 	struct kr_service l2 = { .ring_id = 0, .key_type = KR_KEY_PAYLOAD, .fwd_mode = KR_FWD_L2 };
@@ -815,16 +816,25 @@ static void table_forward(void)
 	(void)err;
 
 	/* l2: dst MAC = the backend's, src MAC = the frame's own dst (egress = ingress), then
-	 * the configured MAC of the device */
-	for (int dev = 0; dev < 2; dev++) {
+	 * the configured MAC of the device: dev 1 in kr_devices only; dev 2 also in
+	 * kr_device_macs, with another MAC (that entry wins); dev 3 in kr_devices and an
+	 * empty kr_device_macs slot (no KR_DEVICE_F_MAC: kr_devices decides) */
+	for (int dev = 0; dev < 4; dev++) {
+		static const char *what[] = { "", ", device MAC", ", device MAC (array)",
+					      ", device MAC (empty array slot)" };
+		const uint8_t *smac = dev == 0 ? pkt_dmac : dev == 2 ? dev_mac2 : dev_mac;
 		uint32_t lo = 1;
-		struct kr_device d;
+		struct kr_device d, dm;
 
 		memset(&d, 0, sizeof(d));
-
+		memset(&dm, 0, sizeof(dm));
 		memcpy(d.mac, dev_mac, 6);
+		memcpy(dm.mac, dev_mac2, 6);
+		dm.flags = dev == 2 ? KR_DEVICE_F_MAC : 0;
 		if (dev && bpf_map_update_elem(dev_fd, &lo, &d, BPF_ANY))
 			perror("device");
+		if (dev >= 2 && bpf_map_update_elem(devm_fd, &lo, &dm, BPF_ANY))
+			perror("device array");
 		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 			struct pkt_spec s = PKT_V4(V4C, 5000, "192.0.2.10", 7000);
 			uint32_t h = kr_crc32(keys[k], strlen(keys[k])), p = ring_point(h, 3);
@@ -839,9 +849,9 @@ static void table_forward(void)
 			len = pkt_build(&s, in);
 			memcpy(exp, in, len);
 			memcpy(exp, be_mac[p], 6);
-			memcpy(exp + 6, dev ? dev_mac : pkt_dmac, 6);
+			memcpy(exp + 6, smac, 6);
 			snprintf(name, sizeof(name), "l2 key '%s' -> point %u (backend %u)%s", keys[k],
-				 p, ids0[p], dev ? ", device MAC" : "");
+				 p, ids0[p], what[dev]);
 			r = (struct row){ name, s, V_TX, NONE, NONE, KR_KEY_PAYLOAD, keys[k] };
 			memset(bst, 0, sizeof(bst));
 			bpf_map_lookup_elem(bstat_fd, &ids0[p], bst);
@@ -858,6 +868,8 @@ static void table_forward(void)
 		}
 		if (dev)
 			bpf_map_delete_elem(dev_fd, &lo);
+		memset(&dm, 0, sizeof(dm));
+		bpf_map_update_elem(devm_fd, &lo, &dm, BPF_ANY);
 	}
 
 	/* l2 to another device: redirect with that device's configured MAC; without one the
@@ -1018,6 +1030,7 @@ int main(void)
 	svc_fd = bpf_map__fd(skel->maps.kr_services);
 	be_fd = bpf_map__fd(skel->maps.kr_backends);
 	dev_fd = bpf_map__fd(skel->maps.kr_devices);
+	devm_fd = bpf_map__fd(skel->maps.kr_device_macs);
 	cnt_fd = bpf_map__fd(skel->maps.kr_counters);
 	bstat_fd = bpf_map__fd(skel->maps.kr_backend_stats);
 	rings_fd = bpf_map__fd(skel->maps.kr_rings);

@@ -551,6 +551,7 @@ static int add_device(struct planner *pl, uint32_t ifindex, const struct kr_live
 		if (p->devices[i].ifindex == ifindex)
 			return 0;
 	memcpy(v.mac, d->mac, 6);
+	v.flags = KR_DEVICE_F_MAC;
 	if (d->has_entry && !memcmp(&d->entry, &v, sizeof(v)))
 		return 0;
 	if (GROW(p->devices, p->ndevices, pl->cap_devices))

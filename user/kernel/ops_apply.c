@@ -180,6 +180,14 @@ static int read_device_ifindex(const struct kr_ops_maps *m, struct kr_live *lv, 
 	}
 	d->has_entry = m && m->devices >= 0 &&
 		       !bpf_map_lookup_elem(m->devices, &ifindex, &d->entry);
+	/* kr_device_macs holds the same entry (ops_apply.h): one that differs there is
+	 * rewritten in both */
+	if (d->has_entry && m->device_macs >= 0 && ifindex < KR_DEVICE_SLOTS) {
+		struct kr_device fast;
+
+		d->has_entry = !bpf_map_lookup_elem(m->device_macs, &ifindex, &fast) &&
+			       !memcmp(&fast, &d->entry, sizeof(fast));
+	}
 	return 0;
 }
 
@@ -372,10 +380,15 @@ static int exec_members_services(const struct kr_ops_maps *m, const struct kr_ap
 {
 	int rc;
 
-	for (__u32 i = 0; i < p->ndevices; i++)		/* 4. devices, members */
-		if (bpf_map_update_elem(m->devices, &p->devices[i].ifindex, &p->devices[i].v,
-					BPF_ANY))
+	for (__u32 i = 0; i < p->ndevices; i++) {	/* 4. devices, members */
+		__u32 ifindex = p->devices[i].ifindex;
+
+		if (bpf_map_update_elem(m->devices, &ifindex, &p->devices[i].v, BPF_ANY))
 			return fail(err, -errno, "write kr_devices");
+		if (m->device_macs >= 0 && ifindex < KR_DEVICE_SLOTS &&
+		    bpf_map_update_elem(m->device_macs, &ifindex, &p->devices[i].v, BPF_ANY))
+			return fail(err, -errno, "write " KR_MAP_DEVICE_MACS);
+	}
 	rc = exec_members_add(m, p, err);
 	if (rc)
 		return rc;
@@ -384,6 +397,13 @@ static int exec_members_services(const struct kr_ops_maps *m, const struct kr_ap
 					p->nservices, sizeof(p->services[0]));
 	if (rc)
 		return fail(err, rc, "write " KR_MAP_SERVICE_PORTS);
+	rc = kr_ops_port_wild_clear(m->port_wild, p->services ? &p->services[0].k : NULL,
+				    p->nservices, sizeof(p->services[0]));
+	if (!rc)
+		rc = kr_ops_port_wild_clear(m->port_wild, p->services_del, p->nservices_del,
+					    sizeof(p->services_del[0]));
+	if (rc)
+		return fail(err, rc, "write " KR_MAP_PORT_WILD);
 	for (__u32 i = 0; i < p->nservices; i++) {
 		if (bpf_map_update_elem(m->services, &p->services[i].k, &p->services[i].v,
 					BPF_ANY)) {
@@ -400,6 +420,9 @@ static int exec_members_services(const struct kr_ops_maps *m, const struct kr_ap
 	rc = kr_ops_service_ports_sync(m->service_ports, m->services);
 	if (rc)
 		return fail(err, rc, "write " KR_MAP_SERVICE_PORTS);
+	rc = kr_ops_port_wild_sync(m->port_wild, m->wild_svcs, m->services);
+	if (rc)
+		return fail(err, rc, "write " KR_MAP_PORT_WILD);
 	return 0;
 }
 

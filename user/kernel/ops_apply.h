@@ -13,8 +13,11 @@
  *      published (one outer-map update); `ring stage`: into the standby slot, then the
  *      control word says staged
  *   4. QUIC-LB configurations and server IDs (kr_qlb_configs, kr_qlb_servers:
- *      ops_quic_lb.h); devices (kr_devices), then the members of shared subsets
- *   5. services: added / changed, then removed; then QUIC-LB entries no service uses
+ *      ops_quic_lb.h); devices (kr_devices, and kr_device_macs for ifindexes below
+ *      KR_DEVICE_SLOTS: the same entry in both), then the members of shared subsets
+ *   5. services: added / changed, then removed (between two writes of kr_service_ports
+ *      and of kr_port_wild / kr_wild_svcs: ops_ports.h); then QUIC-LB entries no
+ *      service uses
  *   6. garbage: members, ring ids and backend ids nothing refers to any more
  * Nothing here prints: the plan (with what was done) is returned for the command to show.
  */

@@ -39,6 +39,9 @@ int kr_ops_maps_open(const struct kr_inst *in, struct kr_ops_maps *m)
 	m->devices = kr_ops_map_open(in, KR_MAP_DEVICES, true);
 	m->members = kr_ops_map_open(in, KR_MAP_SUBSET_MEMBERS, true);
 	m->service_ports = kr_ops_map_open(in, KR_MAP_SERVICE_PORTS, true);
+	m->device_macs = kr_ops_map_open(in, KR_MAP_DEVICE_MACS, true);
+	m->port_wild = kr_ops_map_open(in, KR_MAP_PORT_WILD, true);
+	m->wild_svcs = kr_ops_map_open(in, KR_MAP_WILD_SVCS, true);
 	m->backends_max = map_max_entries(m->backends);
 	m->services_max = map_max_entries(m->services);
 	m->ncpus = libbpf_num_possible_cpus();
@@ -51,7 +54,7 @@ void kr_ops_maps_close(struct kr_ops_maps *m)
 {
 	int *fds[] = { &m->backends, &m->services, &m->rings, &m->ctl, &m->slot_stats,
 		       &m->counters, &m->backend_stats, &m->devices, &m->members,
-		       &m->service_ports };
+		       &m->service_ports, &m->device_macs, &m->port_wild, &m->wild_svcs };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)

@@ -19,6 +19,9 @@
 #define KR_MAP_COUNTERS		"kr_counters"
 #define KR_MAP_BACKEND_STATS	"kr_backend_stats"
 #define KR_MAP_DEVICES		"kr_devices"
+#define KR_MAP_DEVICE_MACS	"kr_device_macs"
+#define KR_MAP_PORT_WILD	"kr_port_wild"
+#define KR_MAP_WILD_SVCS	"kr_wild_svcs"
 #define KR_MAP_SUBSET_MEMBERS	"kr_subset_members"
 #define KR_MAP_SERVICE_PORTS	"kr_service_ports"
 
@@ -27,6 +30,8 @@ struct kr_ops_maps {
 	int slot_stats, counters, backend_stats, devices;	/* optional: -1 when absent */
 	int members;				/* kr_subset_members, optional */
 	int service_ports;			/* kr_service_ports, optional */
+	int device_macs;			/* kr_device_macs, optional */
+	int port_wild, wild_svcs;		/* kr_port_wild, kr_wild_svcs, optional */
 	__u32 backends_max;			/* max_entries of kr_backends */
 	__u32 services_max;
 	int ncpus;

@@ -20,4 +20,18 @@ int kr_ops_service_ports_clear(int ports_fd, const struct kr_service_key *keys, 
 			       size_t stride);
 int kr_ops_service_ports_sync(int ports_fd, int services_fd);
 
+/*
+ * kr_port_wild / kr_wild_svcs (include/kr_datapath_kern_user.h): the wildcard service of a
+ * port without a hash lookup.  kr_ops_port_wild_clear(), before services are written or
+ * removed: the ports of the wildcard keys among `keys` lose their entry (the data path
+ * reads kr_services there meanwhile).  kr_ops_port_wild_sync(), after: every wildcard
+ * service of kr_services (at most KR_WILD_HALF; the others stay with kr_services) is copied
+ * into the half of kr_wild_svcs that no port uses (ports left pointing into it first lose
+ * their entry), then each port's entry is pointed at its copy, or cleared.  wild_fd or
+ * svcs_fd < 0 (a data path without the maps): nothing to do.  0 or -errno.
+ */
+int kr_ops_port_wild_clear(int wild_fd, const struct kr_service_key *keys, __u32 n,
+			   size_t stride);
+int kr_ops_port_wild_sync(int wild_fd, int svcs_fd, int services_fd);
+
 #endif
