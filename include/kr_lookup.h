@@ -185,6 +185,8 @@ static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
 #define KR_WINDOW		16
 #endif
 #endif
+_Static_assert(KR_WINDOW >= 2 && (KR_WINDOW & (KR_WINDOW - 1)) == 0,
+	       "KR_WINDOW: a power of two (the window's points are indexed with a mask)");
 
 /* The hash of a point for counting, as one 32-bit load on little-endian machines
  * (hash_lo and hash_hi are the two halves of a little-endian __u32 at a 2-byte aligned
