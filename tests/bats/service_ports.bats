@@ -44,17 +44,22 @@ print(" ".join("%s=%d" % (p, (b[int(p) >> 3] >> (int(p) & 7)) & 1) for p in sys.
 ' "$@"
 }
 
+# ns_load CONFIG: namespace $N with a veth pair, keyrouter loaded on v0 (generic XDP)
+ns_load() {
+	ip netns add "$N"
+	ip -n "$N" link add v0 type veth peer name v1
+	ip -n "$N" link set v0 up
+	ip -n "$N" link set v1 up
+	run -0 nsenter --net="/run/netns/$N" "$KK" load v0 -c "$1" --mode generic --instance "$N"
+}
+
 @test "kernel: apply marks the ports without an exact VIP, and unmarks a port that gets one" {
 	[ "$(id -u)" = 0 ] || skip "needs root"
 	[ -f "${OUT:-build}/bpf/keyrouter.bpf.o" ] || skip "no BPF object"
 	N=kr-sp-$$
 	config "$T/a.json" "53:192.0.2.53 53:* 11211:* 9000:*"
 	config "$T/b.json" "53:* 11211:* 9000:192.0.2.9 9000:2001:db8::9"
-	ip netns add "$N"
-	ip -n "$N" link add v0 type veth peer name v1
-	ip -n "$N" link set v0 up
-	ip -n "$N" link set v1 up
-	run -0 nsenter --net="/run/netns/$N" "$KK" load v0 -c "$T/a.json" --mode generic --instance "$N"
+	ns_load "$T/a.json"
 	run -0 marks 53 11211 9000 1234 0 65535
 	assert_output "53=0 11211=1 9000=1 1234=1 0=1 65535=1"
 	run -0 nsenter --net="/run/netns/$N" "$KK" apply -c "$T/b.json" --instance "$N"
@@ -98,11 +103,7 @@ print(sum(int(x, 16) << (8 * i) for i, x in enumerate(v)))')
 	N=kr-pw-$$
 	config "$T/a.json" "53:192.0.2.53 53:* 11211:* 9000:*"
 	config "$T/b.json" "53:* 11211:* 9000:192.0.2.9 9000:2001:db8::9"
-	ip netns add "$N"
-	ip -n "$N" link add v0 type veth peer name v1
-	ip -n "$N" link set v0 up
-	ip -n "$N" link set v1 up
-	run -0 nsenter --net="/run/netns/$N" "$KK" load v0 -c "$T/a.json" --mode generic --instance "$N"
+	ns_load "$T/a.json"
 	run -0 wild 53 11211 9000 1234
 	assert_output "53=0/same 11211=0/same 9000=0/same 1234=- "
 	# 9000 loses its wildcard; the others are copied into the other half
