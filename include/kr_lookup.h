@@ -156,7 +156,7 @@ static __always_inline __u32 kr_chunk_lb(const struct kr_point *pts, __u32 base,
 
 	if (n == 0)
 		return 0;
-	for (s = 0; s < KR_PTS_SHIFT; s++) {	/* 512 -> 1 in 9 halvings */
+	for (s = 0; s < KR_PTS_SHIFT; s++) {	/* 2048 -> 1 in 11 halvings */
 		__u32 half = n >> 1;
 
 		b += half & kr_lt_mask(kr_chunk_hash(pts, base + b + half), h);
