@@ -39,6 +39,7 @@
 #include "kr_dpbench_limit.skel.h"
 #include "kr_dpbench_plain.skel.h"
 #include "kr_bare_fwd.skel.h"
+#include "bench_loadavg.h"
 
 #define REPEAT	(1u << 18)
 #define NB	16
@@ -229,17 +230,6 @@ static uint32_t backend_of(int v, uint32_t ctr)
 	return out[5];
 }
 
-static void loadavg(const char *when)
-{
-	char buf[128] = "";
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f && fgets(buf, sizeof(buf), f))
-		printf("load average %s: %s", when, buf);
-	if (f)
-		fclose(f);
-}
-
 int main(void)
 {
 	uint32_t sizes[8] = { 10000, 1000000, 16000000 }, nsizes = 3;
@@ -265,7 +255,7 @@ int main(void)
 	printf("data path XDP program (keyrouter.bpf.c), ns/packet through BPF_PROG_TEST_RUN, "
 	       "%u packets per run, each with a different key (a per-run counter written into "
 	       "the payload key), best of %d interleaved rounds\n", REPEAT, rounds);
-	loadavg("before");
+	bench_loadavg_print("before");
 	for (uint32_t si = 0; si < nsizes; si++) {
 		double best[NV];
 		uint32_t bad = 0;
@@ -304,6 +294,6 @@ int main(void)
 		       best[V_NONE] / best[V_BARE]);
 		fflush(stdout);
 	}
-	loadavg("after");
+	bench_loadavg_print("after");
 	return 0;
 }

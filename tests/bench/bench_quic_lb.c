@@ -32,22 +32,12 @@
 #include "../bpf/ring_fixture.h"
 #include "kr_aes_bench.skel.h"
 #include "kr_dpbench_full.skel.h"
+#include "bench_loadavg.h"
 
 #define REPEAT	(1u << 18)
 #define NB	16
 
 static int rounds = 7;
-
-static void loadavg(const char *when)
-{
-	char buf[128] = "";
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f && fgets(buf, sizeof(buf), f))
-		printf("load average %s: %s", when, buf);
-	if (f)
-		fclose(f);
-}
 
 static double test_run(int fd, const uint8_t *pkt, size_t len, uint32_t repeat, uint32_t *ret)
 {
@@ -380,9 +370,9 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	rounds = renv && atoi(renv) > 0 ? atoi(renv) : 7;
-	loadavg("before");
+	bench_loadavg_print("before");
 	bench_aes();
 	bench_datapath();
-	loadavg("after");
+	bench_loadavg_print("after");
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include "kr_ring_test_kern_user.h"
 #include "publish.h"
 #include "kr_ring_bench.skel.h"
+#include "bench_loadavg.h"
 
 #define REPEAT	(1u << 18)
 #define ROUNDS	7
@@ -93,17 +94,6 @@ out:
 	return ret;
 }
 
-static void loadavg(const char *when)
-{
-	char buf[128] = "";
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f && fgets(buf, sizeof(buf), f))
-		printf("load average %s: %s", when, buf);
-	if (f)
-		fclose(f);
-}
-
 int main(void)
 {
 	uint32_t sizes[8] = { 10000, 1000000, 16000000 }, nsizes = 3, zero = 0;
@@ -143,7 +133,7 @@ int main(void)
 	       "ns/packet through BPF_PROG_TEST_RUN, %u packets per run, each with a "
 	       "different key (mix32 of a per-run counter), best of %d interleaved rounds\n",
 	       REPEAT, ROUNDS);
-	loadavg("before");
+	bench_loadavg_print("before");
 	for (uint32_t si = 0; si < nsizes; si++) {
 		double best[NV];
 		uint32_t bad = 0;
@@ -175,7 +165,7 @@ int main(void)
 		       (best[V_FULL] - best[V_NONE]) / (best[V_LIMIT] - best[V_NONE]));
 		fflush(stdout);
 	}
-	loadavg("after");
+	bench_loadavg_print("after");
 	kr_ring_bench_bpf__destroy(skel);
 	return 0;
 }

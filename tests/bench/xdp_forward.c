@@ -69,6 +69,7 @@
 #include "kr_dpbench_none.skel.h"
 #include "kr_dpbench_limit.skel.h"
 #include "kr_xdp_traffic.skel.h"
+#include "bench_loadavg.h"
 
 #define BATCH	64
 
@@ -128,18 +129,6 @@ static void ifmac(const char *name, uint8_t mac[6])
 		die("MAC of %s: %s", name, strerror(errno));
 	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
 	close(fd);
-}
-
-static void loadavg(const char *when)
-{
-	char buf[128] = "";
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f && fgets(buf, sizeof(buf), f))
-		printf("load average %s: %s", when, buf);
-	if (f)
-		fclose(f);
-	fflush(stdout);
 }
 
 static double now_s(void)
@@ -404,7 +393,7 @@ int main(void)
 	       frames, rounds);
 	printf("rings: %u points (2048 backends, v2 pm 160), %u points (pm 1600)\n", npoints[0],
 	       npoints[1]);
-	loadavg("before");
+	bench_loadavg_print("before");
 	for (int i = 0; i < rounds; i++)
 		for (int p = 0; p < NP; p++) {
 			int64_t lost;
@@ -445,7 +434,7 @@ int main(void)
 			       ns[pl] - ns[P_NONE], (ns[pf] - ns[P_NONE]) / (ns[pl] - ns[P_NONE]));
 		}
 	}
-	loadavg("after");
+	bench_loadavg_print("after");
 	printf("xdp_forward: keyrouter %.2f Mpps, bare %.2f Mpps, ratio %.2f at 1.5M points\n",
 	       best[P_KR15], best[P_BARE], best[P_KR15] / best[P_BARE]);
 	return 0;
