@@ -69,8 +69,8 @@ static __always_inline int kr_point_get(void *ring, const struct kr_image_hdr *h
 static __always_inline int kr_bt_get(void *ring, const struct kr_image_hdr *hdr, __u32 b,
 				     __u32 *id)
 {
-	__u64 c = kr_div3072(b), off = b - c * KR_BT_PER_CHUNK;
 	const __u32 *e;
+	__u64 c, off;
 
 	if (b >= hdr->nbackends)
 		return -1;
@@ -81,6 +81,8 @@ static __always_inline int kr_bt_get(void *ring, const struct kr_image_hdr *hdr,
 		*id = ((const __u32 *)(const void *)hdr)[KR_BT0_OFF / 4 + b];
 		return 0;
 	}
+	c = kr_div3072(b);		/* a table of its own: chunk and entry */
+	off = b - c * KR_BT_PER_CHUNK;
 	if (off >= KR_BT_PER_CHUNK)
 		return -1;
 	e = (const __u32 *)KR_CHUNK_GET(ring, hdr->bt_chunk + (__u32)c);
