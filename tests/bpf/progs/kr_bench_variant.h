@@ -7,7 +7,11 @@
  *   KR_BENCH_FULL   the real ring stage (kr_ring_route_bytes)
  *   KR_BENCH_NONE   (a) no ring lookup: backend id = 1 + (hash & 15)
  *   KR_BENCH_LIMIT  (c) (a) + one read of a random element of the published image map of
- *                   ring 0 slot 0 (as large as the ring): outer map, header, one chunk
+ *                   ring 0 slot 0 (as large as the ring): outer map, header, one chunk.
+ *                   Nothing waits for the value read, so the CPU overlaps the reads of
+ *                   consecutive packets (the test run repeats the program back to back)
+ *   KR_BENCH_DEP    (d) (c), but the next packet's key waits for the value read (a zero
+ *                   computed from it is added to the counter): one read's whole latency
  *   KR_BENCH_PLAIN  (b) control word, slot, a plain lower-bound binary search over the
  *                   image points (one chunk lookup per step), backend table, backend state
  * The key-varying step is the same in every variant (kr_bench_key(), at the start of the
@@ -22,6 +26,7 @@
 #define KR_BENCH_NONE	2
 #define KR_BENCH_LIMIT	3
 #define KR_BENCH_PLAIN	4
+#define KR_BENCH_DEP	5
 
 /* Where the bench packet's payload starts: Ethernet (14) + IPv4 without options (20) +
  * UDP (8).  Packets of another shape are left alone. */
@@ -58,7 +63,7 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	out->backend_id = 1 + (h & 15);
 	return KR_ROUTE_OK;
 }
-#elif KR_BENCH_VARIANT == KR_BENCH_LIMIT
+#elif KR_BENCH_VARIANT == KR_BENCH_LIMIT || KR_BENCH_VARIANT == KR_BENCH_DEP
 static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 					  struct kr_route *out)
 {
@@ -85,7 +90,12 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	 * depends on the value read */
 	c = ((kr_mix32(h) & 0xffff) * (KR_CHUNK_BYTES / 4)) >> 16;
 	KR_BARRIER_VAR(c);	/* the shift's bound, not a rounded-up mask of it */
-	out->backend_id = 1 + ((w[c] ^ h) & 15);
+	c = w[c];
+	out->backend_id = 1 + ((c ^ h) & 15);
+#if KR_BENCH_VARIANT == KR_BENCH_DEP
+	asm volatile("%[c] &= 0" : [c] "+r"(c));	/* 0, once the value is there */
+	kr_bench_ctr += c;
+#endif
 	return KR_ROUTE_OK;
 }
 #elif KR_BENCH_VARIANT == KR_BENCH_PLAIN

@@ -7,7 +7,14 @@
  * key), and reads it back from the packet as the key hash.  Then:
  *   bench_none   (a) no ring lookup: the answer is derived from the hash alone
  *   bench_limit  (c) (a) + one read of a random element of the published ring's own map
- *                    (as large as the ring): what no lookup can beat
+ *                    (as large as the ring): what no lookup can beat.  Nothing waits for
+ *                    the value read, so the CPU runs on into the next packets while the
+ *                    read is in flight: the reads of consecutive packets overlap
+ *   bench_dep    (d) (c), but the next packet's key waits for the value read (it adds a
+ *                    zero computed from it): one random read's whole latency per packet
+ *   bench_idx_dep (e) (d) after one random read of the ring's bucket index, whose value
+ *                    the second read's address waits for: the latency floor of any
+ *                    index-then-points lookup
  *   bench_full   kr_ring_route(): control word, slot, bucket index, walk check, counters
  *   bench_plain  (b) as bench_full, but the point is found by a plain lower-bound binary
  *                    search over the image's points (one map lookup per step)
@@ -52,13 +59,37 @@ int bench_none(struct xdp_md *ctx)
 	return XDP_TX;
 }
 
-SEC("xdp")
-int bench_limit(struct xdp_md *ctx)
+/* A random word of chunks [first, first + n) of the ring (h picks the chunk, then the word:
+ * of the whole chunk, so the reads cover the whole range), or -1. */
+static __always_inline int kr_bench_read(void *ring, __u32 first, __u32 n, __u32 h, __u32 *val)
+{
+	__u32 c = first + (__u32)(((__u64)h * n) >> 32);
+	const __u32 *w;
+
+	w = bpf_map_lookup_elem(ring, &c);
+	if (!w)
+		return -1;
+	c = ((h & 0xffff) * (KR_CHUNK_BYTES / 4)) >> 16;
+	KR_BARRIER_VAR(c);	/* the shift's bound, not a rounded-up mask of it */
+	*val = w[c];
+	return 0;
+}
+
+/* A value that is always 0 but that the compiler (and the CPU) must wait for x to compute. */
+static __always_inline __u32 kr_bench_zero_of(__u32 x)
+{
+	asm volatile("%[x] &= 0" : [x] "+r"(x));
+	return x;
+}
+
+/* The reference reads of bench_limit, bench_dep and bench_idx_dep: one random read of the
+ * ring's whole map (after one of its index when idx_first, at an address that depends on
+ * it); when dep, the next packet's key waits for the value read. */
+static __always_inline int kr_bench_reads(struct xdp_md *ctx, int idx_first, int dep)
 {
 	const struct kr_image_hdr *hdr;
 	struct kr_ring_test_pkt *p;
-	__u32 h, key, c, zero = 0;
-	const __u32 *w;
+	__u32 h, key, v = 0, zero = 0;
 	void *ring;
 
 	p = kr_bench_key(ctx, &h);
@@ -71,17 +102,36 @@ int bench_limit(struct xdp_md *ctx)
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr)
 		return XDP_ABORTED;
-	c = (__u32)(((__u64)h * hdr->nchunks) >> 32);	/* a random chunk of the ring's map */
-	w = bpf_map_lookup_elem(ring, &c);
-	if (!w)
+	if (idx_first) {
+		if (kr_bench_read(ring, hdr->idx_chunk, hdr->pt_chunk - hdr->idx_chunk, h, &v))
+			return XDP_ABORTED;
+		h ^= kr_bench_zero_of(v);
+	}
+	if (kr_bench_read(ring, 0, hdr->nchunks, h, &v))
 		return XDP_ABORTED;
-	/* a random word in it (of the KR_CHUNK_BYTES / 4: the whole chunk, so the reads cover
-	 * the whole ring's memory) */
-	c = ((h & 0xffff) * (KR_CHUNK_BYTES / 4)) >> 16;
-	KR_BARRIER_VAR(c);	/* the shift's bound, not a rounded-up mask of it */
-	p->route.backend_id = w[c];
+	if (dep)
+		kr_bench_ctr += kr_bench_zero_of(v);
+	p->route.backend_id = v;
 	p->reason = 0;
 	return XDP_TX;
+}
+
+SEC("xdp")
+int bench_limit(struct xdp_md *ctx)
+{
+	return kr_bench_reads(ctx, 0, 0);
+}
+
+SEC("xdp")
+int bench_dep(struct xdp_md *ctx)
+{
+	return kr_bench_reads(ctx, 0, 1);
+}
+
+SEC("xdp")
+int bench_idx_dep(struct xdp_md *ctx)
+{
+	return kr_bench_reads(ctx, 1, 1);
 }
 
 SEC("xdp")
