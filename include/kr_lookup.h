@@ -244,16 +244,18 @@ static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 h, con
 
 /*
  * The common case of kr_image_find(): count the points below h in the window of w points
- * [a, a + w) (w = KR_WINDOW, or the whole bucket when smaller) inside bucket [lo, hi).
+ * [a, a + w) (0 < w <= KR_WINDOW) inside bucket [lo, hi).
  * The answer is a + c when the window brackets h: c > 0, or the window starts the bucket
  * (points before lo are below h), or lt_before (point a - 1 is known to be below h); and
  * c < w, or the window ends the bucket (points from hi on are >= h), or ge_after (point
  * a + w is known to be >= h).  One chunk lookup, KR_WINDOW independent loads from one
  * bounded pointer at constant offsets.  All KR_WINDOW points from s = min(a, chunk end -
  * KR_WINDOW) are counted, without a mask: the d = a - s points before the window are a
- * prefix of the sorted run (subtracted when all below h), and points past the window exist
- * only when it ends the bucket (w < KR_WINDOW): they are points of later buckets, or the
- * padding of the last chunk (hash 0xffffffff), never below h.  Returns KR_WIN_FOUND with
+ * prefix of the sorted run (subtracted when all below h), and points past the window are
+ * counted only when w < KR_WINDOW, which kr_window_find() asks for only when the window
+ * ends the bucket (they are points of later buckets, or the padding of the last chunk, hash
+ * 0xffffffff), or ends at a chunk boundary (none counted), or with ge_after (point a + w
+ * and all after it are >= h): never a point below h.  Returns KR_WIN_FOUND with
  * *out (and *backend when *out < a + w), KR_WIN_BELOW / KR_WIN_ABOVE / KR_WIN_CROSS, or
  * -1 for a missing chunk.
  */
@@ -290,25 +292,44 @@ static __always_inline int kr_window_at(void *ring, const struct kr_image_hdr *h
 /*
  * Inside bucket [lo, hi) (lo < hi): the window around the interpolated guess, then, when
  * the answer lies beyond it, the window next to it on that side (what the first window
- * counted tells that point a is >= h, or that point a + w - 1 is below h).  Returns
- * KR_WIN_FOUND, another KR_WIN_* when the two windows cannot tell, or -1.
+ * counted tells that point a is >= h, or that point a + w - 1 is below h).  A first window
+ * that would cross a chunk boundary (about 1 key in 70) is cut at the boundary, keeping
+ * the side of the guess: the second window, if needed, then starts at the boundary, in the
+ * other chunk (a window across chunks is not counted: kr_range_search, a dozen dependent
+ * reads, would have to find the point).  Returns KR_WIN_FOUND, another KR_WIN_* when the
+ * two windows cannot tell, or -1.
  */
 static __always_inline int kr_window_find(void *ring, const struct kr_image_hdr *hdr, __u32 h,
 					  __u32 lo, __u32 hi, __u32 guess, __u32 *out,
 					  __u32 *backend)
 {
-	__u32 w = kr_min_u32(hi - lo, KR_WINDOW), a;
+	__u32 w = kr_min_u32(hi - lo, KR_WINDOW), a, w1, ce;
 	int r;
 
 	a = guess - kr_min_u32(guess - lo, KR_WINDOW / 2 - 1);	/* centred, at least lo */
 	a = kr_min_u32(a, hi - w);
-	r = kr_window_at(ring, hdr, h, lo, hi, a, w, 0, 0, out, backend);
-	if (r == KR_WIN_BELOW)		/* point a >= h: so is point a2 + w (>= a) */
-		return kr_window_at(ring, hdr, h, lo, hi, a - kr_min_u32(a - lo, w), w, 0, 1,
-				    out, backend);
-	if (r == KR_WIN_ABOVE)		/* point a + w - 1 < h: so is point a2 - 1 */
-		return kr_window_at(ring, hdr, h, lo, hi, kr_min_u32(a + w, hi - w), w, 1, 0,
-				    out, backend);
+	w1 = w;
+	ce = (a | (KR_PTS_PER_CHUNK - 1)) + 1;		/* the end of a's chunk */
+	if (a + w > ce) {		/* [a, a + w) crosses it: lo < ce < hi */
+		if (guess < ce) {
+			a = ce - kr_min_u32(ce - lo, w);	/* [a, ce), at least lo */
+			w1 = ce - a;
+		} else {
+			a = ce;					/* [ce, ce + w1), at most hi */
+			w1 = kr_min_u32(w, hi - ce);
+		}
+	}
+	r = kr_window_at(ring, hdr, h, lo, hi, a, w1, 0, 0, out, backend);
+	if (r == KR_WIN_BELOW) {	/* a > lo, point a >= h: the window [a2, a) before it */
+		__u32 a2 = a - kr_min_u32(a - lo, w);
+
+		return kr_window_at(ring, hdr, h, lo, hi, a2, a - a2, 0, 1, out, backend);
+	}
+	if (r == KR_WIN_ABOVE) {	/* a + w1 < hi, point a + w1 - 1 < h: the window after */
+		a += w1;
+		return kr_window_at(ring, hdr, h, lo, hi, a, kr_min_u32(w, hi - a), 1, 0, out,
+				    backend);
+	}
 	return r;
 }
 
