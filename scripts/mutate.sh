@@ -51,7 +51,8 @@ crc-step-bytes ~~ include/kr_crc32.h ~~ test_oracle test_hash_bpf test_parity te
 crc-tail ~~ include/kr_crc32.h ~~ test_oracle test_hash_bpf test_parity test_packet_fuzz ~~ for (j = 0; j < 7; j++) { ~~ for (j = 0; j < 6; j++) {
 crc-table-entry ~~ include/kr_crc32.h ~~ test_oracle test_hash_bpf test_parity test_packet_fuzz ~~ 0xeae10678u, 0x264b06e6u, ~~ 0xeae10678u, 0x264b06e7u,
 lookup-window-count ~~ include/kr_lookup.h ~~ test_ring test_image test_packet_fuzz test_oracle ~~ {T}*out = a + c;{N} ~~ {T}*out = a + c + (c == 1);{N}
-lookup-second-window-gap ~~ include/kr_lookup.h ~~ test_ring test_image test_packet_fuzz test_oracle ~~ kr_min_u32(a + w, hi - w), w, 1, 0, ~~ kr_min_u32(a + w + 1, hi - w), w, 1, 0,
+lookup-second-window-gap ~~ include/kr_lookup.h ~~ test_ring test_image test_packet_fuzz test_oracle ~~ {T}{T}a += w1;{N} ~~ {T}{T}a += w1 + 1;{N}
+lookup-window-cut-side ~~ include/kr_lookup.h ~~ test_ring test_image test_packet_fuzz test_oracle ~~ {T}{T}{T}w1 = ce - a;{N} ~~ {T}{T}{T}w1 = ce - a - 1;{N}
 lookup-upper-bound ~~ include/kr_lookup.h ~~ test_ring test_image test_packet_fuzz test_oracle ~~ return b + kr_lt_bit(kr_chunk_hash(pts, base + b), h); ~~ return b + kr_lt_bit(kr_chunk_hash(pts, base + b), h + 1);
 ring-subset-own-point ~~ bpf/kr_ring.h ~~ test_ring test_packet_fuzz test_oracle ~~ if (!out->subset.subset_id && kr_backend_id_up(&id)) { ~~ if (kr_backend_id_up(&id)) {
 walk-one-short ~~ bpf/kr_ring.h ~~ test_ring test_packet_fuzz test_oracle ~~ {T}for (i = 1; i <= KR_MAX_WALK; i++) { ~~ {T}for (i = 1; i < KR_MAX_WALK; i++) {
