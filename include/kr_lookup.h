@@ -174,17 +174,20 @@ static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
 }
 
 /* Points counted per window.  The guess is off by about sqrt(bucket size / 6) points on
- * average (hashes are uniform), at 128..255 points per bucket.  In BPF the window is 32
- * points: it holds the answer for ~99% of keys (a packet runs one lookup, the first
- * window's 4 cache lines are read in parallel); in userspace 16 (~85%; the window next to
- * it, on the side the first one points to, holds nearly all the rest): shorter code lets
- * the CPU overlap the memory reads of consecutive keys.  Same code, same answers;
- * measured by build/bench/xdp_forward and build/bench/ring_lookup (docs/ring.md). */
+ * average (hashes are uniform), at 128..255 points per bucket.  32 points hold the answer
+ * for ~98% of keys at 14.8M points (16 points: ~79%; the window next to the first holds
+ * nearly all the rest).  In BPF all of the window's points are compared (its 4 cache
+ * lines are read in parallel); in userspace kr_ptr_count() prefetches the window's lines
+ * and binary-searches it, which keeps the CPU overlapping consecutive keys' memory reads
+ * (userspace used 16 compared points before, to keep the code behind the miss short; the
+ * ~21% of keys that then needed the second window each cost a mispredicted branch after
+ * the miss).  Same answers; measured by build/bench/xdp_forward and
+ * build/bench/ring_lookup (docs/ring.md). */
 #ifndef KR_WINDOW
 #ifdef __bpf__
 #define KR_WINDOW		32
 #else
-#define KR_WINDOW		16
+#define KR_WINDOW		32
 #endif
 #endif
 _Static_assert(KR_WINDOW >= 2 && (KR_WINDOW & (KR_WINDOW - 1)) == 0,
@@ -216,6 +219,7 @@ static __always_inline __u32 kr_count_hash(const struct kr_point *p)
 #define KR_UNROLL _Pragma("GCC unroll 64")
 #endif
 
+#ifdef __bpf__
 /*
  * The number of points p[i], i < max, whose hash is below h.  The caller has bounded p so
  * that all max points lie in the chunk; the addresses are p plus constant offsets (no
@@ -235,6 +239,32 @@ static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 h, con
 	}
 	return c;
 }
+#else
+/*
+ * Userspace: the number of points p[i], i < max (a power of two), whose hash is below h,
+ * for points in ascending order (as in every image: kr_image_check verifies it; the
+ * window may start before the bucket and end after it, the order holds across buckets
+ * and into the last chunk's 0xff padding).  The window's cache lines are prefetched
+ * first, then a branchless binary search: log2(max) + 1 dependent loads, the first of
+ * which waits for memory (the others' lines arrive with it).  Counting all max points
+ * instead (the BPF code above) puts max loads and ~3 * max instructions behind the cache
+ * miss; with those in flight the CPU overlapped fewer keys' misses (build/bench/ring_lookup,
+ * docs/ring.md).
+ */
+static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 h, const int max)
+{
+	__u32 c = 0;
+	int i;
+
+	for (i = 0; i < max * (int)sizeof(*p); i += 64)
+		__builtin_prefetch((const char *)p + i);
+	__builtin_prefetch((const char *)p + max * sizeof(*p) - 1);
+	KR_UNROLL
+	for (i = max / 2; i >= 1; i /= 2)	/* the answer is in [c, c + 2i] */
+		c += (__u32)i & kr_lt_mask(kr_count_hash(&p[c + i - 1]), h);
+	return c + kr_lt_bit(kr_count_hash(&p[c]), h);
+}
+#endif
 
 /* kr_window_at() results. */
 #define KR_WIN_FOUND	1	/* *out set */
@@ -264,12 +294,26 @@ static __always_inline int kr_window_at(void *ring, const struct kr_image_hdr *h
 	__u32 off = a & (KR_PTS_PER_CHUNK - 1), s, d, c;
 	const struct kr_point *pts;
 
+#if defined(KR_CHUNKS_CONTIGUOUS) && !defined(__bpf__)
+	/* Userspace image buffer: the points chunks follow each other without a gap (2048
+	 * points fill a chunk), so the window runs on into the next chunk when there is one;
+	 * only the last chunk's windows are counted from 32 points before its end. */
+	__u32 lim = KR_PTS_PER_CHUNK - KR_WINDOW;
+
+	if (hdr->pt_chunk + (a >> KR_PTS_SHIFT) + 1 < hdr->nchunks)
+		lim += KR_PTS_PER_CHUNK;
+	s = kr_min_u32(off, lim);
+	d = off - s;
+	if (d + w > KR_WINDOW)
+		return KR_WIN_CROSS;		/* past the last chunk: not in a valid image */
+#else
 	if (off + w > KR_PTS_PER_CHUNK)
 		return KR_WIN_CROSS;
 	s = kr_min_u32(off, KR_PTS_PER_CHUNK - KR_WINDOW);
 	d = off - s;				/* d + w <= KR_WINDOW */
 	if (s > KR_PTS_PER_CHUNK - KR_WINDOW || d + w > KR_WINDOW)
 		return KR_WIN_CROSS;		/* never: bounds for the verifier */
+#endif
 	pts = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + (a >> KR_PTS_SHIFT));
 	if (!pts)
 		return -1;
