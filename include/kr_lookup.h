@@ -126,6 +126,7 @@ static __always_inline __u32 kr_chunk_hash(const struct kr_point *pts, __u32 i)
 	return kr_point_hash(&pts[i & (KR_PTS_PER_CHUNK - 1)]);
 }
 
+#ifdef __bpf__
 /* All ones when a < b, else 0, computed without a branch (the barrier keeps the compiler
  * from turning it back into a compare-and-jump: one verifier path, no mispredictions). */
 static __always_inline __u32 kr_lt_mask(__u32 a, __u32 b)
@@ -144,6 +145,21 @@ static __always_inline __u32 kr_lt_bit(__u32 a, __u32 b)
 	KR_BARRIER_VAR(d);
 	return (__u32)(d >> 63);
 }
+#else
+/* Userspace: the same without the barrier, which cost ~5 instructions a compare and kept
+ * gcc and clang from their own branchless forms (sbb, setb, cmov; checked in the
+ * objects: no compare-and-jump for these).  Fewer instructions behind each key's cache
+ * miss let the CPU overlap more keys (build/bench/ring_lookup, docs/ring.md). */
+static __always_inline __u32 kr_lt_mask(__u32 a, __u32 b)
+{
+	return -(__u32)(a < b);
+}
+
+static __always_inline __u32 kr_lt_bit(__u32 a, __u32 b)
+{
+	return a < b;
+}
+#endif
 
 /*
  * Within one chunk: the first i in [0, n) with hash(pts[base + i]) >= h, or n when there is
@@ -168,21 +184,28 @@ static __always_inline __u32 kr_chunk_lb(const struct kr_point *pts, __u32 base,
 }
 
 /* min(a, b) without a branch. */
+#ifdef __bpf__
 static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
 {
 	return b ^ ((a ^ b) & kr_lt_mask(a, b));
 }
+#else
+static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
+{
+	return a < b ? a : b;	/* cmov */
+}
+#endif
 
 /* Points counted per window.  The guess is off by about sqrt(bucket size / 6) points on
  * average (hashes are uniform), at 128..255 points per bucket.  32 points hold the answer
- * for ~98% of keys at 14.8M points (16 points: ~79%; the window next to the first holds
- * nearly all the rest).  In BPF all of the window's points are compared (its 4 cache
- * lines are read in parallel); in userspace kr_ptr_count() prefetches the window's lines
- * and binary-searches it, which keeps the CPU overlapping consecutive keys' memory reads
- * (userspace used 16 compared points before, to keep the code behind the miss short; the
- * ~21% of keys that then needed the second window each cost a mispredicted branch after
- * the miss).  Same answers; measured by build/bench/xdp_forward and
- * build/bench/ring_lookup (docs/ring.md). */
+ * for ~97% of keys at 14.8M points (~98% in userspace, where windows may cross chunks;
+ * 16 points: ~79%; the window next to the first holds nearly all the rest).  In BPF all
+ * of the window's points are compared (its 4 cache lines are read in parallel); in
+ * userspace kr_ptr_count() prefetches the window's lines and binary-searches it, which
+ * keeps the CPU overlapping consecutive keys' memory reads (userspace compared 16 points
+ * before, to keep the code behind the miss short; the ~21% of keys that then needed the
+ * second window each cost a mispredicted branch after the miss).  Same answers; measured
+ * by build/bench/xdp_forward and build/bench/ring_lookup (docs/ring.md). */
 #ifndef KR_WINDOW
 #ifdef __bpf__
 #define KR_WINDOW		32

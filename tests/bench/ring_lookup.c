@@ -164,9 +164,10 @@ static void bench(const struct kr_backend_spec *b, uint32_t n, uint32_t pm, cons
 		unsigned long isz, ihu, rsz, rhu;
 
 		if (!huge_kb(img.buf, ilen, &isz, &ihu) && !huge_kb(r->hash, rlen, &rsz, &rhu))
-			printf("    transparent huge pages (MADV_HUGEPAGE on both): image buffer "
-			       "%.1f MiB, its mappings %.1f MiB, %.1f MiB of them huge; ring hash "
-			       "array (the plain lower bound's) %.1f MiB, its mappings %.1f MiB, "
+			printf("    transparent huge pages (both arrays MADV_HUGEPAGE from 4 MiB on): "
+			       "image buffer %.1f MiB, its mappings %.1f MiB, %.1f MiB of them "
+			       "huge; ring hash array (the plain lower bound's) %.1f MiB, its "
+			       "mappings %.1f MiB, "
 			       "%.1f MiB of them huge\n", ilen / 1048576.0, isz / 1024.0,
 			       ihu / 1024.0, rlen / 1048576.0, rsz / 1024.0, rhu / 1024.0);
 	}
