@@ -126,6 +126,7 @@ static __always_inline __u32 kr_chunk_hash(const struct kr_point *pts, __u32 i)
 	return kr_point_hash(&pts[i & (KR_PTS_PER_CHUNK - 1)]);
 }
 
+#ifdef __bpf__
 /* All ones when a < b, else 0, computed without a branch (the barrier keeps the compiler
  * from turning it back into a compare-and-jump: one verifier path, no mispredictions). */
 static __always_inline __u32 kr_lt_mask(__u32 a, __u32 b)
@@ -144,6 +145,21 @@ static __always_inline __u32 kr_lt_bit(__u32 a, __u32 b)
 	KR_BARRIER_VAR(d);
 	return (__u32)(d >> 63);
 }
+#else
+/* Userspace: the same without the barrier, which cost ~5 instructions a compare and kept
+ * gcc and clang from their own branchless forms (sbb, setb, cmov; checked in the
+ * objects: no compare-and-jump for these).  Fewer instructions behind each key's cache
+ * miss let the CPU overlap more keys (build/bench/ring_lookup, docs/ring.md). */
+static __always_inline __u32 kr_lt_mask(__u32 a, __u32 b)
+{
+	return -(__u32)(a < b);
+}
+
+static __always_inline __u32 kr_lt_bit(__u32 a, __u32 b)
+{
+	return a < b;
+}
+#endif
 
 /*
  * Within one chunk: the first i in [0, n) with hash(pts[base + i]) >= h, or n when there is
@@ -168,23 +184,33 @@ static __always_inline __u32 kr_chunk_lb(const struct kr_point *pts, __u32 base,
 }
 
 /* min(a, b) without a branch. */
+#ifdef __bpf__
 static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
 {
 	return b ^ ((a ^ b) & kr_lt_mask(a, b));
 }
+#else
+static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
+{
+	return a < b ? a : b;	/* cmov */
+}
+#endif
 
 /* Points counted per window.  The guess is off by about sqrt(bucket size / 6) points on
- * average (hashes are uniform), at 128..255 points per bucket.  In BPF the window is 32
- * points: it holds the answer for ~99% of keys (a packet runs one lookup, the first
- * window's 4 cache lines are read in parallel); in userspace 16 (~85%; the window next to
- * it, on the side the first one points to, holds nearly all the rest): shorter code lets
- * the CPU overlap the memory reads of consecutive keys.  Same code, same answers;
- * measured by build/bench/xdp_forward and build/bench/ring_lookup (docs/ring.md). */
+ * average (hashes are uniform), at 128..255 points per bucket.  32 points hold the answer
+ * for ~97% of keys at 14.8M points (~98% in userspace, where windows may cross chunks;
+ * 16 points: ~79%; the window next to the first holds nearly all the rest).  In BPF all
+ * of the window's points are compared (its 4 cache lines are read in parallel); in
+ * userspace kr_ptr_count() prefetches the window's lines and binary-searches it, which
+ * keeps the CPU overlapping consecutive keys' memory reads (userspace compared 16 points
+ * before, to keep the code behind the miss short; the ~21% of keys that then needed the
+ * second window each cost a mispredicted branch after the miss).  Same answers; measured
+ * by build/bench/xdp_forward and build/bench/ring_lookup (docs/ring.md). */
 #ifndef KR_WINDOW
 #ifdef __bpf__
 #define KR_WINDOW		32
 #else
-#define KR_WINDOW		16
+#define KR_WINDOW		32
 #endif
 #endif
 _Static_assert(KR_WINDOW >= 2 && (KR_WINDOW & (KR_WINDOW - 1)) == 0,
@@ -216,6 +242,7 @@ static __always_inline __u32 kr_count_hash(const struct kr_point *p)
 #define KR_UNROLL _Pragma("GCC unroll 64")
 #endif
 
+#ifdef __bpf__
 /*
  * The number of points p[i], i < max, whose hash is below h.  The caller has bounded p so
  * that all max points lie in the chunk; the addresses are p plus constant offsets (no
@@ -235,6 +262,32 @@ static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 h, con
 	}
 	return c;
 }
+#else
+/*
+ * Userspace: the number of points p[i], i < max (a power of two), whose hash is below h,
+ * for points in ascending order (as in every image: kr_image_check verifies it; the
+ * window may start before the bucket and end after it, the order holds across buckets
+ * and into the last chunk's 0xff padding).  The window's cache lines are prefetched
+ * first, then a branchless binary search: log2(max) + 1 dependent loads, the first of
+ * which waits for memory (the others' lines arrive with it).  Counting all max points
+ * instead (the BPF code above) puts max loads and ~3 * max instructions behind the cache
+ * miss; with those in flight the CPU overlapped fewer keys' misses (build/bench/ring_lookup,
+ * docs/ring.md).
+ */
+static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 h, const int max)
+{
+	__u32 c = 0;
+	int i;
+
+	for (i = 0; i < max * (int)sizeof(*p); i += 64)
+		__builtin_prefetch((const char *)p + i);
+	__builtin_prefetch((const char *)p + max * sizeof(*p) - 1);
+	KR_UNROLL
+	for (i = max / 2; i >= 1; i /= 2)	/* the answer is in [c, c + 2i] */
+		c += (__u32)i & kr_lt_mask(kr_count_hash(&p[c + i - 1]), h);
+	return c + kr_lt_bit(kr_count_hash(&p[c]), h);
+}
+#endif
 
 /* kr_window_at() results. */
 #define KR_WIN_FOUND	1	/* *out set */
@@ -266,12 +319,26 @@ static __always_inline int kr_window_at(void *ring, const struct kr_image_hdr *h
 	__u32 off = a & (KR_PTS_PER_CHUNK - 1), s, d, c;
 	const struct kr_point *pts;
 
+#if defined(KR_CHUNKS_CONTIGUOUS) && !defined(__bpf__)
+	/* Userspace image buffer: the points chunks follow each other without a gap (2048
+	 * points fill a chunk), so the window runs on into the next chunk when there is one;
+	 * only the last chunk's windows are counted from 32 points before its end. */
+	__u32 lim = KR_PTS_PER_CHUNK - KR_WINDOW;
+
+	if (hdr->pt_chunk + (a >> KR_PTS_SHIFT) + 1 < hdr->nchunks)
+		lim += KR_PTS_PER_CHUNK;
+	s = kr_min_u32(off, lim);
+	d = off - s;
+	if (d + w > KR_WINDOW)
+		return KR_WIN_CROSS;		/* past the last chunk: not in a valid image */
+#else
 	if (off + w > KR_PTS_PER_CHUNK)
 		return KR_WIN_CROSS;
 	s = kr_min_u32(off, KR_PTS_PER_CHUNK - KR_WINDOW);
 	d = off - s;				/* d + w <= KR_WINDOW */
 	if (s > KR_PTS_PER_CHUNK - KR_WINDOW || d + w > KR_WINDOW)
 		return KR_WIN_CROSS;		/* never: bounds for the verifier */
+#endif
 	pts = (const struct kr_point *)KR_CHUNK_GET(ring, hdr->pt_chunk + (a >> KR_PTS_SHIFT));
 	if (!pts)
 		return -1;
@@ -296,19 +363,24 @@ static __always_inline int kr_window_at(void *ring, const struct kr_image_hdr *h
  * that would cross a chunk boundary (about 1 key in 70) is cut at the boundary, keeping
  * the side of the guess: the second window, if needed, then starts at the boundary, in the
  * other chunk (a window across chunks is not counted: kr_range_search, a dozen dependent
- * reads, would have to find the point).  Returns KR_WIN_FOUND, another KR_WIN_* when the
- * two windows cannot tell, or -1.
+ * reads, would have to find the point; in userspace's one buffer windows may cross chunks,
+ * nothing is cut).  Returns KR_WIN_FOUND, another KR_WIN_* when the two windows cannot
+ * tell, or -1.
  */
 static __always_inline int kr_window_find(void *ring, const struct kr_image_hdr *hdr, __u32 h,
 					  __u32 lo, __u32 hi, __u32 guess, __u32 *out,
 					  __u32 *backend)
 {
-	__u32 w = kr_min_u32(hi - lo, KR_WINDOW), a, w1, ce;
+	__u32 w = kr_min_u32(hi - lo, KR_WINDOW), a, w1;
+#if !defined(KR_CHUNKS_CONTIGUOUS) || defined(__bpf__)
+	__u32 ce;
+#endif
 	int r;
 
 	a = guess - kr_min_u32(guess - lo, KR_WINDOW / 2 - 1);	/* centred, at least lo */
 	a = kr_min_u32(a, hi - w);
 	w1 = w;
+#if !defined(KR_CHUNKS_CONTIGUOUS) || defined(__bpf__)	/* (userspace's one buffer: no cut) */
 	ce = (a | (KR_PTS_PER_CHUNK - 1)) + 1;		/* the end of a's chunk */
 	if (a + w > ce) {		/* [a, a + w) crosses it: lo < ce < hi */
 		if (guess < ce) {
@@ -319,6 +391,7 @@ static __always_inline int kr_window_find(void *ring, const struct kr_image_hdr 
 			w1 = kr_min_u32(w, hi - ce);
 		}
 	}
+#endif
 	r = kr_window_at(ring, hdr, h, lo, hi, a, w1, 0, 0, out, backend);
 	if (r == KR_WIN_BELOW) {	/* a > lo, point a >= h: the window [a2, a) before it */
 		__u32 a2 = a - kr_min_u32(a - lo, w);

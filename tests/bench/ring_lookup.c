@@ -10,11 +10,15 @@
  *
  * Two figures for the bucket index: one key at a time (each lookup waits for its own
  * memory accesses, as one packet in the BPF program), and batched with prefetching
- * (kr_image_lookup_batch: the index entry and the expected point line are known from the
- * key alone, so many keys' accesses overlap -- a binary search cannot do that).
+ * (kr_image_lookup_batch: the index entry and the expected window's lines are known from
+ * the key alone, so many keys' accesses overlap -- a binary search cannot do that).
+ * Both the image buffer and the ring's hash array (the plain lower bound's) are allocated
+ * with MADV_HUGEPAGE (kr_hint_huge); the bench prints how much of each transparent huge
+ * pages cover, from /proc/self/smaps.
  *
  *   build/bench/ring_lookup [BACKENDS_FILE]
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -33,6 +37,37 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);	/* CPU time: the machine is shared */
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Size and AnonHugePages (KiB) of the mappings that overlap [p, p + len), from
+ * /proc/self/smaps (madvise splits a malloc'd mapping at page boundaries; adjacent
+ * mappings of the same kind may be merged into one, so they may hold more than p). */
+static int huge_kb(const void *p, size_t len, unsigned long *size_kb, unsigned long *huge_kb)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	uintptr_t b = (uintptr_t)p, e = b + len;
+	char line[512];
+	int in = 0, found = 0;
+
+	*size_kb = *huge_kb = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long vs, ve;
+		unsigned long v;
+		char c;
+
+		if (sscanf(line, "%llx-%llx %c", &vs, &ve, &c) == 3) {
+			in = vs < e && ve > b;
+			found |= in;
+		} else if (in && sscanf(line, "Size: %lu kB", &v) == 1) {
+			*size_kb += v;
+		} else if (in && sscanf(line, "AnonHugePages: %lu kB", &v) == 1) {
+			*huge_kb += v;
+		}
+	}
+	fclose(f);
+	return found ? 0 : -1;
 }
 
 static uint64_t run_image(const struct kr_image *img, const uint32_t *keys)
@@ -124,6 +159,18 @@ static void bench(const struct kr_backend_spec *b, uint32_t n, uint32_t pm, cons
 	       NKEYS, bad, (double)best_img / NKEYS, (double)best_plain / NKEYS,
 	       (double)best_plain / (double)best_img, (double)best_batch / NKEYS,
 	       (double)best_plain / (double)best_batch);
+	{
+		size_t ilen = img.size, rlen = (size_t)r->npoints * sizeof(*r->hash);
+		unsigned long isz, ihu, rsz, rhu;
+
+		if (!huge_kb(img.buf, ilen, &isz, &ihu) && !huge_kb(r->hash, rlen, &rsz, &rhu))
+			printf("    transparent huge pages (both arrays MADV_HUGEPAGE from 4 MiB on): "
+			       "image buffer %.1f MiB, its mappings %.1f MiB, %.1f MiB of them "
+			       "huge; ring hash array (the plain lower bound's) %.1f MiB, its "
+			       "mappings %.1f MiB, "
+			       "%.1f MiB of them huge\n", ilen / 1048576.0, isz / 1024.0,
+			       ihu / 1024.0, rlen / 1048576.0, rsz / 1024.0, rhu / 1024.0);
+	}
 	fflush(stdout);
 	free(out);
 	free(obe);

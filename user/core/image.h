@@ -35,6 +35,8 @@ static inline const void *kr_image_chunk(const struct kr_image *img, uint32_t n)
 
 #ifndef KR_CHUNK_GET
 #define KR_CHUNK_GET(ring, n) kr_image_chunk((const struct kr_image *)(ring), (n))
+/* chunk n + 1 follows chunk n in the one buffer: kr_lookup.h's windows may cross chunks */
+#define KR_CHUNKS_CONTIGUOUS 1
 #endif
 #include "kr_lookup.h"
 
