@@ -111,12 +111,12 @@ static __always_inline const __u8 *kr_at(const struct kr_cur *c, __u32 off, __u3
 	return p;
 }
 
-/* Bytes of the frame from `off` to its end (0 when off is past it). */
-static __always_inline __u32 kr_avail(const struct kr_cur *c, __u32 off)
+/* Length of the frame.  "len bytes from off fit" is off + len <= kr_frame_len() (off <=
+ * KR_MAX_HDR_OFF and len <= 0xffff + 40: no overflow); with a select on off < length,
+ * clang spilled the comparison's operands (issue 14). */
+static __always_inline __u32 kr_frame_len(const struct kr_cur *c)
 {
-	__u32 n = (__u32)(c->end - c->data);
-
-	return off < n ? n - off : 0;
+	return (__u32)(c->end - c->data);
 }
 
 /* Copy 4 bytes / 2 bytes from the frame into kr_pkt: in BPF one load and one store
@@ -186,7 +186,7 @@ static __always_inline int kr_parse_ipv4(const struct kr_cur *c, struct kr_pkt *
 		return KR_PARSE_ERROR;
 	ihl = (__u32)(ip[0] & 0x0f) * 4;
 	tot = KR_BE16(ip + 2);
-	if ((ip[0] >> 4) != 4 || ihl < 20 || tot < ihl || tot > kr_avail(c, pkt->l3_off))
+	if ((ip[0] >> 4) != 4 || ihl < 20 || tot < ihl || pkt->l3_off + tot > kr_frame_len(c))
 		return KR_PARSE_ERROR;
 	frag = KR_BE16(ip + 6);
 	if (frag & 0x1fff)
@@ -235,7 +235,8 @@ static __always_inline int kr_parse_ipv6(const struct kr_cur *c, struct kr_pkt *
 	if (!ip)
 		return KR_PARSE_ERROR;
 	plen = KR_BE16(ip + 4);
-	if ((ip[0] >> 4) != 6 || plen == 0 || KR_IPV6_HLEN + plen > kr_avail(c, pkt->l3_off))
+	if ((ip[0] >> 4) != 6 || plen == 0 ||
+	    pkt->l3_off + KR_IPV6_HLEN + plen > kr_frame_len(c))
 		return KR_PARSE_ERROR;
 	pkt->family = 6;
 	pkt->l3_len = KR_IPV6_HLEN + plen;

@@ -26,7 +26,7 @@ mutations=$(cat <<'EOF'
 parse-vlan-one ~~ include/kr_parse.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ for (i = 0; i < KR_MAX_VLANS; i++) { ~~ for (i = 0; i < KR_MAX_VLANS - 1; i++) {
 parse-ipv4-ihl ~~ include/kr_parse.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ ihl = (__u32)(ip[0] & 0x0f) * 4; ~~ ihl = 20;
 parse-ipv4-first-fragment ~~ include/kr_parse.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ if (frag & 0x1fff) ~~ if (frag & 0x3fff)
-parse-ipv4-total-length ~~ include/kr_parse.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ tot > kr_avail(c, pkt->l3_off)) ~~ tot > kr_avail(c, pkt->l3_off) + 4)
+parse-ipv4-total-length ~~ include/kr_parse.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ pkt->l3_off + tot > kr_frame_len(c)) ~~ pkt->l3_off + tot > kr_frame_len(c) + 4)
 parse-ipv6-fragment ~~ include/kr_parse.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ if (KR_BE16(h + 2) & 0xfff8) ~~ if (KR_BE16(h + 2) & 0xfff0)
 parse-ipv6-ext-length ~~ include/kr_parse.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ *off += ((__u32)h[1] + 1) * 8; ~~ *off += ((__u32)h[1] + 1) * 8 - 8 * (h[1] > 1);
 parse-ipv6-ext-count ~~ include/kr_datapath_kern_user.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ #define KR_MAX_IPV6_EXT{T}{T}8 ~~ #define KR_MAX_IPV6_EXT{T}{T}7
