@@ -480,14 +480,14 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 /* Ring slot, point, failover walk (kr_ring.h). */
 static __always_inline int kr_stage_ring(const bool xdp, struct kr_state *st)
 {
+	const struct kr_service *svc = KR_SVC(st);
 	int rc;
 
 	if (xdp)
-		rc = kr_route_inline(KR_SVC(st)->ring_id, KR_SVC(st)->subset_id, st->hash, st->frame_len,
+		rc = kr_route_inline(svc->ring_id, svc->subset_id, st->hash, st->frame_len,
 				     &st->route);
 	else
-		rc = kr_route(KR_SVC(st)->ring_id, KR_SVC(st)->subset_id, st->hash, st->frame_len,
-			      &st->route);
+		rc = kr_route(svc->ring_id, svc->subset_id, st->hash, st->frame_len, &st->route);
 
 	kr_trace(st, rc);
 	switch (rc) {
