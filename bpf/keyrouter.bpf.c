@@ -21,6 +21,7 @@
 #define KR_QLB_BPF_GLOBAL_AES 1	/* AES-128 as one global function (kr_quic_lb.h) */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
 #include "kr_datapath_kern_user.h"
 #include "kr_parse.h"
 #include "kr_key.h"
@@ -50,15 +51,17 @@ struct kr_trace kr_trace_last = {};
 /* What one packet carries through the stages. */
 struct kr_state {
 	struct kr_pkt pkt;
-	const struct kr_service *svc;	/* &s->svc (see kr_stage_service) */
 	struct kr_route route;
 	struct kr_counters *cnt;
 	struct kr_scratch *s;
-	__u32 ingress;
 	__u32 frame_len;
 	__u32 klen;
 	__u32 hash;
 };
+
+/* The packet's service: its copy in the scratch (kr_stage_service), not a pointer in the
+ * state (8 bytes of the XDP program's stack, which the three-frame limit counts). */
+#define KR_SVC(st) ((const struct kr_service *)&(st)->s->svc)
 
 /* ---- global subprograms: verified once each -------------------------------------- */
 
@@ -183,9 +186,13 @@ __noinline int kr_keyed_hash(const struct kr_scratch *s, __u32 len)
 	return (int)kr_siphash13_32(s->key, len & 0xff, k);
 }
 
-/* The ring stage (kr_ring.h): slot, bucket lookup, failover walk.  0 or a reason. */
-__noinline int kr_route(__u32 ring_id, __u32 subset, __u32 key_hash, __u32 bytes,
-			struct kr_route *out)
+/* The ring stage (kr_ring.h): slot, bucket lookup, failover walk.  0 or a reason.  XDP
+ * inlines it: a global function's call and return cost ~7 ns a packet here (a return goes
+ * through the kernel's return thunk; issue 14); the failover walk stays a global function
+ * (kr_ring_walk_slow).  TC calls it as the global function kr_route(): inlined there, its
+ * frame joins the TC program's, over the 512-byte stack of three frames. */
+static __always_inline int kr_route_inline(__u32 ring_id, __u32 subset, __u32 key_hash,
+					   __u32 bytes, struct kr_route *out)
 {
 	if (!out)
 		return KR_ROUTE_BAD_IMAGE;
@@ -195,6 +202,12 @@ __noinline int kr_route(__u32 ring_id, __u32 subset, __u32 key_hash, __u32 bytes
 #else
 	return kr_ring_route_subset(ring_id, subset, key_hash, bytes, out);
 #endif
+}
+
+__noinline int kr_route(__u32 ring_id, __u32 subset, __u32 key_hash, __u32 bytes,
+			struct kr_route *out)
+{
+	return kr_route_inline(ring_id, subset, key_hash, bytes, out);
 }
 
 /* ---- stages ------------------------------------------------------------------------ */
@@ -284,19 +297,34 @@ static __always_inline const struct kr_service *kr_port_wildcard(__u32 p)
 	return bpf_map_lookup_elem(&kr_wild_svcs, &i);
 }
 
-/* (VIP, port, UDP) exactly, else the port's wildcard entry. */
+/* *d = *s in 8-byte words (both 8-byte aligned: a map value, the scratch): 5 loads and
+ * stores where the struct's 4-byte alignment made clang copy 10 words of 4. */
+static __always_inline void kr_svc_copy(struct kr_service *d, const struct kr_service *s)
+{
+	__u64 *dw = (__u64 *)d;
+	const __u64 *sw = (const __u64 *)s;
+	int i;
+
+	_Static_assert(sizeof(*d) % 8 == 0, "kr_service: whole 8-byte words");
+	for (i = 0; i < (int)(sizeof(*d) / 8); i++)
+		dw[i] = sw[i];
+}
+
+/* (VIP, port, UDP) exactly, else the port's wildcard entry.  The lookup key is built only
+ * for a hash lookup, its port from the port in a register (a 16-bit load of the port's two
+ * bytes in kr_pkt, stored separately, waited for both stores: -2 ns a packet, issue 14). */
 static __always_inline int kr_stage_service(struct kr_state *st)
 {
-	struct kr_service_key k = {};
+	struct kr_service_key k;
 	const struct kr_service *svc = NULL;
 	__u32 port = (__u32)st->pkt.dport[0] << 8 | st->pkt.dport[1];
 	int i;
 
-	k.port = *(const __u16 *)st->pkt.dport;
-	k.proto = KR_IPPROTO_UDP;
 	if (!kr_port_no_exact(port)) {
 		for (i = 0; i < 16; i++)
 			k.addr[i] = st->pkt.dst[i];
+		k.port = bpf_htons(port);
+		k.proto = KR_IPPROTO_UDP;
 		k.family = st->pkt.family;
 		svc = bpf_map_lookup_elem(&kr_services, &k);
 	}
@@ -305,6 +333,8 @@ static __always_inline int kr_stage_service(struct kr_state *st)
 	if (!svc) {
 		for (i = 0; i < 16; i++)
 			k.addr[i] = 0;
+		k.port = bpf_htons(port);
+		k.proto = KR_IPPROTO_UDP;
 		k.family = 0;
 		svc = bpf_map_lookup_elem(&kr_services, &k);
 	}
@@ -315,8 +345,7 @@ static __always_inline int kr_stage_service(struct kr_state *st)
 	/* Copied into the per-CPU scratch (not onto the stack: the stack is full), so the
 	 * rest of the program sees one pointer type: with the map value of kr_services or
 	 * of kr_wild_svcs the verifier would check everything after this twice. */
-	st->s->svc = *svc;
-	st->svc = &st->s->svc;
+	kr_svc_copy(&st->s->svc, svc);
 	return KR_ACT_CONTINUE;
 }
 
@@ -375,7 +404,7 @@ static __always_inline long kr_load_window(void *ctx, const bool xdp, __u32 off,
  */
 static __always_inline int kr_key_span_xdp(struct xdp_md *ctx, struct kr_state *st)
 {
-	const struct kr_service *svc = st->svc;
+	const struct kr_service *svc = KR_SVC(st);
 	__u32 off = svc->payload_off, len = svc->payload_len, pl = st->pkt.pl_len;
 
 	st->klen = 0;
@@ -402,8 +431,8 @@ static __always_inline int kr_key_span_xdp(struct xdp_md *ctx, struct kr_state *
 /* Copy the payload window, extract the key, hash it. */
 static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_state *st)
 {
-	bool span = st->svc->key_type == KR_KEY_PAYLOAD &&
-		    (st->svc->payload_len || !(st->svc->flags & KR_SVC_F_PAYLOAD_DELIM));
+	bool span = KR_SVC(st)->key_type == KR_KEY_PAYLOAD &&
+		    (KR_SVC(st)->payload_len || !(KR_SVC(st)->flags & KR_SVC_F_PAYLOAD_DELIM));
 	__u32 wlen;
 	long err;
 	int rc = -1;
@@ -411,16 +440,16 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 	if (xdp && span)
 		rc = kr_key_span_xdp(ctx, st);
 	if (rc < 0) {
-		wlen = kr_key_window(st->svc, &st->pkt);
+		wlen = kr_key_window(KR_SVC(st), &st->pkt);
 		err = kr_load_window(ctx, xdp, st->pkt.pl_off, st->s, wlen);
 		if (err) {
 			rc = KR_KEY_NOT_FOUND;
 		} else if (span) {
 			/* a fixed span of the payload: inline (no call); the scans stay in
 			 * kr_extract */
-			rc = kr_key_payload_span(st->svc, &st->pkt, st->s, wlen, &st->klen);
+			rc = kr_key_payload_span(KR_SVC(st), &st->pkt, st->s, wlen, &st->klen);
 		} else {
-			rc = kr_extract(st->svc, &st->pkt, st->s, wlen);
+			rc = kr_extract(KR_SVC(st), &st->pkt, st->s, wlen);
 			st->klen = (rc >> 8) & 0xffff;
 			rc &= 0xff;
 		}
@@ -431,17 +460,17 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 		kr_trace_miss(rc);
 	switch (rc) {
 	case KR_KEY_OK:
-		if (st->svc->flags & KR_SVC_F_KEYED_HASH)
+		if (KR_SVC(st)->flags & KR_SVC_F_KEYED_HASH)
 			st->hash = (__u32)kr_keyed_hash(st->s, st->klen);
 		else
 			st->hash = kr_crc32_key(st->s->key, st->klen);
 		return KR_ACT_CONTINUE;
 	case KR_KEY_NOT_FOUND:
 		st->cnt->no_key++;
-		return kr_policy(st, st->svc->policy_no_key, &st->cnt->dropped_no_key);
+		return kr_policy(st, KR_SVC(st)->policy_no_key, &st->cnt->dropped_no_key);
 	case KR_KEY_TOO_LONG:
 		st->cnt->key_too_long++;
-		return kr_policy(st, st->svc->policy_too_long, &st->cnt->dropped_key_too_long);
+		return kr_policy(st, KR_SVC(st)->policy_too_long, &st->cnt->dropped_key_too_long);
 	default:
 		st->cnt->bad_service++;
 		return kr_pass(st);
@@ -449,9 +478,16 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 }
 
 /* Ring slot, point, failover walk (kr_ring.h). */
-static __always_inline int kr_stage_ring(struct kr_state *st)
+static __always_inline int kr_stage_ring(const bool xdp, struct kr_state *st)
 {
-	int rc = kr_route(st->svc->ring_id, st->svc->subset_id, st->hash, st->frame_len, &st->route);
+	const struct kr_service *svc = KR_SVC(st);
+	int rc;
+
+	if (xdp)
+		rc = kr_route_inline(svc->ring_id, svc->subset_id, st->hash, st->frame_len,
+				     &st->route);
+	else
+		rc = kr_route(svc->ring_id, svc->subset_id, st->hash, st->frame_len, &st->route);
 
 	kr_trace(st, rc);
 	switch (rc) {
@@ -472,7 +508,7 @@ static __always_inline int kr_stage_ring(struct kr_state *st)
 		st->cnt->no_ring++;
 		break;
 	}
-	return kr_policy(st, st->svc->policy_no_route, &st->cnt->dropped_no_route);
+	return kr_policy(st, KR_SVC(st)->policy_no_route, &st->cnt->dropped_no_route);
 }
 
 /* QUIC-LB (kr_quic_lb_stage.h): true when the DCID's server ID chose the backend (no
@@ -481,14 +517,23 @@ static __always_inline bool kr_stage_quic_lb(struct kr_state *st)
 {
 	__u32 wlen;
 
-	if (st->svc->key_type != KR_KEY_QUIC || !(st->svc->flags & KR_SVC_F_QUIC_LB))
+	if (KR_SVC(st)->key_type != KR_KEY_QUIC || !(KR_SVC(st)->flags & KR_SVC_F_QUIC_LB))
 		return false;
-	wlen = kr_key_window(st->svc, &st->pkt);
-	if (kr_quic_lb(st->s, wlen, st->svc->qlb_id | (__u32)st->svc->qlb_tag << 16,
+	wlen = kr_key_window(KR_SVC(st), &st->pkt);
+	if (kr_quic_lb(st->s, wlen, KR_SVC(st)->qlb_id | (__u32)KR_SVC(st)->qlb_tag << 16,
 		       &st->route) != KR_QLB_ROUTED)
 		return false;
 	kr_trace(st, KR_ROUTE_OK);
 	return true;
+}
+
+/* The ingress device, read where forwarding needs it (XDP: three dependent loads, which
+ * the packets that are not forwarded do not pay). */
+static __always_inline __u32 kr_ingress(void *ctx, const bool xdp)
+{
+	if (xdp)
+		return ((struct xdp_md *)ctx)->ingress_ifindex;
+	return ((struct __sk_buff *)ctx)->ifindex;
 }
 
 static __always_inline int kr_stage_forward(void *ctx, const bool xdp, struct kr_state *st)
@@ -498,10 +543,11 @@ static __always_inline int kr_stage_forward(void *ctx, const bool xdp, struct kr
 	struct kr_backend_stats *bs;
 	int act = KR_ACT_FAIL;
 
-	if (be && st->svc->fwd_mode == KR_FWD_L2)
-		act = kr_fwd_l2(ctx, xdp, st->ingress, be);
-	else if (be && st->svc->fwd_mode == KR_FWD_IPIP)
-		act = kr_fwd_ipip(ctx, xdp, st->ingress, &st->pkt, st->svc, be, st->hash);
+	if (be && KR_SVC(st)->fwd_mode == KR_FWD_L2)
+		act = kr_fwd_l2(ctx, xdp, kr_ingress(ctx, xdp), be);
+	else if (be && KR_SVC(st)->fwd_mode == KR_FWD_IPIP)
+		act = kr_fwd_ipip(ctx, xdp, kr_ingress(ctx, xdp), &st->pkt, KR_SVC(st), be,
+				  st->hash);
 	if (act == KR_ACT_FAIL) {
 		st->cnt->fwd_error++;
 		return kr_pass(st);
@@ -522,9 +568,16 @@ static __always_inline int kr_stage_forward(void *ctx, const bool xdp, struct kr
 /* The whole pipeline; `xdp` is a constant, so each program keeps only its own helpers. */
 static __always_inline int kr_core(void *ctx, const bool xdp)
 {
-	struct kr_state st = {};
+	struct kr_state st;
 	__u32 zero = 0;
 	int act;
+
+	/* what the stages read before they write it (the parser adds to pkt; the rest of
+	 * the state is written first): not the whole state, 17 stores a packet */
+	__builtin_memset(&st.pkt, 0, sizeof(st.pkt));
+	__builtin_memset(&st.route, 0, sizeof(st.route));
+	st.klen = 0;
+	st.hash = 0;
 
 	st.cnt = bpf_map_lookup_elem(&kr_counters, &zero);
 	st.s = bpf_map_lookup_elem(&kr_scratch_buf, &zero);
@@ -534,12 +587,10 @@ static __always_inline int kr_core(void *ctx, const bool xdp)
 	if (xdp) {
 		struct xdp_md *x = ctx;
 
-		st.ingress = x->ingress_ifindex;
 		st.frame_len = x->data_end - x->data;
 	} else {
 		struct __sk_buff *skb = ctx;
 
-		st.ingress = skb->ifindex;
 		st.frame_len = skb->len;
 		/* headers in the linear part, so direct packet access sees them; if the pull
 		 * fails the parser sees only the linear part: a truncated frame, passed and
@@ -557,7 +608,7 @@ static __always_inline int kr_core(void *ctx, const bool xdp)
 	if (act != KR_ACT_CONTINUE)
 		return act;
 	if (!kr_stage_quic_lb(&st)) {
-		act = kr_stage_ring(&st);
+		act = kr_stage_ring(xdp, &st);
 		if (act != KR_ACT_CONTINUE)
 			return act;
 	}

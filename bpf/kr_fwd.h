@@ -49,6 +49,15 @@ static __always_inline void kr_mac_copy(__u8 *d, const __u8 *s)
 		d[i] = s[i];
 }
 
+/* A MAC from a map value (or the frame) into the frame: one 4-byte and one 2-byte load and
+ * store instead of 6 byte copies (unaligned packet and map value accesses are allowed
+ * without strict alignment; not for the stack, hence kr_mac_copy for the rest). */
+static __always_inline void kr_mac_put(__u8 *d, const __u8 *s)
+{
+	*(__u32 *)d = *(const __u32 *)s;
+	*(__u16 *)(d + 4) = *(const __u16 *)(s + 4);
+}
+
 #define KR_XDP_REDIRECT	4	/* XDP_REDIRECT */
 #define KR_TC_REDIRECT	7	/* TC_ACT_REDIRECT */
 
@@ -80,12 +89,12 @@ static __always_inline int kr_fwd_l2(void *ctx, const bool xdp, __u32 ingress,
 	if (!dev || !(dev->flags & KR_DEVICE_F_MAC))
 		dev = bpf_map_lookup_elem(&kr_devices, &egress);
 	if (dev)
-		kr_mac_copy(data + 6, dev->mac);
+		kr_mac_put(data + 6, dev->mac);
 	else if (egress == ingress)
-		kr_mac_copy(data + 6, data);	/* we were the destination */
+		kr_mac_put(data + 6, data);	/* we were the destination */
 	else
 		return KR_ACT_FAIL;
-	kr_mac_copy(data, be->mac);
+	kr_mac_put(data, be->mac);
 	return kr_out(xdp, egress, ingress);
 }
 

@@ -410,13 +410,16 @@ static __always_inline __u64 kr_crc32_load8(const __u8 *p)
 
 static __always_inline __u32 kr_crc32_step8(__u32 crc, const __u8 *p)
 {
-	__u64 w = kr_crc32_load8(p);
-	__u32 lo = crc ^ (__u32)w, hi = (__u32)(w >> 32);
+	__u64 w = kr_crc32_load8(p) ^ crc;	/* crc meets the low 4 bytes */
 
-	return kr_crc32_key_table[7][lo & 0xff] ^ kr_crc32_key_table[6][(lo >> 8) & 0xff] ^
-	       kr_crc32_key_table[5][(lo >> 16) & 0xff] ^ kr_crc32_key_table[4][lo >> 24] ^
-	       kr_crc32_key_table[3][hi & 0xff] ^ kr_crc32_key_table[2][(hi >> 8) & 0xff] ^
-	       kr_crc32_key_table[1][(hi >> 16) & 0xff] ^ kr_crc32_key_table[0][hi >> 24];
+	/* byte k of w indexes table 7 - k; its table offset (byte * 4) in one shift and one
+	 * mask of w (issue 14: one instruction less per table read) */
+#define KR_CRC_T(t, off) (*(const __u32 *)((const __u8 *)kr_crc32_key_table[t] + (off)))
+	return KR_CRC_T(7, (w << 2) & 0x3fc) ^ KR_CRC_T(6, (w >> 6) & 0x3fc) ^
+	       KR_CRC_T(5, (w >> 14) & 0x3fc) ^ KR_CRC_T(4, (w >> 22) & 0x3fc) ^
+	       KR_CRC_T(3, (w >> 30) & 0x3fc) ^ KR_CRC_T(2, (w >> 38) & 0x3fc) ^
+	       KR_CRC_T(1, (w >> 46) & 0x3fc) ^ KR_CRC_T(0, (w >> 54) & 0x3fc);
+#undef KR_CRC_T
 }
 #else
 static __always_inline __u32 kr_crc32_step8(__u32 crc, const __u8 *p)

@@ -111,20 +111,42 @@ static __always_inline const __u8 *kr_at(const struct kr_cur *c, __u32 off, __u3
 	return p;
 }
 
-/* Bytes of the frame from `off` to its end (0 when off is past it). */
-static __always_inline __u32 kr_avail(const struct kr_cur *c, __u32 off)
+/* Length of the frame.  "len bytes from off fit" is off + len <= kr_frame_len() (off <=
+ * KR_MAX_HDR_OFF and len <= 0xffff + 40: no overflow); with a select on off < length,
+ * clang spilled the comparison's operands (issue 14). */
+static __always_inline __u32 kr_frame_len(const struct kr_cur *c)
 {
-	__u32 n = (__u32)(c->end - c->data);
+	return (__u32)(c->end - c->data);
+}
 
-	return off < n ? n - off : 0;
+/* Copy 4 bytes / 2 bytes from the frame into kr_pkt: in BPF one load and one store
+ * (unaligned packet loads are allowed unless the program is loaded with strict alignment,
+ * or on architectures without efficient unaligned access), where byte copies cost 8 / 4
+ * instructions a field and a later wider read of the field stalled on the byte stores. */
+static __always_inline void kr_copy4(__u8 *d, const __u8 *s)
+{
+#ifdef __bpf__
+	*(__u32 *)d = *(const __u32 *)s;
+#else
+	__builtin_memcpy(d, s, 4);
+#endif
+}
+
+static __always_inline void kr_copy2(__u8 *d, const __u8 *s)
+{
+#ifdef __bpf__
+	*(__u16 *)d = *(const __u16 *)s;
+#else
+	__builtin_memcpy(d, s, 2);
+#endif
 }
 
 static __always_inline void kr_copy16(__u8 *d, const __u8 *s)
 {
 	int i;
 
-	for (i = 0; i < 16; i++)
-		d[i] = s[i];
+	for (i = 0; i < 16; i += 4)
+		kr_copy4(d + i, s + i);
 }
 
 /* Ethernet + up to KR_MAX_VLANS tags: *off = L3 offset, *proto = its ethertype. */
@@ -159,13 +181,12 @@ static __always_inline int kr_parse_ipv4(const struct kr_cur *c, struct kr_pkt *
 {
 	const __u8 *ip = kr_at(c, pkt->l3_off, 20);
 	__u32 ihl, tot, frag;
-	int i;
 
 	if (!ip)
 		return KR_PARSE_ERROR;
 	ihl = (__u32)(ip[0] & 0x0f) * 4;
 	tot = KR_BE16(ip + 2);
-	if ((ip[0] >> 4) != 4 || ihl < 20 || tot < ihl || tot > kr_avail(c, pkt->l3_off))
+	if ((ip[0] >> 4) != 4 || ihl < 20 || tot < ihl || pkt->l3_off + tot > kr_frame_len(c))
 		return KR_PARSE_ERROR;
 	frag = KR_BE16(ip + 6);
 	if (frag & 0x1fff)
@@ -174,10 +195,8 @@ static __always_inline int kr_parse_ipv4(const struct kr_cur *c, struct kr_pkt *
 	pkt->proto = ip[9];
 	pkt->l3_len = tot;
 	pkt->l4_off = pkt->l3_off + ihl;
-	for (i = 0; i < 4; i++) {
-		pkt->src[i] = ip[12 + i];
-		pkt->dst[i] = ip[16 + i];
-	}
+	kr_copy4(pkt->src, ip + 12);
+	kr_copy4(pkt->dst, ip + 16);
 	return KR_PARSE_OK;
 }
 
@@ -216,7 +235,8 @@ static __always_inline int kr_parse_ipv6(const struct kr_cur *c, struct kr_pkt *
 	if (!ip)
 		return KR_PARSE_ERROR;
 	plen = KR_BE16(ip + 4);
-	if ((ip[0] >> 4) != 6 || plen == 0 || KR_IPV6_HLEN + plen > kr_avail(c, pkt->l3_off))
+	if ((ip[0] >> 4) != 6 || plen == 0 ||
+	    pkt->l3_off + KR_IPV6_HLEN + plen > kr_frame_len(c))
 		return KR_PARSE_ERROR;
 	pkt->family = 6;
 	pkt->l3_len = KR_IPV6_HLEN + plen;
@@ -261,10 +281,8 @@ static __always_inline int kr_parse_udp(const struct kr_cur *c, struct kr_pkt *p
 	ulen = KR_BE16(u + 4);
 	if (ulen < KR_UDP_HLEN || pkt->l4_off + ulen > l3_end)
 		return KR_PARSE_ERROR;
-	pkt->sport[0] = u[0];
-	pkt->sport[1] = u[1];
-	pkt->dport[0] = u[2];
-	pkt->dport[1] = u[3];
+	kr_copy2(pkt->sport, u);
+	kr_copy2(pkt->dport, u + 2);
 	pkt->pl_off = pkt->l4_off + KR_UDP_HLEN;
 	pkt->pl_len = ulen - KR_UDP_HLEN;
 	return KR_PARSE_OK;
