@@ -53,6 +53,7 @@ crc-table-entry ~~ include/kr_crc32.h ~~ test_oracle test_hash_bpf test_parity t
 lookup-window-count ~~ include/kr_lookup.h ~~ test_ring test_image test_packet_fuzz test_oracle ~~ {T}*out = a + c;{N} ~~ {T}*out = a + c + (c == 1);{N}
 lookup-second-window-gap ~~ include/kr_lookup.h ~~ test_ring test_image test_packet_fuzz test_oracle ~~ {T}{T}a += w1;{N} ~~ {T}{T}a += w1 + 1;{N}
 lookup-window-cut-side ~~ include/kr_lookup.h ~~ test_ring test_image test_packet_fuzz test_oracle ~~ {T}{T}{T}w1 = ce - a;{N} ~~ {T}{T}{T}w1 = ce - a - 1;{N}
+lookup-contiguous-last-chunk ~~ include/kr_lookup.h ~~ sanitizers ~~ {T}if (hdr->pt_chunk + (a >> KR_PTS_SHIFT) + 1 < hdr->nchunks){N} ~~ {T}if (hdr->pt_chunk + (a >> KR_PTS_SHIFT) < hdr->nchunks){N}
 lookup-upper-bound ~~ include/kr_lookup.h ~~ test_ring test_image test_packet_fuzz test_oracle ~~ return b + kr_lt_bit(kr_chunk_hash(pts, base + b), h); ~~ return b + kr_lt_bit(kr_chunk_hash(pts, base + b), h + 1);
 ring-subset-own-point ~~ bpf/kr_ring.h ~~ test_ring test_packet_fuzz test_oracle ~~ if (!out->subset.subset_id && kr_backend_id_up(&id)) { ~~ if (kr_backend_id_up(&id)) {
 walk-one-short ~~ bpf/kr_ring.h ~~ test_ring test_packet_fuzz test_oracle ~~ {T}for (i = 1; i <= KR_MAX_WALK; i++) { ~~ {T}for (i = 1; i < KR_MAX_WALK; i++) {

@@ -5,7 +5,8 @@
  * bucket-index lookup of include/kr_lookup.h against the plain lower bound on millions of
  * random keys and on crafted keys (every point hash and +-1, 0, 0xffffffff, past the last
  * point, every bucket boundary +-1, empty buckets, an oversized bucket), for rings of
- * 1 point up to 1.5M points, with and without collisions; inconsistent images are refused.
+ * 1 point up to 1.5M points, with and without collisions, and of exactly 2047..8190 points
+ * (a last points chunk full or nearly); inconsistent images are refused.
  */
 #include <string.h>
 #include "tap.h"
@@ -283,6 +284,63 @@ static struct kr_ring *synthetic(uint32_t n, uint32_t cluster, uint32_t ndups)
 	return r;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Ring of exactly n distinct points (16 backends), uniform; with ntop > 0, the last ntop
+ * points alone at the top of the hash space (a last bucket smaller than a window). */
+static struct kr_ring *uniform(uint32_t n, uint32_t ntop)
+{
+	struct kr_ring *r = calloc(1, sizeof(*r));
+
+	r->version = KR_RING_V2;
+	r->point_multiple = 1;
+	r->nbackends = 16;
+	r->hash = malloc(n * sizeof(uint32_t));
+	r->backend = malloc(n * sizeof(uint16_t));
+	r->dups = calloc(1, sizeof(*r->dups));
+	for (uint32_t i = 0; i < n - ntop; i++)
+		r->hash[i] = ntop ? rnd() % 0xf0000000u : rnd();
+	qsort(r->hash, n - ntop, sizeof(uint32_t), cmp_u32);
+	for (uint32_t i = n - ntop; i < n; i++)
+		r->hash[i] = 0xffffff00u + (i - (n - ntop)) * 8;
+	for (uint32_t i = 1; i < n; i++)	/* distinct (a collision moves up by one) */
+		if (r->hash[i] <= r->hash[i - 1])
+			r->hash[i] = r->hash[i - 1] + 1;
+	for (uint32_t i = 0; i < n; i++)
+		r->backend[i] = (uint16_t)(i % 16);
+	r->npoints = n;
+	r->digest = kr_ring_digest_points(r->hash, r->backend, n);
+	return r;
+}
+
+/* The last points chunk full (no padding) or nearly, a ring of one chunk and one point
+ * more or less, a last bucket of a few points at the end of the last chunk: the windows at
+ * the end of the image (userspace lets windows run across the chunks of its one buffer,
+ * but not past the last: tests/bats/sanitizers.bats runs this under ASan). */
+static void chunk_edge_rings(void)
+{
+	static const struct { uint32_t n, ntop; } sz[] = {
+		{ 2047, 0 }, { 2048, 0 }, { 2049, 0 }, { 4078, 0 }, { 4096, 0 }, { 6144, 0 },
+		{ 8190, 0 }, { 4096, 5 }, { 6144, 1 }, { 4078, 3 }, { 2048, 31 },
+	};
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++) {
+		struct kr_ring *r = uniform(sz[i].n, sz[i].ntop);
+
+		snprintf(name, sizeof(name), "uniform %u points, %u at the top", sz[i].n,
+			 sz[i].ntop);
+		CHECK(r->hash[sz[i].n - 1] > r->hash[sz[i].n - 2], "%s: distinct hashes", name);
+		check_ring(r, 20000, name);
+		kr_ring_free(r);
+	}
+}
+
 static void synthetic_rings(void)
 {
 	struct kr_ring *r = synthetic(3000, 2000, 40);
@@ -349,6 +407,7 @@ int main(void)
 	real_rings();
 	collide_rings();
 	synthetic_rings();
+	chunk_edge_rings();
 	bench_rings();
 	table_and_corruption();
 	return tap_done();
