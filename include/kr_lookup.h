@@ -207,11 +207,7 @@ static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
  * second window each cost a mispredicted branch after the miss).  Same answers; measured
  * by build/bench/xdp_forward and build/bench/ring_lookup (docs/ring.md). */
 #ifndef KR_WINDOW
-#ifdef __bpf__
 #define KR_WINDOW		32
-#else
-#define KR_WINDOW		32
-#endif
 #endif
 _Static_assert(KR_WINDOW >= 2 && (KR_WINDOW & (KR_WINDOW - 1)) == 0,
 	       "KR_WINDOW: a power of two (the window's points are indexed with a mask)");
@@ -301,8 +297,8 @@ static __always_inline __u32 kr_ptr_count(const struct kr_point *p, __u32 h, con
  * The answer is a + c when the window brackets h: c > 0, or the window starts the bucket
  * (points before lo are below h), or lt_before (point a - 1 is known to be below h); and
  * c < w, or the window ends the bucket (points from hi on are >= h), or ge_after (point
- * a + w is known to be >= h).  One chunk lookup, KR_WINDOW independent loads from one
- * bounded pointer at constant offsets.  All KR_WINDOW points from s = min(a, chunk end -
+ * a + w is known to be >= h).  One chunk lookup; in BPF KR_WINDOW independent loads from
+ * one bounded pointer at constant offsets (userspace: kr_ptr_count's binary search).  All KR_WINDOW points from s = min(a, chunk end -
  * KR_WINDOW) are counted, without a mask: the d = a - s points before the window are a
  * prefix of the sorted run (subtracted when all below h), and points past the window are
  * counted only when w < KR_WINDOW, which kr_window_find() asks for only when the window

@@ -8,9 +8,9 @@
  *   (a) none   no ring lookup (backend from the hash)
  *   (c) limit  (a) + one read of a random element of the ring's image map (as large as the
  *              ring): no lookup can do with less.  Nothing waits for its value, so the CPU
- *              overlaps the reads of consecutive packets (the test run repeats the program
- *              back to back); the ring stage's reads depend on each other and on a few
- *              hundred instructions, more than the CPU runs ahead, so its do not overlap
+ *              may overlap the reads of consecutive packets (the test run repeats the
+ *              program back to back): it does in bench_ring's short program, here (d) shows
+ *              whether it does (it did not in this session's runs: the program is long)
  *   (d) dep    (c), but the next packet's key waits for the value: one read's latency
  *   (b) plain  a plain lower-bound binary search over the image points
  * and the bare forwarder of build/bench/xdp_forward (tests/bpf/progs/kr_bare_fwd.bpf.c:

@@ -8,7 +8,7 @@
  *              ring): no lookup can do with less.  Nothing waits for its value, so the CPU
  *              overlaps the reads of consecutive packets (the test run repeats the program
  *              back to back); the ring stage's reads depend on each other and on a few
- *              hundred instructions, more than the CPU runs ahead, so its do not overlap
+ *              hundred instructions, more than the CPU runs ahead, so theirs do not overlap
  *   (d) dep    (c), but the next packet's key waits for the value: one read's latency
  *   (e) idx    (d) after a random read of the bucket index that (d)'s address waits for:
  *              the latency floor of any lookup that reads an index, then the points

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Userspace lookup cost per key: the bucket index of the kernel image (include/kr_lookup.h
- * kr_image_find(), the BPF program's code, through userspace KR_CHUNK_GET) against a plain binary search
+ * kr_image_find(), the BPF program's code but for its userspace-only window count, compares
+ * and windows across chunks; through userspace KR_CHUNK_GET) against a plain binary search
  * over the whole ring, both returning (point, backend), on the bench2048 rings at
  * v2 point_multiple 16 (~150k points) and 1600 (~14.8M points).  Keys: 2M distinct
  * pre-generated 32-bit hashes (a bijective mix of 0..N-1), the same for both; best of 3.
  * Also counts disagreements (must be 0).  No assertions.  Times are the thread's CPU time
  * (the machine is shared).
  *
- * Two figures for the bucket index: one key at a time (each lookup waits for its own
- * memory accesses, as one packet in the BPF program), and batched with prefetching
+ * Two figures for the bucket index: one key at a time (a loop of independent lookups, one
+ * call per key as the BPF program makes per packet: the CPU overlaps consecutive keys' memory
+ * reads as far as the work queued behind each miss lets it), and batched with prefetching
  * (kr_image_lookup_batch: the index entry and the expected window's lines are known from
  * the key alone, so many keys' accesses overlap -- a binary search cannot do that).
  * Both the image buffer and the ring's hash array (the plain lower bound's) are allocated

@@ -2,7 +2,9 @@
 /*
  * Encoding a ring into the kernel ring image (include/kr_image_kern_user.h), and the
  * userspace view of an image: KR_CHUNK_GET is defined here so that include/kr_lookup.h --
- * the very code the BPF program runs -- works on the encoded buffer.
+ * the code the BPF program runs, but for three userspace-only helpers (the window count,
+ * the compares, windows across the chunks of this one buffer) -- works on the encoded
+ * buffer.
  *
  * Image points = ring points in ring order, each followed by the points deduplication
  * removed at its hash (tie order).  Image index -> ring index: minus the kept duplicates

@@ -8,8 +8,9 @@
  *   KR_BENCH_NONE   (a) no ring lookup: backend id = 1 + (hash & 15)
  *   KR_BENCH_LIMIT  (c) (a) + one read of a random element of the published image map of
  *                   ring 0 slot 0 (as large as the ring): outer map, header, one chunk.
- *                   Nothing waits for the value read, so the CPU overlaps the reads of
- *                   consecutive packets (the test run repeats the program back to back)
+ *                   Nothing waits for the value read, so the CPU may overlap the reads of
+ *                   consecutive packets (the test run repeats the program back to back;
+ *                   (d) shows whether it does)
  *   KR_BENCH_DEP    (d) (c), but the next packet's key waits for the value read (a zero
  *                   computed from it is added to the counter): one read's whole latency
  *   KR_BENCH_PLAIN  (b) control word, slot, a plain lower-bound binary search over the
