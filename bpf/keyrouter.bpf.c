@@ -396,32 +396,20 @@ static __always_inline long kr_load_window(void *ctx, const bool xdp, __u32 off,
 }
 
 /*
- * XDP, a `payload` service without a delimiter: the key's span by the rules of
- * kr_key_payload_span() (with the window it would copy, the same answers), the key
- * copied straight from the frame into s->key: no window copy, no second copy.  Returns
- * the key status, or -1 when the key is not all in the frame's linear data (the caller
- * then takes the window path).
+ * XDP, a `payload` service without a delimiter: the key's span (kr_payload_span(), as
+ * kr_key_payload_span() finds it in the window: the same answers), the key copied
+ * straight from the frame into s->key: no window copy, no second copy.  Returns the key
+ * status, or -1 when the key is not all in the frame's linear data (the caller then takes
+ * the window path).
  */
 static __always_inline int kr_key_span_xdp(struct xdp_md *ctx, struct kr_state *st)
 {
-	const struct kr_service *svc = KR_SVC(st);
-	__u32 off = svc->payload_off, len = svc->payload_len, pl = st->pkt.pl_len;
+	__u32 off = 0, len = 0;
+	int rc = kr_payload_span(KR_SVC(st), &st->pkt, &off, &len);
 
 	st->klen = 0;
-	if (off > KR_MAX_PAYLOAD_OFFSET)
-		return KR_KEY_BAD_SERVICE;
-	if (off > pl)
-		return KR_KEY_NOT_FOUND;
-	if (len) {
-		if (len > KR_MAX_KEY_LEN)
-			return KR_KEY_TOO_LONG;
-		if (off + len > pl)
-			return KR_KEY_NOT_FOUND;
-	} else {
-		len = pl - off;
-		if (len > KR_MAX_KEY_LEN)
-			return KR_KEY_TOO_LONG;
-	}
+	if (rc != KR_KEY_OK)
+		return rc;
 	if (kr_copy_key_xdp(ctx, st->pkt.pl_off + off, len, st->s))
 		return -1;
 	st->klen = len;

@@ -50,12 +50,13 @@ static __always_inline void kr_mac_copy(__u8 *d, const __u8 *s)
 }
 
 /* A MAC from a map value (or the frame) into the frame: one 4-byte and one 2-byte load and
- * store instead of 6 byte copies (unaligned packet and map value accesses are allowed
- * without strict alignment; not for the stack, hence kr_mac_copy for the rest). */
+ * store instead of 6 byte copies (kr_parse.h kr_copy4/kr_copy2: unaligned packet and map
+ * value accesses are allowed without strict alignment; not for the stack, hence
+ * kr_mac_copy for the rest). */
 static __always_inline void kr_mac_put(__u8 *d, const __u8 *s)
 {
-	*(__u32 *)d = *(const __u32 *)s;
-	*(__u16 *)(d + 4) = *(const __u16 *)(s + 4);
+	kr_copy4(d, s);
+	kr_copy2(d + 4, s + 4);
 }
 
 #define KR_XDP_REDIRECT	4	/* XDP_REDIRECT */

@@ -194,31 +194,54 @@ static __always_inline int kr_key_delim(struct kr_scratch *s, __u32 off, __u32 w
 	return KR_KEY_TOO_LONG;
 }
 
-/* payload without a delimiter: [payload_off, payload_off + payload_len), or to the end of
- * the payload when payload_len is 0.  (The data path calls this one inline.) */
+/* Where a `payload` key starts: payload_off, inside the payload. */
+static __always_inline int kr_payload_start(const struct kr_service *svc,
+					    const struct kr_pkt *pkt)
+{
+	if (svc->payload_off > KR_MAX_PAYLOAD_OFFSET)
+		return KR_KEY_BAD_SERVICE;
+	if (svc->payload_off > pkt->pl_len)
+		return KR_KEY_NOT_FOUND;
+	return KR_KEY_OK;
+}
+
+/* The span of a `payload` key without a delimiter: [payload_off, payload_off +
+ * payload_len), or to the end of the payload when payload_len is 0, in *off and *len; or
+ * the key status that says why there is none.  (The XDP data path copies it from the
+ * frame itself: keyrouter.bpf.c kr_key_span_xdp.) */
+static __always_inline int kr_payload_span(const struct kr_service *svc,
+					   const struct kr_pkt *pkt, __u32 *off, __u32 *len)
+{
+	__u32 o = svc->payload_off, l = svc->payload_len;
+	int rc = kr_payload_start(svc, pkt);
+
+	if (rc != KR_KEY_OK)
+		return rc;
+	if (!l)
+		l = pkt->pl_len - o;
+	if (l > KR_MAX_KEY_LEN)
+		return KR_KEY_TOO_LONG;
+	if (o + l > pkt->pl_len)
+		return KR_KEY_NOT_FOUND;
+	*off = o;
+	*len = l;
+	return KR_KEY_OK;
+}
+
+/* payload without a delimiter, from the window (wlen bytes).  (The data path calls this
+ * one inline.) */
 static __always_inline int kr_key_payload_span(const struct kr_service *svc,
 					       const struct kr_pkt *pkt, struct kr_scratch *s,
 					       __u32 wlen, __u32 *klen)
 {
-	__u32 off = svc->payload_off, len = svc->payload_len;
+	__u32 off = 0, len = 0;
+	int rc = kr_payload_span(svc, pkt, &off, &len);
 
 	*klen = 0;
-	if (off > KR_MAX_PAYLOAD_OFFSET)
-		return KR_KEY_BAD_SERVICE;
-	if (off > pkt->pl_len)
+	if (rc != KR_KEY_OK)
+		return rc;
+	if (off + len > wlen)
 		return KR_KEY_NOT_FOUND;
-	if (len) {
-		if (len > KR_MAX_KEY_LEN)
-			return KR_KEY_TOO_LONG;
-		if (off + len > pkt->pl_len || off + len > wlen)
-			return KR_KEY_NOT_FOUND;
-	} else {
-		len = pkt->pl_len - off;
-		if (len > KR_MAX_KEY_LEN)
-			return KR_KEY_TOO_LONG;
-		if (off + len > wlen)
-			return KR_KEY_NOT_FOUND;
-	}
 	kr_key_copy(s, off, len);
 	*klen = len;
 	return KR_KEY_OK;
@@ -227,14 +250,12 @@ static __always_inline int kr_key_payload_span(const struct kr_service *svc,
 static __always_inline int kr_key_payload(const struct kr_service *svc, const struct kr_pkt *pkt,
 					  struct kr_scratch *s, __u32 wlen, __u32 *klen)
 {
-	__u32 off = svc->payload_off;
-
 	if (!svc->payload_len && (svc->flags & KR_SVC_F_PAYLOAD_DELIM)) {
-		if (off > KR_MAX_PAYLOAD_OFFSET)
-			return KR_KEY_BAD_SERVICE;
-		if (off > pkt->pl_len)
-			return KR_KEY_NOT_FOUND;
-		return kr_key_delim(s, off, wlen, svc->payload_delim, klen);
+		int rc = kr_payload_start(svc, pkt);
+
+		if (rc != KR_KEY_OK)
+			return rc;
+		return kr_key_delim(s, svc->payload_off, wlen, svc->payload_delim, klen);
 	}
 	return kr_key_payload_span(svc, pkt, s, wlen, klen);
 }

@@ -368,16 +368,14 @@ static __always_inline int kr_window_find(void *ring, const struct kr_image_hdr 
 					  __u32 *backend)
 {
 	__u32 w = kr_min_u32(hi - lo, KR_WINDOW), a, w1;
-#if !defined(KR_CHUNKS_CONTIGUOUS) || defined(__bpf__)
-	__u32 ce;
-#endif
 	int r;
 
 	a = guess - kr_min_u32(guess - lo, KR_WINDOW / 2 - 1);	/* centred, at least lo */
 	a = kr_min_u32(a, hi - w);
 	w1 = w;
 #if !defined(KR_CHUNKS_CONTIGUOUS) || defined(__bpf__)	/* (userspace's one buffer: no cut) */
-	ce = (a | (KR_PTS_PER_CHUNK - 1)) + 1;		/* the end of a's chunk */
+	__u32 ce = (a | (KR_PTS_PER_CHUNK - 1)) + 1;	/* the end of a's chunk */
+
 	if (a + w > ce) {		/* [a, a + w) crosses it: lo < ce < hi */
 		if (guess < ce) {
 			a = ce - kr_min_u32(ce - lo, w);	/* [a, ce), at least lo */

@@ -45,7 +45,7 @@ quic-short-dcid-offset ~~ include/kr_key.h ~~ test_oracle test_parity test_packe
 quic-long-dcid-length ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ len = s->win[5]; ~~ len = s->win[5] & 0x7f;
 quic-empty-dcid ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ if (len == 0 || start + len > wlen || start + len > pkt->pl_len) ~~ if (start + len > wlen || start + len > pkt->pl_len)
 payload-delimiter-first ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ if (b == delim) { ~~ if (b == delim && i > 0) {
-payload-length-past-end ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ if (off + len > pkt->pl_len || off + len > wlen) ~~ if (off + len > pkt->pl_len + 1 || off + len > wlen + 1)
+payload-length-past-end ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ if (o + l > pkt->pl_len) ~~ if (o + l > pkt->pl_len + 1)
 tuple-port ~~ include/kr_key.h ~~ test_oracle test_parity test_packets test_packet_fuzz ~~ KR_KEY(s, (n + 1)) = pkt->sport[1]; ~~ KR_KEY(s, (n + 1)) = pkt->dport[1];
 crc-step-bytes ~~ include/kr_crc32.h ~~ test_oracle test_hash_bpf test_parity test_packet_fuzz ~~ KR_CRC_T(3, (w >> 30) & 0x3fc) ^ KR_CRC_T(2, (w >> 38) & 0x3fc) ^ ~~ KR_CRC_T(3, (w >> 38) & 0x3fc) ^ KR_CRC_T(2, (w >> 30) & 0x3fc) ^
 crc-tail ~~ include/kr_crc32.h ~~ test_oracle test_hash_bpf test_parity test_packet_fuzz ~~ for (j = 0; j < 7; j++) { ~~ for (j = 0; j < 6; j++) {
