@@ -12,6 +12,8 @@
  *              program back to back): it does in bench_ring's short program, here (d) shows
  *              whether it does (it did not in this session's runs: the program is long)
  *   (d) dep    (c), but the next packet's key waits for the value: one read's latency
+ *   (e) idxdep (d) after a random read of the ring's bucket index that (d)'s address waits
+ *              for: the latency floor of any lookup that reads an index, then points
  *   (b) plain  a plain lower-bound binary search over the image points
  * and the bare forwarder of build/bench/xdp_forward (tests/bpf/progs/kr_bare_fwd.bpf.c:
  * parse Ethernet/IPv4/UDP, rewrite the MACs, XDP_TX; same per-run key write), the least a
@@ -43,16 +45,18 @@
 #include "kr_dpbench_limit.skel.h"
 #include "kr_dpbench_plain.skel.h"
 #include "kr_dpbench_dep.skel.h"
+#include "kr_dpbench_idxdep.skel.h"
 #include "kr_bare_fwd.skel.h"
 #include "bench_loadavg.h"
 
 #define REPEAT	(1u << 18)
 #define NB	16
 
-enum { V_NONE, V_LIMIT, V_FULL, V_PLAIN, V_BARE, V_DEP, NV };
+enum { V_NONE, V_LIMIT, V_FULL, V_PLAIN, V_BARE, V_DEP, V_IDXDEP, NV };
 static const char *vname[NV] = { "(a) no lookup", "(c) limit: 1 random read",
 				 "full (keyrouter.bpf.c)", "(b) plain binary search",
-				 "bare forwarder", "(d) 1 random read, waited for" };
+				 "bare forwarder", "(d) 1 random read, waited for",
+				 "(e) index read, then (d)" };
 
 struct variant {
 	struct bpf_object *obj;
@@ -106,6 +110,7 @@ static int load_all(void)
 	LOAD(V_LIMIT, kr_dpbench_limit);
 	LOAD(V_PLAIN, kr_dpbench_plain);
 	LOAD(V_DEP, kr_dpbench_dep);
+	LOAD(V_IDXDEP, kr_dpbench_idxdep);
 	{	/* parse Eth/IPv4/UDP, MACs, XDP_TX; writes the same per-run key */
 		struct kr_bare_fwd_bpf *b = kr_bare_fwd_bpf__open();
 
@@ -301,6 +306,10 @@ int main(void)
 		       "= %.2f\n",
 		       (best[V_FULL] - best[V_NONE]) / (best[V_DEP] - best[V_NONE]),
 		       (best[V_DEP] - best[V_NONE]) / (best[V_LIMIT] - best[V_NONE]));
+		printf("  floor of an index-then-points lookup: ((e) - (a)) / ((c) - (a)) = %.2f; "
+		       "full over that floor: %+.1f ns\n",
+		       (best[V_IDXDEP] - best[V_NONE]) / (best[V_LIMIT] - best[V_NONE]),
+		       best[V_FULL] - best[V_IDXDEP]);
 		printf("  (a) / bare forwarder = %.2f   (target <= 1.5)\n",
 		       best[V_NONE] / best[V_BARE]);
 		fflush(stdout);

@@ -13,6 +13,9 @@
  *                   (d) shows whether it does)
  *   KR_BENCH_DEP    (d) (c), but the next packet's key waits for the value read (a zero
  *                   computed from it is added to the counter): one read's whole latency
+ *   KR_BENCH_IDX_DEP (e) (d) after one random read of the image's bucket index (chunks
+ *                   [idx_chunk, pt_chunk)) whose value the second read's address waits
+ *                   for: the latency floor of any lookup that reads an index, then points
  *   KR_BENCH_PLAIN  (b) control word, slot, a plain lower-bound binary search over the
  *                   image points (one chunk lookup per step), backend table, backend state
  * The key-varying step is the same in every variant (kr_bench_key(), at the start of the
@@ -28,6 +31,7 @@
 #define KR_BENCH_LIMIT	3
 #define KR_BENCH_PLAIN	4
 #define KR_BENCH_DEP	5
+#define KR_BENCH_IDX_DEP	6
 
 /* Where the bench packet's payload starts: Ethernet (14) + IPv4 without options (20) +
  * UDP (8).  Packets of another shape are left alone. */
@@ -64,7 +68,8 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	out->backend_id = 1 + (h & 15);
 	return KR_ROUTE_OK;
 }
-#elif KR_BENCH_VARIANT == KR_BENCH_LIMIT || KR_BENCH_VARIANT == KR_BENCH_DEP
+#elif KR_BENCH_VARIANT == KR_BENCH_LIMIT || KR_BENCH_VARIANT == KR_BENCH_DEP || \
+	KR_BENCH_VARIANT == KR_BENCH_IDX_DEP
 static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 					  struct kr_route *out)
 {
@@ -83,6 +88,19 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr)
 		return KR_ROUTE_BAD_IMAGE;
+#if KR_BENCH_VARIANT == KR_BENCH_IDX_DEP
+	/* a random index word first; the points read's address waits for its value */
+	c = hdr->idx_chunk + (__u32)(((__u64)kr_mix32(h ^ 0x9e3779b9) *
+				       (hdr->pt_chunk - hdr->idx_chunk)) >> 32);
+	w = bpf_map_lookup_elem(ring, &c);
+	if (!w)
+		return KR_ROUTE_BAD_IMAGE;
+	c = ((h >> 16) * (KR_CHUNK_BYTES / 4)) >> 16;
+	KR_BARRIER_VAR(c);
+	c = w[c];
+	asm volatile("%[c] &= 0" : [c] "+r"(c));	/* 0, once the value is there */
+	h ^= c;
+#endif
 	c = (__u32)(((__u64)h * hdr->nchunks) >> 32);	/* a random chunk of the image */
 	w = bpf_map_lookup_elem(ring, &c);
 	if (!w)
@@ -93,7 +111,7 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	KR_BARRIER_VAR(c);	/* the shift's bound, not a rounded-up mask of it */
 	c = w[c];
 	out->backend_id = 1 + ((c ^ h) & 15);
-#if KR_BENCH_VARIANT == KR_BENCH_DEP
+#if KR_BENCH_VARIANT == KR_BENCH_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_DEP
 	asm volatile("%[c] &= 0" : [c] "+r"(c));	/* 0, once the value is there */
 	kr_bench_ctr += c;
 #endif
