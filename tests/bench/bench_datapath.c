@@ -47,6 +47,7 @@
 #include "kr_dpbench_dep.skel.h"
 #include "kr_dpbench_idxdep.skel.h"
 #include "kr_bare_fwd.skel.h"
+#include "bench_args.h"
 #include "bench_loadavg.h"
 
 #define REPEAT	(1u << 18)
@@ -241,8 +242,16 @@ static uint32_t backend_of(int v, uint32_t ctr)
 	return out[5];
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	bench_args(argc, argv, 0,
+		   " [--help]\n"
+		   "The data path XDP program (bpf/keyrouter.bpf.c) through BPF_PROG_TEST_RUN, ns/packet,\n"
+		   "beside builds of the same source without the lookup (a), with one random read (c),\n"
+		   "the same read waited for (d), an index read then (d) (e), a plain binary search (b),\n"
+		   "and a bare forwarder; prints issue 14's ratios.  No assertions.\n"
+		   "environment: KR_BENCH_SIZES=\"10000 1000000\" ring sizes (default 10000 1000000 16000000),\n"
+		   "             KR_BENCH_ROUNDS=N interleaved rounds (default 7)\n");
 	uint32_t sizes[8] = { 10000, 1000000, 16000000 }, nsizes = 3;
 	const char *env = getenv("KR_BENCH_SIZES"), *renv = getenv("KR_BENCH_ROUNDS");
 	int rounds = renv ? atoi(renv) : 7;

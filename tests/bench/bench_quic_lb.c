@@ -32,6 +32,7 @@
 #include "../bpf/ring_fixture.h"
 #include "kr_aes_bench.skel.h"
 #include "kr_dpbench_full.skel.h"
+#include "bench_args.h"
 #include "bench_loadavg.h"
 
 #define REPEAT	(1u << 18)
@@ -364,8 +365,14 @@ static void bench_datapath(void)
 	kr_dpbench_full_bpf__destroy(dp);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	bench_args(argc, argv, 0,
+		   " [--help]\n"
+		   "QUIC-LB: AES-128 in XDP (crypto kfuncs against the T-table code), and the data path's\n"
+		   "ns/packet for CID-routed QUIC packets in each QUIC-LB mode beside the ring.\n"
+		   "environment: KR_BENCH_QLB_POINTS=N ring points (default 1000000),\n"
+		   "             KR_BENCH_ROUNDS=N interleaved rounds (default 7)\n");
 	const char *renv = getenv("KR_BENCH_ROUNDS");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -30,6 +30,7 @@
 #include "kr_ring_test_kern_user.h"
 #include "publish.h"
 #include "kr_ring_bench.skel.h"
+#include "bench_args.h"
 #include "bench_loadavg.h"
 
 #define REPEAT	(1u << 18)
@@ -103,8 +104,14 @@ out:
 	return ret;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	bench_args(argc, argv, 0,
+		   " [--help]\n"
+		   "The ring stage alone (tests/bpf/progs/kr_ring_bench.bpf.c) through BPF_PROG_TEST_RUN,\n"
+		   "ns/packet, beside (a) no lookup, (b) plain binary search, (c) one random read,\n"
+		   "(d) the same read waited for, (e) an index read then (d).  No assertions.\n"
+		   "environment: KR_BENCH_SIZES=\"10000 1000000\" ring sizes (default 10000 1000000 16000000)\n");
 	uint32_t sizes[8] = { 10000, 1000000, 16000000 }, nsizes = 3, zero = 0;
 	const char *env = getenv("KR_BENCH_SIZES");
 	uint64_t seed = 42, ctl = 0;

@@ -16,6 +16,7 @@
 #include "kr_crc32.h"
 #include "crc32.h"
 #include "kr_hash_bench.skel.h"
+#include "bench_args.h"
 #include "bench_loadavg.h"
 
 static double now_ns(void)
@@ -38,8 +39,13 @@ static double kernel_ns(struct kr_hash_bench_bpf *s, int fd, uint32_t mode, uint
 	return o.duration;	/* average ns per run */
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	bench_args(argc, argv, 0,
+		   " [--help]\n"
+		   "The opt-in keyed hash (SipHash-1-3) against CRC-32 per key length, in the kernel\n"
+		   "(BPF_PROG_TEST_RUN) and in userspace.  No assertions.\n"
+		   "environment: KR_BENCH_REPEAT=N runs per figure (default 200000)\n");
 	bench_loadavg_begin();
 	static const uint32_t lens[] = { 8, 16, 32, 64, 128, 255 };
 	uint32_t repeat = getenv("KR_BENCH_REPEAT") ? atoi(getenv("KR_BENCH_REPEAT")) : 200000;

@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "kr_mem_latency.skel.h"
+#include "bench_args.h"
 #include "bench_loadavg.h"
 
 #define REPEAT		(1u << 18)
@@ -110,13 +111,17 @@ static int measure(unsigned kib, int rounds, double out[2])
 
 int main(int argc, char **argv)
 {
+	bench_args(argc, argv, 0,
+		   " [--help]\n"
+		   "One waited-for random read from a BPF program, by region size (256 KiB..128 MiB),\n"
+		   "in an ARRAY map (4 KiB pages, as the ring image) and in the kernel's direct map\n"
+		   "(BPF_F_NO_PREALLOC hash values): ns beyond a hot read.  No assertions.\n"
+		   "environment: KR_BENCH_ROUNDS=N interleaved rounds (default 5)\n");
 	static const unsigned kib[] = { 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536,
 					131072 };
 	const char *r = getenv("KR_BENCH_ROUNDS");
 	int rounds = r ? atoi(r) : 5;
 
-	(void)argc;
-	(void)argv;
 	if (rounds < 1)
 		rounds = 1;
 	libbpf_set_print(NULL);

@@ -37,6 +37,7 @@
 #include "continuum.h"
 #include "crc32.h"
 #include "image.h"
+#include "bench_args.h"
 #include "bench_loadavg.h"
 
 static uint64_t now_ns(void)
@@ -303,6 +304,12 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 
 int main(int argc, char **argv)
 {
+	bench_args(argc, argv, 1,
+		   " [--help] [BACKENDS_FILE]\n"
+		   "Ring build time (kr_ring_build, and the whole `keyrouter ring build` command) against\n"
+		   "a straightforward CRC-per-point + qsort builder, at several point multiples.\n"
+		   "BACKENDS_FILE defaults to tests/data/bench2048.backends.txt.\n"
+		   "environment: KR_BENCH_COLD=1 skips pre-faulting memory before each timed run\n");
 	bench_loadavg_begin();
 	const char *path = argc > 1 ? argv[1] : "tests/data/bench2048.backends.txt";
 	struct kr_backend_spec *b;
