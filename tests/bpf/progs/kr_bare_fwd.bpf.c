@@ -10,6 +10,9 @@
  * bare_write_key: when set, the program first writes the per-run counter kr_bench_ctr
  * into the first 4 bytes of the UDP payload, exactly as the bench_datapath builds do
  * (kr_bench_variant.h), so that the two are timed over the same work on the packet.
+ * kr_key_only: only that key write, then XDP_TX: what a test run costs without a program's
+ * own work (bench_datapath subtracts it to report the work of the bare forwarder and of
+ * (a) themselves).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -27,6 +30,22 @@ __u32 kr_bench_ctr;
 #define BARE_ETH_P_IP	0x0800
 #define BARE_PL_OFF	42	/* Ethernet + IPv4 without options + UDP */
 
+static __always_inline void bare_key(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 *k = data + BARE_PL_OFF;
+
+	if (bare_write_key && (void *)(k + 1) <= end)
+		*k = kr_bench_ctr++;
+}
+
+SEC("xdp")
+int kr_key_only(struct xdp_md *ctx)
+{
+	bare_key(ctx);
+	return XDP_TX;
+}
+
 SEC("xdp")
 int kr_bare_fwd(struct xdp_md *ctx)
 {
@@ -36,12 +55,7 @@ int kr_bare_fwd(struct xdp_md *ctx)
 	struct udphdr *udp;
 	int i;
 
-	if (bare_write_key) {
-		__u32 *k = data + BARE_PL_OFF;
-
-		if ((void *)(k + 1) <= end)
-			*k = kr_bench_ctr++;
-	}
+	bare_key(ctx);
 	if ((void *)(eth + 1) > end || eth->h_proto != bpf_htons(BARE_ETH_P_IP))
 		return XDP_PASS;
 	ip = (void *)(eth + 1);
