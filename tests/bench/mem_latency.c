@@ -19,12 +19,13 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "kr_image_kern_user.h"
 #include "kr_mem_latency.skel.h"
 #include "bench_args.h"
 #include "bench_loadavg.h"
 
 #define REPEAT		(1u << 18)
-#define VCHUNK		12288u
+#define VCHUNK		KR_CHUNK_BYTES
 #define DCHUNK		(65536u - 128u)
 
 enum { P_VMAP, P_VMAP_HOT, P_DMAP, P_DMAP_HOT, NP };

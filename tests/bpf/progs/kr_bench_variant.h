@@ -14,8 +14,10 @@
  *   KR_BENCH_DEP    (d) (c), but the next packet's key waits for the value read (a zero
  *                   computed from it is added to the counter): one read's whole latency
  *   KR_BENCH_IDX_DEP (e) (d) after one random read of the image's bucket index (chunks
- *                   [idx_chunk, pt_chunk)) whose value the second read's address waits
- *                   for: the latency floor of any lookup that reads an index, then points
+ *                   [idx_chunk, pt_chunk): the index, and the backend table when it has
+ *                   chunks of its own, which the benchmark's 16-backend rings do not)
+ *                   whose value the second read's address waits for: the latency floor
+ *                   of any lookup that reads an index, then points
  *   KR_BENCH_PLAIN  (b) control word, slot, a plain lower-bound binary search over the
  *                   image points (one chunk lookup per step), backend table, backend state
  * The key-varying step is the same in every variant (kr_bench_key(), at the start of the

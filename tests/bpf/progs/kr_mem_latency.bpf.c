@@ -15,10 +15,11 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "kr_image_kern_user.h"	/* KR_CHUNK_BYTES, kr_mix32() */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define LAT_VCHUNK	12288u			/* KR_CHUNK_BYTES */
+#define LAT_VCHUNK	KR_CHUNK_BYTES
 #define LAT_DCHUNK	(65536u - 128u)		/* element + header within one 64 KiB kmalloc */
 
 struct {
@@ -40,16 +41,6 @@ const volatile __u32 lat_vchunks = 1, lat_dchunks = 1;
 __u32 lat_ctr;
 __u32 lat_sink;
 
-static __always_inline __u32 lat_mix(__u32 x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352du;
-	x ^= x >> 15;
-	x *= 0x846ca68bu;
-	x ^= x >> 16;
-	return x;
-}
-
 /* A value that is always 0 but that the compiler and the CPU must wait for x to compute. */
 static __always_inline __u32 lat_zero_of(__u32 x)
 {
@@ -60,7 +51,7 @@ static __always_inline __u32 lat_zero_of(__u32 x)
 /* One word of chunk (hot ? 0 : random) of map, at a random word (hot: one of 16). */
 static __always_inline int lat_read(void *map, __u32 nchunks, __u32 words, int hot)
 {
-	__u32 h = lat_mix(lat_ctr), c, w;
+	__u32 h = kr_mix32(lat_ctr), c, w;
 	const __u32 *v;
 
 	c = hot ? 0 : (__u32)(((__u64)h * nchunks) >> 32);
