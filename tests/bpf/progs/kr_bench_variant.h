@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Benchmark builds of the data path program (tests/bench/bench_datapath.c).
- * bpf/kr_dpbench_*.bpf.c define KR_BENCH_VARIANT and #include keyrouter.bpf.c, so the
- * four programs are the real one (parse, service, payload key, CRC-32, ring stage, l2
+ * tests/bpf/progs/kr_dpbench_*.bpf.c define KR_BENCH_VARIANT and #include keyrouter.bpf.c,
+ * so the programs are the real one (parse, service, payload key, CRC-32, ring stage, l2
  * forward, counters) and differ ONLY in the ring stage, kr_route():
  *   KR_BENCH_FULL   the real ring stage (kr_ring_route_bytes)
  *   KR_BENCH_NONE   (a) no ring lookup: backend id = 1 + (hash & 15)
