@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ns per packet of the ring stage through BPF_PROG_TEST_RUN (tests/bpf/progs/kr_ring_bench.bpf.c), for
- * rings of 10k, 1M and 16M points, beside five programs measured in the same run:
+ * ns per packet of the ring stage through BPF_PROG_TEST_RUN
+ * (tests/bpf/progs/kr_ring_bench.bpf.c), for rings of 10k, 1M and 16M points, beside five
+ * programs measured in the same run:
  *   (a) none   the same program without the ring lookup
  *   (b) plain  the ring stage with a plain lower-bound binary search over the points
  *   (c) limit  (a) + one read of a random element of the ring's own map (as large as the
