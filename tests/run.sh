@@ -7,6 +7,8 @@
 # Timeouts: a C program runs at most KR_TEST_TIMEOUT seconds (default 900), one bats test
 # at most BATS_TEST_TIMEOUT (default 1200) and a bats file at most KR_BATS_FILE_TIMEOUT
 # (default 3600); a hang becomes one failure naming the program or the test.
+# Each program's and bats file's summary line ends with its wall-clock seconds (make test
+# aims at 10 minutes in all: the slow ones are seen), and every skipped test is named.
 # TESTS=pattern runs only the programs / bats files whose name matches; KR_BATS_DIR (default
 # tests/bats) is where the bats files are.
 set -u
@@ -28,6 +30,11 @@ count() { # file -> updates counters; sets $f to its failures (no subshell: the
 	s=$(grep -cE '^ok .*# ?(skip|SKIP)' "$1")
 	f=$(grep -cE '^not ok ' "$1")
 	passed=$((passed + p - s)); skipped=$((skipped + s)); failed=$((failed + f))
+}
+
+# skips FILE NAME: name each skipped test (and why), so that a skip is seen, not only counted.
+skips() {
+	grep -E '^ok .*# ?(skip|SKIP)' "$1" | sed "s|^|# skipped in $2: |"
 }
 
 # plan_check FILE NAME: the TAP plan must exist once and equal the number of results.
@@ -56,6 +63,7 @@ for t in "$OUT"/tests/*; do
 	name=$(basename "$t")
 	[ -n "$pat" ] && [[ "$name" != *$pat* ]] && continue
 	echo "# == $name"
+	start=$SECONDS
 	timeout -k 10 "$prog_timeout" "$t" 2>&1 | tee "$log/$name.tap" |
 		grep -E '^(not ok|# )' | grep -v '^# ok' | awk 'NR <= 200'
 	rc=${PIPESTATUS[0]}
@@ -69,7 +77,8 @@ for t in "$OUT"/tests/*; do
 	elif [ "$f" = 0 ]; then
 		plan_check "$log/$name.tap" "$name"
 	fi
-	echo "# $name: $(grep -cE '^ok ' "$log/$name.tap") ok, $f not ok"
+	skips "$log/$name.tap" "$name"
+	echo "# $name: $(grep -cE '^ok ' "$log/$name.tap") ok, $f not ok ($((SECONDS - start)) s)"
 done
 
 if ls "$bats_dir"/*.bats >/dev/null 2>&1; then
@@ -77,6 +86,7 @@ if ls "$bats_dir"/*.bats >/dev/null 2>&1; then
 		name=$(basename "$b" .bats)
 		[ -n "$pat" ] && [[ "$name" != *$pat* ]] && continue
 		echo "# == bats $name"
+		start=$SECONDS
 		timeout -k 10 "$file_timeout" bats --tap "$b" > "$log/bats-$name.tap" 2>&1
 		rc=$?
 		grep -E '^(not ok|#)' "$log/bats-$name.tap" | awk 'NR <= 200'
@@ -91,7 +101,9 @@ if ls "$bats_dir"/*.bats >/dev/null 2>&1; then
 		elif [ "$f" = 0 ]; then
 			plan_check "$log/bats-$name.tap" "bats $name"
 		fi
-		echo "# bats $name: $(grep -cE '^ok ' "$log/bats-$name.tap") ok, $f not ok"
+		skips "$log/bats-$name.tap" "bats $name"
+		echo "# bats $name: $(grep -cE '^ok ' "$log/bats-$name.tap") ok, $f not ok" \
+			"($((SECONDS - start)) s)"
 	done
 fi
 

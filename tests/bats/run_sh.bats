@@ -59,3 +59,12 @@ prog() { # name body
 	[[ "$output" == *"not ok 1 zzrs sleeper # timeout after 2s"* ]]
 	[ "${lines[-1]}" = "1 passed, 1 failed" ]
 }
+
+@test "run.sh: a skipped test is named with its reason, and each file's seconds are printed" {
+	prog zzrs_skip 'echo "ok 1 - a"; echo "ok 2 - b # SKIP needs a unicorn"; echo "1..2"'
+	run -0 env OUT="$O" TESTS=zzrs_ tests/run.sh
+	[[ "$output" == *"# skipped in zzrs_skip: ok 2 - b # SKIP needs a unicorn"* ]]
+	[[ "$output" =~ "# zzrs_skip: 2 ok, 0 not ok ("[0-9]+" s)" ]]
+	[[ "$output" == *"# 1 skipped"* ]]
+	[ "${lines[-1]}" = "1 passed, 0 failed" ]
+}
