@@ -2,6 +2,7 @@
 /* keyrouter load / unload: attach the program, pin its maps, apply; detach, remove pins. */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,8 +33,9 @@ static void load_usage(FILE *f)
 		"                       the tool (e.g. the installed keyrouter.bpf.o)\n\n"
 		"XDP goes through libxdp's dispatcher, so other XDP programs loaded with libxdp\n"
 		"(xdp-loader) keep running on the same interface; `xdp-loader status` lists both.\n"
-		"If the configuration cannot be applied, the program is detached again and the\n"
-		"pins removed: nothing is left half-loaded.\n");
+		"If the configuration cannot be applied, or the load is interrupted (Ctrl-C,\n"
+		"SIGTERM, SIGHUP), the program is detached again and the pins removed: nothing\n"
+		"is left half-loaded.\n");
 }
 
 static void unload_usage(FILE *f)
@@ -133,6 +135,41 @@ fail:
 	return err;
 }
 
+/* Ctrl-C (or SIGTERM, SIGHUP) while loading: the steps under way finish, then the load is
+ * undone as if it had failed, so that nothing is left attached, pinned or half-applied. */
+static volatile sig_atomic_t load_signal;
+
+static void on_load_signal(int sig)
+{
+	load_signal = sig;
+}
+
+static const int load_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void load_signals_catch(struct sigaction *old)
+{
+	struct sigaction sa = { .sa_handler = on_load_signal, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(load_signals) / sizeof(load_signals[0]); i++)
+		sigaction(load_signals[i], &sa, &old[i]);
+}
+
+static void load_signals_restore(const struct sigaction *old)
+{
+	for (size_t i = 0; i < sizeof(load_signals) / sizeof(load_signals[0]); i++)
+		sigaction(load_signals[i], &old[i], NULL);
+}
+
+static bool load_interrupted(const char *ifname)
+{
+	if (!load_signal)
+		return false;
+	pr_warn("keyrouter: load on '%s' interrupted (%s): undoing it\n", ifname,
+		strsignal(load_signal));
+	return true;
+}
+
 static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode,
 		   const char *instance, const char *obj)
 {
@@ -142,6 +179,7 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	struct kr_ops_apply_opts apply_opts = {};
 	struct kr_err perr = {};
 	char other[KR_OPS_NAME_MAX];
+	struct sigaction old_sa[sizeof(load_signals) / sizeof(load_signals[0])];
 	struct kr_config *cfg;
 	__u32 key = 0;
 	int err, attached = 0;
@@ -173,8 +211,17 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	}
 	if (!instance)
 		instance = cfg->instance ? cfg->instance : KR_OPS_DEFAULT_INSTANCE;
+	load_signal = 0;
+	load_signals_catch(old_sa);
 	err = prepare_dir(&in, instance, ifname);
-	if (err) {
+	if (err || load_interrupted(ifname)) {
+		if (!err) {
+			kr_ops_inst_remove(&in);
+			kr_ops_inst_close(&in);
+			pr_warn("keyrouter: load on '%s' failed; nothing was left attached or "
+				"pinned\n", ifname);
+		}
+		load_signals_restore(old_sa);
 		kr_config_free(cfg);
 		return 1;
 	}
@@ -186,17 +233,22 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	if (err)
 		goto fail;
 	attached = 1;
+	if (load_interrupted(ifname))
+		goto fail;
 	err = kr_ops_pin_maps(&att, in.dir);
-	if (err)
+	if (err || load_interrupted(ifname))
 		goto fail;
 	if (bpf_map_update_elem(in.meta_fd, &key, &meta, BPF_ANY)) {
 		err = -errno;
 		pr_warn("keyrouter: couldn't record the attachment: %s\n", strerror(-err));
 		goto fail;
 	}
-	err = kr_cli_apply(&in, config, cfg, &apply_opts);
-	if (err)
+	if (load_interrupted(ifname))
 		goto fail;
+	err = kr_cli_apply(&in, config, cfg, &apply_opts);
+	if (err || load_interrupted(ifname))
+		goto fail;
+	load_signals_restore(old_sa);
 	pr_info("keyrouter: loaded on %s (%s mode, program id %u), instance '%s', pins in %s\n",
 		ifname, kr_ops_mode_name(mode), meta.prog_id, in.name, in.dir);
 	kr_ops_attach_close(&att);
@@ -213,6 +265,7 @@ fail:
 		pr_warn("keyrouter: load on '%s' failed, and its program (id %u) could not be "
 			"detached: it is still attached; the pins stay in %s for 'keyrouter unload "
 			"%s --instance %s'\n", ifname, meta.prog_id, in.dir, ifname, in.name);
+		load_signals_restore(old_sa);
 		return 1;
 	}
 	kr_ops_attach_close(&att);
@@ -220,6 +273,7 @@ fail:
 	kr_ops_inst_close(&in);
 	kr_config_free(cfg);
 	pr_warn("keyrouter: load on '%s' failed; nothing was left attached or pinned\n", ifname);
+	load_signals_restore(old_sa);
 	return 1;
 }
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# A fleet operator new to keyrouter tries it: the mistakes and interruptions of a first
+# day (an interrupted load, leftovers, a driver without native XDP, an invalid config on
+# a running instance, commands run twice, docs against the tool).  One regression test
+# (or more) per problem found; each failed before its fix.
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+load kr_instance
+
+setup() {
+	kr_instance_setup
+	PY=/usr/bin/python3
+	[ -x "$PY" ] || PY=$(command -v python3)
+}
+
+teardown() {
+	kr_instance_teardown
+}
+
+needs_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	[ -f "${OUT:-build}/bpf/keyrouter.bpf.o" ] || skip "no BPF object"
+}
+
+# A namespace $N with a veth pair v0/v1, both up.
+netns_up() {
+	N=krtrial-$$-$BATS_TEST_NUMBER
+	ip netns add "$N"
+	ip -n "$N" link add v0 type veth peer name v1
+	ip -n "$N" link set v0 up
+	ip -n "$N" link set v1 up
+}
+
+kr() { nsenter --net="/run/netns/$N" "$KK" "$@"; }
+
+small_config() {
+	cat > "$T/c.json" <<'JSON'
+{ "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.0.0.1:1" }, { "address": "10.0.0.2:1" } ] } ],
+  "services": [ { "name": "p", "vip": "10.1.0.1", "port": 9, "key": { "type": "payload" }, "ring": "r",
+                  "forward": { "mode": "ipip", "source4": "10.0.0.9" } } ] }
+JSON
+}
+
+@test "Ctrl-C (SIGINT) or SIGTERM during load: the load is undone, nothing left attached or pinned" {
+	needs_root
+	netns_up
+	small_config
+	for sig in INT TERM; do
+		# SIGNAL arrives once the program is attached and its maps pinned (the apply's
+		# first line on standard error), not by timing
+		run -1 nsenter --net="/run/netns/$N" "$PY" tests/bats/ops_interrupt.py $sig \
+			"$KK" load v0 -c "$T/c.json" --mode generic --instance "$N"
+		assert_output --partial "keyrouter: load on 'v0' interrupted"
+		assert_output --partial "keyrouter: load on 'v0' failed; nothing was left attached or pinned"
+		[ ! -e "/sys/fs/bpf/keyrouter/$N" ]
+		run -0 ip -n "$N" -d link show v0
+		refute_output --partial "prog/xdp"
+		# and a load after it works as on a fresh interface
+		run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+		refute_output --partial "leftovers"
+		run -0 kr unload v0 --instance "$N"
+	done
+}
