@@ -369,6 +369,26 @@ static bool program_still_exists(__u32 prog_id)
 	return true;
 }
 
+/* Pins without a record of the attachment: a load that died before it recorded it, or
+ * maps pinned by hand.  Say what they are and how to remove them. */
+static void unload_no_record(const struct kr_inst *in, const char *ifname)
+{
+	struct kr_ops_found f[16];
+	int n = kr_ops_find_attached(f, 16);
+
+	pr_warn("keyrouter: instance '%s' has pins in %s but no record of an attachment "
+		"('keyrouter load' writes it last): the leftovers of a load that did not "
+		"finish, or maps pinned by hand. Nothing detached, pins kept; remove them with "
+		"'rm -r %s' (the next 'keyrouter load' of this instance removes leftovers "
+		"itself)\n", in->name, in->dir, in->dir);
+	for (int i = 0; i < n && i < 16; i++)
+		if (!strcmp(f[i].ifname, ifname))
+			pr_warn("keyrouter: note: a keyrouter XDP program (kr_xdp, program id %u) "
+				"is attached to '%s': 'xdp-loader status %s' shows it, 'xdp-loader "
+				"unload %s --id %u' detaches it\n", f[i].prog_id, ifname, ifname,
+				ifname, f[i].prog_id);
+}
+
 static int do_unload(const char *ifname, const char *instance)
 {
 	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
@@ -396,7 +416,7 @@ static int do_unload(const char *ifname, const char *instance)
 	if (kr_ops_inst_open(&in, instance, NULL))
 		return 1;
 	if (read_meta(&in, &meta)) {
-		pr_warn("keyrouter: instance '%s' was not loaded by 'keyrouter load'\n", in.name);
+		unload_no_record(&in, ifname);
 		kr_ops_inst_close(&in);
 		return 1;
 	}
