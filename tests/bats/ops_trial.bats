@@ -92,3 +92,14 @@ JSON
 	run -0 ip -n "$N" -d link show v0
 	refute_output --partial "prog/xdp"
 }
+
+@test "load --mode native on a driver without native XDP says which modes work" {
+	needs_root
+	netns_up
+	small_config
+	run -1 kr load lo -c "$T/c.json" --instance "$N"
+	assert_output --partial "couldn't attach XDP (native mode) to 'lo'"
+	assert_output --partial "the driver of 'lo' has no native XDP: load with --mode generic"
+	assert_output --partial "load on 'lo' failed; nothing was left attached or pinned"
+	[ ! -e "/sys/fs/bpf/keyrouter/$N" ]
+}

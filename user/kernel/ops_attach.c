@@ -90,6 +90,10 @@ static int attach_xdp(struct kr_ops_attach *a, struct bpf_program *prog,
 		libxdp_strerror(err, msg, sizeof(msg));
 		pr_warn("keyrouter: couldn't attach XDP (%s mode) to '%s': %s%s\n",
 			kr_ops_mode_name(meta->mode), meta->ifname, msg, kr_ops_perm_hint(-err));
+		if (err == -EOPNOTSUPP && meta->mode == KR_OPS_MODE_NATIVE)
+			pr_warn("keyrouter: the driver of '%s' has no native XDP: load with "
+				"--mode generic (XDP in the stack, any driver) or --mode tc (a TC "
+				"ingress filter)\n", meta->ifname);
 		return err;
 	}
 	meta->prog_id = xdp_program__id(a->xdp);
