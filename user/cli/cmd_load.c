@@ -16,6 +16,7 @@
 #include "ops_attach.h"
 #include "ops_find.h"
 #include "opts.h"
+#include "output.h"
 
 static void load_usage(FILE *f)
 {
@@ -233,6 +234,7 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	if (err)
 		goto fail;
 	attached = 1;
+	kr_output_forget_held();	/* libxdp's probes: harmless once attached */
 	if (load_interrupted(ifname))
 		goto fail;
 	err = kr_ops_pin_maps(&att, in.dir);
