@@ -105,3 +105,26 @@ JSON
 	assert_output --partial "load on 'lo' failed; nothing was left attached or pinned"
 	[ ! -e "/sys/fs/bpf/keyrouter/$N" ]
 }
+
+@test "an invalid config given to apply, load or ring stage says that nothing was changed" {
+	needs_root
+	netns_up
+	small_config
+	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+	run -0 kr ring status --instance "$N"
+	before=$output
+	sed 's/"format"/"fromat"/' "$T/c.json" > "$T/typo.json"
+	run -1 kr apply -c "$T/typo.json" --instance "$N"
+	assert_output --partial "rings[0].fromat: unknown field 'fromat'"
+	assert_line "keyrouter: configuration '$T/typo.json' is invalid: nothing was changed"
+	run -1 kr ring stage r -c "$T/typo.json" --instance "$N"
+	assert_line "keyrouter: configuration '$T/typo.json' is invalid: nothing was changed"
+	run -1 kr load v1 -c "$T/typo.json" --mode generic --instance "$N-2"
+	assert_line "keyrouter: configuration '$T/typo.json' is invalid: nothing was changed"
+	[ ! -e "/sys/fs/bpf/keyrouter/$N-2" ]
+	run -1 kr apply -c "$T/nosuch.json" --instance "$N"
+	assert_line --partial "couldn't open configuration file '$T/nosuch.json'"
+	assert_line "keyrouter: configuration '$T/nosuch.json' is invalid: nothing was changed"
+	run -0 kr ring status --instance "$N"
+	assert_output "$before"
+}

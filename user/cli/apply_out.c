@@ -16,9 +16,12 @@ struct kr_config *kr_cli_config_load(const char *path)
 	char *errs = NULL;
 
 	cfg = kr_config_load(path, &errs);
-	if (!cfg)
-		fputs(errs ? errs : "keyrouter: invalid configuration\n", stderr);
-	else if (cfg->warnings)
+	if (!cfg) {
+		fputs(errs ? errs : "", stderr);
+		/* the line of `config check`, and what it means here: nothing was touched */
+		fprintf(stderr, "keyrouter: configuration '%s' is invalid: nothing was changed\n",
+			path);
+	} else if (cfg->warnings)
 		fputs(cfg->warnings, stderr);	/* e.g. a ring of gigabytes: valid, but meant? */
 	free(errs);
 	return cfg;
