@@ -128,3 +128,54 @@ JSON
 	run -0 kr ring status --instance "$N"
 	assert_output "$before"
 }
+
+# Replace what differs from run to run: program ids, times, namespace inodes and names.
+walk_norm() {
+	sed -E 's/program id [0-9]+/program id N/g; s/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z/TIME/g;
+		s/net:\[[0-9]+\]/net:[INO]/g; s|/run/netns/[A-Za-z0-9_.-]+|/run/netns/NS|g' "$@"
+}
+
+@test "docs/operations.md: the day-to-day walk-through is what the tool prints" {
+	needs_root
+	command -v unshare >/dev/null || skip "no unshare"
+	N=krtrial-$$-$BATS_TEST_NUMBER
+	ip netns add "$N"
+	ip netns exec "$N" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	ip -n "$N" link add eth1 type veth peer name eth2
+	ip -n "$N" link set eth1 up
+	ip -n "$N" link set eth2 up
+	mkdir "$T/w"
+	run -0 "$PY" tests/bats/doc_walk.py docs/operations.md "Operating it day to day" "$T/w"
+	[ "$output" -ge 10 ]
+	sed 's/"02:00:00:00:00:13" } ]/"02:00:00:00:00:13" },\n      { "address": "10.0.0.14:53", "mac": "02:00:00:00:00:14" } ]/' \
+		"$T/w/config.json" > "$T/w/web2.json"
+	cp "$T/w/config.json" "$T/w/web.json"
+	# the instance is "default", as in the text: in a bpf filesystem of its own (a private
+	# mount namespace), so that no other "default" is touched
+	cat > "$T/w/run.sh" <<SH
+set -u
+mount -t bpf bpf /sys/fs/bpf
+cd "$T/w"
+for c in [0-9][0-9].cmd; do
+	b=\${c%.cmd}
+	set -- \$(cat "\$c")
+	shift	# "keyrouter"
+	if grep -q 'from the host' "\$b.note"; then
+		"$KK" "\$@" > "\$b.got" 2>&1
+	else
+		nsenter --net="/run/netns/$N" "$KK" "\$@" > "\$b.got" 2>&1
+	fi
+done
+nsenter --net="/run/netns/$N" "$KK" unload eth1 >/dev/null 2>&1
+umount /sys/fs/bpf
+SH
+	run -0 unshare --mount --propagation private bash "$T/w/run.sh"
+	bad=
+	for c in "$T"/w/[0-9][0-9].cmd; do
+		b=${c%.cmd}
+		walk_norm "$b.out" > "$b.want"
+		walk_norm "$b.got" > "$b.have"
+		diff -u "$b.want" "$b.have" || bad="$bad '$(cat "$c")'"
+	done
+	[ -z "$bad" ] || fail "docs/operations.md: these print otherwise (-doc +tool):$bad"
+}
