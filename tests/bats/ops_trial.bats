@@ -179,3 +179,23 @@ SH
 	done
 	[ -z "$bad" ] || fail "docs/operations.md: these print otherwise (-doc +tool):$bad"
 }
+
+@test "ring commit or rollback run twice: the second says which version is active, so the first one's effect is known" {
+	needs_root
+	netns_up
+	small_config
+	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+	sed 's/{ "address": "10.0.0.2:1" }/{ "address": "10.0.0.2:1" }, { "address": "10.0.0.3:1" }/' \
+		"$T/c.json" > "$T/c2.json"
+	run -0 kr ring stage r -c "$T/c2.json" --instance "$N"
+	digest=$(sed -n 's/.*staged digest \([0-9a-f]*\) .*/\1/p' <<<"$output")
+	[ -n "$digest" ]
+	run -0 kr ring commit r --instance "$N"
+	assert_output "ring r: committed: slot 1 (generation 2, digest $digest) is active"
+	run -1 kr ring commit r --instance "$N"
+	assert_output "keyrouter: ring commit r: nothing is staged: nothing to commit (state idle; slot 1 is active: generation 2, digest $digest)"
+	run -1 kr ring rollback r --instance "$N"
+	assert_output --partial "(state idle; slot 1 is active: generation 2, digest $digest)"
+	run -1 kr ring migrate r --percent 5 --instance "$N"
+	assert_output --partial "nothing is staged: run 'ring stage' first (state idle; slot 1 is active"
+}

@@ -117,8 +117,20 @@ static int ctl_op(enum kr_ops_op op, int argc, char **argv)
 	if (id < 0 || kr_ops_ctl_read(&m, id, &ctl))
 		goto out;
 	if (kr_ops_sm_next(ctl, op, frac, &next, &why)) {
-		pr_warn("keyrouter: ring %s %s: %s (state %s)\n", kr_ops_op_name(op), a.ring, why,
-			kr_ops_state_name(kr_ctl_state(ctl)));
+		struct kr_ops_slot act = {};
+
+		/* idle: say which version routes, so that a commit or rollback run again (its
+		 * first run's answer lost) shows whether the first one took effect */
+		if (kr_ctl_state(ctl) == KR_RING_IDLE &&
+		    !kr_ops_slot_read(&m, id, kr_ctl_active(ctl), false, &act) && act.present)
+			pr_warn("keyrouter: ring %s %s: %s (state %s; slot %u is active: generation "
+				"%llu, digest %08x)\n", kr_ops_op_name(op), a.ring, why,
+				kr_ops_state_name(kr_ctl_state(ctl)), kr_ctl_active(ctl),
+				(unsigned long long)act.hdr.generation, act.hdr.digest);
+		else
+			pr_warn("keyrouter: ring %s %s: %s (state %s)\n", kr_ops_op_name(op),
+				a.ring, why, kr_ops_state_name(kr_ctl_state(ctl)));
+		kr_ops_slot_free(&act);
 		goto out;
 	}
 	if (op != KR_OPS_ROLLBACK &&
