@@ -15,6 +15,7 @@ setup() {
 }
 
 teardown() {
+	exec 8<&-	# a lock a failed test still holds (it would block the unload)
 	kr_instance_teardown
 }
 
@@ -198,4 +199,34 @@ SH
 	assert_output --partial "(state idle; slot 1 is active: generation 2, digest $digest)"
 	run -1 kr ring migrate r --percent 5 --instance "$N"
 	assert_output --partial "nothing is staged: run 'ring stage' first (state idle; slot 1 is active"
+}
+
+@test "another command holds the instance: readers do not wait for it, a writer says what it waits for" {
+	needs_root
+	netns_up
+	small_config
+	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+	# a hung or long apply: the instance's lock held (fd 8 of this shell)
+	exec 8<"/sys/fs/bpf/keyrouter/$N"
+	flock 8
+	# readers answer at once (timeout: a hang guard only)
+	run -0 timeout 60 nsenter --net="/run/netns/$N" "$KK" status --instance "$N" 8<&-
+	assert_output --partial "ring r (id 0): idle"
+	run -0 timeout 60 nsenter --net="/run/netns/$N" "$KK" ring status --instance "$N" 8<&-
+	run -0 timeout 60 nsenter --net="/run/netns/$N" "$KK" lookup -c "$T/c.json" --service p --live --instance "$N" 6b6579 8<&-
+	run -0 timeout 60 nsenter --net="/run/netns/$N" "$KK" diff --old-published -c "$T/c.json" --ring r --instance "$N" 8<&-
+	# a writer says that it waits, and for what, then goes on once the lock is free
+	nsenter --net="/run/netns/$N" "$KK" backend set 10.0.0.1:1 drain --instance "$N" \
+		>"$T/w.out" 2>&1 8<&- &
+	writer=$!
+	for ((k = 0; k < 600; k++)); do
+		grep -q "waiting for another keyrouter command on instance '$N'" "$T/w.out" && break
+		sleep 0.1
+	done
+	flock -u 8
+	exec 8<&-
+	wait "$writer"
+	run -0 cat "$T/w.out"
+	assert_line "keyrouter: waiting for another keyrouter command on instance '$N' (it holds the lock of /sys/fs/bpf/keyrouter/$N; 'fuser -v /sys/fs/bpf/keyrouter/$N' shows which process)"
+	assert_output --partial "backend 10.0.0.1:1 (id 0, 1 ring): drain"
 }

@@ -209,7 +209,7 @@ static int cmd_ring_status(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (kr_ops_inst_open(&in, a.instance, a.pin_dir))
+	if (kr_ops_inst_open_reader(&in, a.instance, a.pin_dir))
 		return 1;
 	if (kr_ops_maps_open(&in, &m)) {
 		kr_ops_inst_close(&in);

@@ -490,14 +490,14 @@ static int run(int argc, char **argv, bool full)
 	if (a.prom)
 		return kr_cli_prom_status(a.instance, a.pin_dir, a.output, a.watch);
 	v.fmt = a.json ? FMT_JSON : FMT_TEXT;
-	if (kr_ops_inst_open(&in, a.instance, a.pin_dir))
+	/* Readers need no lock: let applies run while we watch. */
+	if (kr_ops_inst_open_reader(&in, a.instance, a.pin_dir))
 		return 1;
 	if (kr_ops_maps_open(&in, &m)) {
 		kr_ops_inst_close(&in);
 		return 1;
 	}
-	/* Readers need no lock: let applies run while we watch. */
-	close(in.dir_fd);
+	close(in.dir_fd);	/* (the lock, if it had to create the tool's maps) */
 	in.dir_fd = -1;
 	v.in = &in;
 	v.m = &m;
