@@ -230,3 +230,29 @@ SH
 	assert_line "keyrouter: waiting for another keyrouter command on instance '$N' (it holds the lock of /sys/fs/bpf/keyrouter/$N; 'fuser -v /sys/fs/bpf/keyrouter/$N' shows which process)"
 	assert_output --partial "backend 10.0.0.1:1 (id 0, 1 ring): drain"
 }
+
+@test "the interface renamed after the load: status says attached and the new name; unload by either name" {
+	needs_root
+	netns_up
+	small_config
+	for name in w0 v0; do
+		run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+		ip -n "$N" link set v0 down
+		ip -n "$N" link set v0 name w0
+		ip -n "$N" link set w0 up
+		run -0 kr status --instance "$N"
+		assert_line --regexp "^instance $N: v0 \(attached; the interface is now named 'w0'\), generic mode, program id [0-9]+, "
+		run -0 kr status --json --instance "$N"
+		assert_output --partial '"interface":"v0",'
+		assert_output --partial '"attached":"yes","interface_now":"w0"}'
+		# unload by the new name, then (loaded again) by the name it was loaded on
+		run -0 kr unload "$name"
+		assert_output --partial "unloaded from $name"
+		[ ! -e "/sys/fs/bpf/keyrouter/$N" ]
+		run -0 ip -n "$N" -d link show w0
+		refute_output --partial "prog/xdp"
+		ip -n "$N" link set w0 down
+		ip -n "$N" link set w0 name v0
+		ip -n "$N" link set v0 up
+	done
+}

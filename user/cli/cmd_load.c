@@ -54,8 +54,9 @@ static void unload_usage(FILE *f)
 		"                       network namespace)\n");
 }
 
-/* Instance loaded on IFINDEX in this network namespace (name into out), or -ENOENT. */
-static int find_instance_by_ifindex(__u32 ifindex, char *out, size_t outlen)
+/* Instance loaded on IFINDEX in this network namespace (name into out), or -ENOENT.
+ * ifindex 0: the instance loaded on an interface then named IFNAME instead. */
+static int find_instance(__u32 ifindex, const char *ifname, char *out, size_t outlen)
 {
 	char root[256];
 	struct kr_ops_meta meta;
@@ -69,8 +70,9 @@ static int find_instance_by_ifindex(__u32 ifindex, char *out, size_t outlen)
 		return -ENOENT;
 	while (found && (e = readdir(d)))
 		if (e->d_name[0] != '.' && !kr_ops_meta_read(e->d_name, &meta) &&
-		    meta.ifindex == ifindex && meta.netns_ino == kr_ops_netns_ino() &&
-		    strlen(e->d_name) < outlen) {
+		    (ifindex ? meta.ifindex == ifindex :
+		     !strncmp(meta.ifname, ifname, sizeof(meta.ifname))) &&
+		    meta.netns_ino == kr_ops_netns_ino() && strlen(e->d_name) < outlen) {
 			memcpy(out, e->d_name, strlen(e->d_name) + 1);
 			found = 0;
 		}
@@ -195,7 +197,7 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 		pr_warn("keyrouter: couldn't read config '%s': %s\n", config, strerror(errno));
 		return 1;
 	}
-	if (!find_instance_by_ifindex(meta.ifindex, other, sizeof(other))) {
+	if (!find_instance(meta.ifindex, NULL, other, sizeof(other))) {
 		pr_warn("keyrouter: '%s' already has keyrouter loaded (instance '%s'); "
 			"'keyrouter unload %s' first\n", ifname, other, ifname);
 		return 1;
@@ -405,8 +407,11 @@ static int do_unload(const char *ifname, const char *instance)
 	if (kr_ops_bpffs_ensure(KR_OPS_BPFFS))
 		return 1;
 	if (!instance) {
-		if (find_instance_by_ifindex(strlen(ifname) < IF_NAMESIZE ? if_nametoindex(ifname)
-					     : 0, found, sizeof(found))) {
+		__u32 ifindex = strlen(ifname) < IF_NAMESIZE ? if_nametoindex(ifname) : 0;
+
+		/* the interface's index; an interface renamed since: its name then */
+		if ((!ifindex || find_instance(ifindex, NULL, found, sizeof(found))) &&
+		    find_instance(0, ifname, found, sizeof(found))) {
 			pr_warn("keyrouter: keyrouter is not loaded on '%s' in this network "
 				"namespace (no instance under %s/%s records it)\n", ifname,
 				KR_OPS_BPFFS, KR_OPS_ROOT);
@@ -423,10 +428,16 @@ static int do_unload(const char *ifname, const char *instance)
 		return 1;
 	}
 	if (strcmp(meta.ifname, ifname)) {
-		pr_warn("keyrouter: instance '%s' is loaded on '%s', not on '%s'\n", in.name,
+		/* the same interface under its new name (same index, this namespace)? */
+		if (meta.netns_ino != kr_ops_netns_ino() || strlen(ifname) >= IF_NAMESIZE ||
+		    if_nametoindex(ifname) != meta.ifindex) {
+			pr_warn("keyrouter: instance '%s' is loaded on '%s', not on '%s'\n",
+				in.name, meta.ifname, ifname);
+			kr_ops_inst_close(&in);
+			return 1;
+		}
+		pr_info("keyrouter: instance '%s' was loaded on '%s', now named '%s'\n", in.name,
 			meta.ifname, ifname);
-		kr_ops_inst_close(&in);
-		return 1;
 	}
 	if (meta.netns_ino && meta.netns_ino != kr_ops_netns_ino()) {
 		kr_ops_inst_close(&in);
