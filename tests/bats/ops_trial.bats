@@ -256,3 +256,28 @@ SH
 		ip -n "$N" link set v0 up
 	done
 }
+
+@test "apply or ring stage from another network namespace than the instance's is refused: it would write that namespace's devices" {
+	needs_root
+	netns_up
+	cat > "$T/l2.json" <<'JSON'
+{ "rings": [ { "name": "r", "format": "v2", "backends": [
+    { "address": "10.0.0.1:1", "mac": "02:00:00:00:00:01" }, { "address": "10.0.0.2:1", "mac": "02:00:00:00:00:02" } ] } ],
+  "services": [ { "name": "p", "vip": "10.1.0.1", "port": 9, "key": { "type": "payload" }, "ring": "r",
+                  "forward": { "mode": "l2" } } ] }
+JSON
+	run -0 kr load v0 -c "$T/l2.json" --mode generic --instance "$N"
+	run -0 bpftool map dump pinned "/sys/fs/bpf/keyrouter/$N/kr_devices"
+	devices=$output
+	# from the host: the host's interface of v0's index (if any) is not v0
+	run -1 "$KK" apply -c "$T/l2.json" --instance "$N"
+	assert_output --partial "keyrouter: instance '$N' is attached to 'v0' in another network namespace"
+	assert_output --partial "so it must run there: 'nsenter --net=/run/netns/$N keyrouter apply -c $T/l2.json --instance $N'; nothing was changed"
+	run -1 "$KK" ring stage r -c "$T/l2.json" --instance "$N"
+	assert_output --partial "'nsenter --net=/run/netns/$N keyrouter ring stage r -c $T/l2.json --instance $N'"
+	run -0 bpftool map dump pinned "/sys/fs/bpf/keyrouter/$N/kr_devices"
+	assert_output "$devices"
+	# there, it runs
+	run -0 kr apply -c "$T/l2.json" --instance "$N"
+	assert_output "apply: nothing changed (1 rings, 1 services, 2 backends up to date)"
+}

@@ -181,7 +181,7 @@ static int cmd_stage(int argc, char **argv)
 		a.instance = cfg->instance;	/* the rule of apply: the config's "instance" */
 	rc = 1;
 	if (!kr_ops_inst_open(&in, a.instance, a.pin_dir)) {
-		rc = kr_cli_stage(&in, cfg, a.ring);
+		rc = kr_cli_stage(&in, a.config, cfg, a.ring);
 		kr_ops_inst_close(&in);
 	}
 	kr_config_free(cfg);
