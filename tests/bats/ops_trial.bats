@@ -281,3 +281,22 @@ JSON
 	run -0 kr apply -c "$T/l2.json" --instance "$N"
 	assert_output "apply: nothing changed (1 rings, 1 services, 2 backends up to date)"
 }
+
+@test "load where an XDP program attached without libxdp runs: the error names it and the ways out" {
+	needs_root
+	obj=${OUT:-build}/tests/progs/decap.bpf.o
+	[ -f "$obj" ] || skip "no $obj"
+	netns_up
+	small_config
+	ip -n "$N" link set dev v0 xdpgeneric obj "$obj" sec xdp
+	prog=$(ip -n "$N" -d link show v0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	[ -n "$prog" ]
+	run -1 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+	assert_output --partial "couldn't attach XDP (generic mode) to 'v0': Device or resource busy"
+	assert_output --partial "keyrouter: 'v0' already runs XDP program $prog ('kr_decap'), attached without libxdp's dispatcher"
+	assert_output --partial "detach it ('ip link set dev v0 xdpgeneric off'), load it with xdp-loader so that both run, or load keyrouter with --mode tc"
+	[ ! -e "/sys/fs/bpf/keyrouter/$N" ]
+	# the way out given works
+	ip -n "$N" link set dev v0 xdpgeneric off
+	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+}
