@@ -300,3 +300,19 @@ JSON
 	ip -n "$N" link set dev v0 xdpgeneric off
 	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
 }
+
+@test "load under ip netns exec where keyrouter already runs: says it is keyrouter, never to detach it" {
+	needs_root
+	netns_up
+	small_config
+	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+	prog=$(ip -n "$N" -d link show v0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	run -0 bpftool prog show id "$prog"
+	[[ "$output" == *"name kr_xdp"* ]] || skip "libxdp attached a dispatcher here (keyrouter stacks in it)"
+	# ip netns exec: a /sys of its own, the pins out of sight
+	run -1 ip netns exec "$N" "$KK" load v0 -c "$T/c.json" --mode generic --instance "$N-2"
+	assert_output --partial "keyrouter: 'v0' already runs keyrouter's XDP program $prog (kr_xdp): one instance per interface"
+	refute_output --partial "xdpgeneric off"
+	run -0 ip -n "$N" -d link show v0
+	assert_output --partial "prog/xdp id $prog"
+}

@@ -79,7 +79,14 @@ static void busy_hint(const struct kr_ops_meta *meta)
 	if (libxdp_get_error(mp))
 		return;
 	p = xdp_multiprog__is_legacy(mp) ? xdp_multiprog__main_prog(mp) : NULL;
-	if (p)
+	if (p && !strcmp(xdp_program__name(p), "kr_xdp"))
+		/* keyrouter itself (libxdp attaches it directly when the dispatcher cannot be
+		 * loaded), with pins this command cannot see, e.g. under `ip netns exec` */
+		pr_warn("keyrouter: '%s' already runs keyrouter's XDP program %u (kr_xdp): one "
+			"instance per interface. 'keyrouter status' lists the instances (under `ip "
+			"netns exec`, whose /sys hides the pins, run keyrouter with `nsenter "
+			"--net=/run/netns/NAME`)\n", meta->ifname, xdp_program__id(p));
+	else if (p)
 		pr_warn("keyrouter: '%s' already runs XDP program %u ('%s'), attached without "
 			"libxdp's dispatcher (ip link, bpftool), which libxdp does not replace: "
 			"detach it ('ip link set dev %s %s off'), load it with xdp-loader so that "
