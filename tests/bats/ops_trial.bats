@@ -316,3 +316,14 @@ JSON
 	run -0 ip -n "$N" -d link show v0
 	assert_output --partial "prog/xdp id $prog"
 }
+
+@test "ring migrate/commit/rollback/status --help give their own --instance default, ring stage its own" {
+	for c in migrate commit rollback status; do
+		run -0 "$KK" ring $c --help
+		assert_output --partial '--instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default "default")'
+		refute_output --partial "ring stage:"
+	done
+	run -0 "$KK" ring stage --help
+	assert_output --partial "(default: the config's"
+	assert_output --partial '"instance", else "default")'
+}

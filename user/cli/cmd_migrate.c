@@ -13,8 +13,11 @@
 #include "ring_sm.h"
 
 #define COMMON_OPTS_HELP \
-	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\";\n" \
-	"                       ring stage: the config's \"instance\", else \"default\")\n" \
+	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n" \
+	"  -p, --pin-dir DIR    maps pinned in DIR instead\n"
+#define STAGE_OPTS_HELP \
+	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default: the config's\n" \
+	"                       \"instance\", else \"default\")\n" \
 	"  -p, --pin-dir DIR    maps pinned in DIR instead\n"
 
 static const char *const usages[] = {
@@ -23,7 +26,7 @@ static const char *const usages[] = {
 	"Build RING as CONFIG defines it and publish it into the ring's standby slot, with\n"
 	"the migration fraction 0: no key moves yet. Needs the ring idle (a third version\n"
 	"only after commit or rollback). RING may be a subset ring, \"RING[tag,...]\".\n\n"
-	"  -c, --config FILE    the configuration holding the new version\n" COMMON_OPTS_HELP,
+	"  -c, --config FILE    the configuration holding the new version\n" STAGE_OPTS_HELP,
 	[KR_OPS_MIGRATE] =
 	"Usage: keyrouter ring migrate RING --percent P [--instance NAME | --pin-dir DIR]\n\n"
 	"Route P percent of the keys (0..100, resolution 2^-32, e.g. 0.01 or 12.5) with the\n"
