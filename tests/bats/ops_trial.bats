@@ -327,3 +327,20 @@ JSON
 	assert_output --partial "(default: the config's"
 	assert_output --partial '"instance", else "default")'
 }
+
+@test "exporter that cannot listen says why: no such address here, or the port taken" {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	netns_up
+	# (with an IPv4 address somewhere: a namespace without any lets any address be bound)
+	ip -n "$N" addr add 10.9.9.1/24 dev v0
+	run -1 timeout 60 nsenter --net="/run/netns/$N" "$KK" exporter --listen 192.0.2.1:9437
+	assert_output "keyrouter exporter: couldn't listen on 192.0.2.1:9437: Cannot assign requested address (no such address on this host; in a network namespace of its own, is lo up?)"
+	ip -n "$N" link set lo up
+	nsenter --net="/run/netns/$N" "$PY" -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 9437)); s.listen(); print("up", flush=True); time.sleep(600)' >"$T/l.out" &
+	listener=$!
+	for ((k = 0; k < 600; k++)); do grep -q up "$T/l.out" && break; sleep 0.1; done
+	run -1 timeout 60 nsenter --net="/run/netns/$N" "$KK" exporter --listen 127.0.0.1:9437
+	kill "$listener"
+	assert_output --partial "couldn't listen on 127.0.0.1:9437: Address already in use (another process listens there"
+}
