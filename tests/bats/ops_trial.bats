@@ -344,3 +344,13 @@ s = socket.socket(); s.bind(("127.0.0.1", 9437)); s.listen(); print("up", flush=
 	kill "$listener"
 	assert_output --partial "couldn't listen on 127.0.0.1:9437: Address already in use (another process listens there"
 }
+
+@test "version --help explains the command (it printed the version); version takes no argument" {
+	run -0 "$KK" version --help
+	assert_line --index 0 "Usage: keyrouter version"
+	run -0 "$KK" version
+	assert_output --regexp '^keyrouter [0-9]+\.[0-9]+\.[0-9]+'
+	run -0 "$KK" --version
+	run -2 "$KK" version extra
+	assert_output --partial "unexpected argument 'extra'"
+}
