@@ -354,3 +354,20 @@ s = socket.socket(); s.bind(("127.0.0.1", 9437)); s.listen(); print("up", flush=
 	run -2 "$KK" version extra
 	assert_output --partial "unexpected argument 'extra'"
 }
+
+@test "status by a user who cannot see the pins: permission denied, not 'not loaded'" {
+	needs_root
+	command -v setpriv >/dev/null || skip "no setpriv"
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	if nobody test -x /sys/fs/bpf/keyrouter; then skip "the bpf filesystem is open to everyone here"; fi
+	[ -x "$(dirname "$KK")" ] || skip "the tool is not reachable for nobody"
+	nobody test -x "$KK" || skip "the tool is not reachable for nobody"
+	netns_up
+	small_config
+	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+	for c in status "ring status" "backend set 10.0.0.1:1 down"; do
+		run -1 nobody "$KK" $c --instance "$N"
+		assert_output --partial "keyrouter: couldn't look at '/sys/fs/bpf/keyrouter/$N': Permission denied (keyrouter needs root"
+		refute_output --partial "is not loaded"
+	done
+}

@@ -255,8 +255,15 @@ static int inst_open(struct kr_inst *in, const char *instance, const char *pin_d
 		return err;
 	if (!pin_dir && (err = kr_ops_bpffs_ensure(KR_OPS_BPFFS)))
 		return err;
+	errno = 0;
 	if (stat(in->dir, &st) || !S_ISDIR(st.st_mode)) {
 		err = errno ? -errno : -ENOTDIR;
+		if (err == -EACCES || err == -EPERM) {
+			/* not "not loaded": the pins cannot be seen by this user */
+			pr_warn("keyrouter: couldn't look at '%s': %s%s\n", in->dir,
+				strerror(-err), kr_ops_perm_hint(-err));
+			return err;
+		}
 		if (pin_dir)
 			pr_warn("keyrouter: pin directory '%s': %s\n", in->dir, strerror(-err));
 		else
