@@ -371,3 +371,26 @@ s = socket.socket(); s.bind(("127.0.0.1", 9437)); s.listen(); print("up", flush=
 		refute_output --partial "is not loaded"
 	done
 }
+
+@test "Prometheus exposition by a user who cannot see the pins: keyrouter_read_errors 1 with keyrouter_up 0, not a plain 'not loaded'" {
+	needs_root
+	command -v setpriv >/dev/null || skip "no setpriv"
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	if nobody test -x /sys/fs/bpf/keyrouter; then skip "the bpf filesystem is open to everyone here"; fi
+	nobody test -x "$KK" || skip "the tool is not reachable for nobody"
+	netns_up
+	small_config
+	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+	run -0 nobody "$KK" stats --prometheus --instance "$N"
+	assert_line "keyrouter_up{instance=\"$N\"} 0"
+	assert_line "keyrouter_read_errors{instance=\"$N\"} 1"
+	run -0 nobody "$KK" stats --prometheus
+	assert_line "keyrouter_up 0"
+	assert_line "keyrouter_read_errors 1"
+	# root sees it, and an instance that does not exist is only "not loaded"
+	run -0 kr stats --prometheus --instance "$N"
+	assert_line "keyrouter_up{instance=\"$N\"} 1"
+	run -0 kr stats --prometheus --instance "$N-none"
+	assert_line "keyrouter_up{instance=\"$N-none\"} 0"
+	refute_output --partial "keyrouter_read_errors"
+}
