@@ -73,3 +73,15 @@ setup() {
 	run -0 true
 	[ "$i" != 7 ]
 }
+
+@test "docs: every path of the repository that the documentation and the units name exists" {
+	run /usr/bin/python3 tests/lint/doc_paths.py README.md SECURITY.md docs/*.md man/*.md \
+		dist/systemd/* dist/bash-completion/* examples/*.json
+	echo "$output"
+	[ "$status" = 0 ]
+	# and it finds a missing one
+	printf 'see `user/core/nosuch.{c,h}` and tests/bats/nosuch.bats, not /sys/fs/bpf/x\n' \
+		> "$BATS_TEST_TMPDIR/d.md"
+	run -1 /usr/bin/python3 tests/lint/doc_paths.py "$BATS_TEST_TMPDIR/d.md"
+	[ "${#lines[@]}" = 2 ]
+}

@@ -63,3 +63,21 @@ render() { MANWIDTH=200 man -l "$1" 2>/dev/null | tr -s ' '; }
 		grep -q -- "$f" "$BATS_TEST_TMPDIR/man" || { echo "no field $f"; false; }
 	done
 }
+
+@test "keyrouter(8) OPTIONS: every option of \`keyrouter --help\`, with its text" {
+	render "$MAN_DIR/keyrouter.8" | awk '/^OPTIONS$/ { on = 1; next } /^COMMANDS$/ { exit } on' |
+		tr '\n' ' ' | tr -s ' ' >"$BATS_TEST_TMPDIR/opts"
+	# "  -v, --verbose  text" lines and their continuation lines, one option per line
+	$K --help | awk '/^Options:/ { on = 1; next } on && /^$/ { exit }
+		on && /^  -/ { if (o) print o; o = $0; next } on { o = o " " $0 } END { if (o) print o }' |
+		tr -s ' ' >"$BATS_TEST_TMPDIR/help"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/help")" -ge 3 ]
+	while read -r opt; do
+		for o in $(grep -oE -- '--?[a-z][a-z-]*' <<<"$opt" | head -2); do
+			grep -qF -- "$o" "$BATS_TEST_TMPDIR/opts" || { echo "OPTIONS: no $o"; false; }
+		done
+		# the text: what follows the option names
+		text=$(sed -E 's/^ ?(-[a-z], )?--[a-z-]+ //' <<<"$opt")
+		grep -qF -- "$text" "$BATS_TEST_TMPDIR/opts" || { echo "OPTIONS: not '$text'"; false; }
+	done <"$BATS_TEST_TMPDIR/help"
+}

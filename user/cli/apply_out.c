@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include "addr.h"
 #include "apply_out.h"
 #include "log.h"
+#include "ops_find.h"
 #include "ring_sm.h"
 
 struct kr_config *kr_cli_config_load(const char *path)
@@ -16,9 +18,12 @@ struct kr_config *kr_cli_config_load(const char *path)
 	char *errs = NULL;
 
 	cfg = kr_config_load(path, &errs);
-	if (!cfg)
-		fputs(errs ? errs : "keyrouter: invalid configuration\n", stderr);
-	else if (cfg->warnings)
+	if (!cfg) {
+		fputs(errs ? errs : "", stderr);
+		/* the line of `config check`, and what it means here: nothing was touched */
+		fprintf(stderr, "keyrouter: configuration '%s' is invalid: nothing was changed\n",
+			path);
+	} else if (cfg->warnings)
 		fputs(cfg->warnings, stderr);	/* e.g. a ring of gigabytes: valid, but meant? */
 	free(errs);
 	return cfg;
@@ -198,13 +203,40 @@ static void print_plan(const struct kr_apply_plan *p)
 
 /* ---- apply, ring stage ---------------------------------------------------------------------- */
 
+/* apply and ring stage read devices (a backend's "dev", the MAC of each egress device l2
+ * forwarding writes) in the network namespace they run in: from another one than the
+ * instance's they would write that namespace's indexes and MACs.  Refuse, say where to run
+ * it.  (An instance not made by `keyrouter load`, --pin-dir, has no namespace on record.) */
+static int in_instance_netns(const struct kr_inst *in, const char *cmd, const char *config)
+{
+	struct kr_ops_meta meta = {};
+	char hint[320];
+	__u32 key = 0;
+
+	if (in->meta_fd < 0 || bpf_map_lookup_elem(in->meta_fd, &key, &meta) ||
+	    meta.magic != KR_OPS_META_MAGIC || !meta.netns_ino ||
+	    meta.netns_ino == kr_ops_netns_ino())
+		return 0;
+	kr_ops_netns_hint(meta.netns_ino, hint, sizeof(hint));
+	pr_warn("keyrouter: instance '%s' is attached to '%s' in another network namespace "
+		"(net:[%u]; this command runs in net:[%u]): %s reads the devices of the "
+		"configuration (\"dev\", the MACs of l2 forwarding) where it runs, so it must run "
+		"there: '%s keyrouter %s -c %s --instance %s'; nothing was changed\n", in->name,
+		meta.ifname, meta.netns_ino, kr_ops_netns_ino(), cmd,
+		hint[0] ? hint : "nsenter --net=<its namespace>", cmd, config, in->name);
+	return -EXDEV;
+}
+
 int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_config *cfg,
 		 const struct kr_ops_apply_opts *o)
 {
 	struct kr_apply_plan p;
 	struct kr_err err = {};
-	int rc = kr_ops_apply(in, cfg, o, &p, &err);
+	int rc;
 
+	if (in_instance_netns(in, "apply", config))
+		return 1;
+	rc = kr_ops_apply(in, cfg, o, &p, &err);
 	if (err.msg[0])
 		pr_warn("keyrouter: %s\n", err.msg);
 	if (o->dry_run && !rc) {
@@ -224,14 +256,21 @@ int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_c
 	return rc ? 1 : 0;
 }
 
-int kr_cli_stage(const struct kr_inst *in, const struct kr_config *cfg, const char *ring)
+int kr_cli_stage(const struct kr_inst *in, const char *config, const struct kr_config *cfg,
+		 const char *ring)
 {
 	struct kr_ops_apply_opts o = { .stage = ring };
 	struct kr_apply_plan p;
 	struct kr_err err = {};
-	int rc = kr_ops_apply(in, cfg, &o, &p, &err);
-	const struct kr_plan_ring *pr = p.nrings ? &p.rings[0] : NULL;
+	const struct kr_plan_ring *pr;
+	char cmd[128];
+	int rc;
 
+	snprintf(cmd, sizeof(cmd), "ring stage %s", ring);
+	if (in_instance_netns(in, cmd, config))
+		return 1;
+	rc = kr_ops_apply(in, cfg, &o, &p, &err);
+	pr = p.nrings ? &p.rings[0] : NULL;
 	if (err.msg[0])
 		pr_warn("keyrouter: %s\n", err.msg);
 	if (!rc && pr && pr->act == KR_PLAN_STAGED_ALREADY)

@@ -21,7 +21,9 @@ struct kr_config *kr_cli_config_load(const char *path);
 int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_config *cfg,
 		 const struct kr_ops_apply_opts *o);
 
-/* ring stage RING of CONFIG on IN: prints the outcome.  Exit status. */
-int kr_cli_stage(const struct kr_inst *in, const struct kr_config *cfg, const char *ring);
+/* ring stage RING of CONFIG (the file cfg was read from) on IN: prints the outcome.  Exit
+ * status.  Both refuse to run outside the network namespace the instance was loaded in. */
+int kr_cli_stage(const struct kr_inst *in, const char *config, const struct kr_config *cfg,
+		 const char *ring);
 
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <microhttpd.h>
 #include "cli_prom.h"
 #include "cmd.h"
@@ -166,6 +167,25 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 }
 
 /* "ADDR:PORT", ADDR an IPv4 address or an IPv6 address in brackets. */
+/* Can ADDR be bound here?  0, or the errno (the HTTP library's own message says only
+ * "Failed to bind to port 0"): the address is not on this host (a fresh network namespace's
+ * lo is down), the port is taken, or a privileged port. */
+static int bind_probe(const struct sockaddr_storage *ss, socklen_t sl)
+{
+	int one = 1, zero = 0, err = 0;
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss->ss_family == AF_INET6)	/* as MHD_USE_DUAL_STACK */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (const struct sockaddr *)ss, sl))
+		err = errno;
+	close(fd);
+	return err;
+}
+
 static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sl)
 {
 	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
@@ -237,7 +257,7 @@ static int cmd_exporter(int argc, char **argv)
 	unsigned int flags;
 	socklen_t sl = 0;
 	sigset_t set, old;
-	int first = kr_opts_parse(argc, argv, opts, &cmd);
+	int err, first = kr_opts_parse(argc, argv, opts, &cmd);
 
 	if (first < 0)
 		return kr_opts_status(first);
@@ -248,6 +268,14 @@ static int cmd_exporter(int argc, char **argv)
 	if (parse_listen(listen, &ss, &sl))
 		return kr_usage_error("bad --listen '%s': expected ADDR:PORT, e.g. 127.0.0.1:9437 "
 				      "or [::]:9437", listen);
+	err = bind_probe(&ss, sl);
+	if (err) {
+		pr_warn("keyrouter exporter: couldn't listen on %s: %s%s\n", listen, strerror(err),
+			err == EADDRNOTAVAIL ? " (no such address on this host; in a network "
+			"namespace of its own, is lo up?)" : err == EADDRINUSE ? " (another "
+			"process listens there: 'ss -ltnp' shows which)" : "");
+		return 1;
+	}
 	/* The daemon's thread must not take our signals: block them before it starts. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);

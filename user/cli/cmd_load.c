@@ -2,6 +2,7 @@
 /* keyrouter load / unload: attach the program, pin its maps, apply; detach, remove pins. */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include "ops_attach.h"
 #include "ops_find.h"
 #include "opts.h"
+#include "output.h"
 
 static void load_usage(FILE *f)
 {
@@ -32,8 +34,9 @@ static void load_usage(FILE *f)
 		"                       the tool (e.g. the installed keyrouter.bpf.o)\n\n"
 		"XDP goes through libxdp's dispatcher, so other XDP programs loaded with libxdp\n"
 		"(xdp-loader) keep running on the same interface; `xdp-loader status` lists both.\n"
-		"If the configuration cannot be applied, the program is detached again and the\n"
-		"pins removed: nothing is left half-loaded.\n");
+		"If the configuration cannot be applied, or the load is interrupted (Ctrl-C,\n"
+		"SIGTERM, SIGHUP), the program is detached again and the pins removed: nothing\n"
+		"is left half-loaded.\n");
 }
 
 static void unload_usage(FILE *f)
@@ -51,8 +54,9 @@ static void unload_usage(FILE *f)
 		"                       network namespace)\n");
 }
 
-/* Instance loaded on IFINDEX in this network namespace (name into out), or -ENOENT. */
-static int find_instance_by_ifindex(__u32 ifindex, char *out, size_t outlen)
+/* Instance loaded on IFINDEX in this network namespace (name into out), or -ENOENT.
+ * ifindex 0: the instance loaded on an interface then named IFNAME instead. */
+static int find_instance(__u32 ifindex, const char *ifname, char *out, size_t outlen)
 {
 	char root[256];
 	struct kr_ops_meta meta;
@@ -66,8 +70,9 @@ static int find_instance_by_ifindex(__u32 ifindex, char *out, size_t outlen)
 		return -ENOENT;
 	while (found && (e = readdir(d)))
 		if (e->d_name[0] != '.' && !kr_ops_meta_read(e->d_name, &meta) &&
-		    meta.ifindex == ifindex && meta.netns_ino == kr_ops_netns_ino() &&
-		    strlen(e->d_name) < outlen) {
+		    (ifindex ? meta.ifindex == ifindex :
+		     !strncmp(meta.ifname, ifname, sizeof(meta.ifname))) &&
+		    meta.netns_ino == kr_ops_netns_ino() && strlen(e->d_name) < outlen) {
 			memcpy(out, e->d_name, strlen(e->d_name) + 1);
 			found = 0;
 		}
@@ -133,6 +138,41 @@ fail:
 	return err;
 }
 
+/* Ctrl-C (or SIGTERM, SIGHUP) while loading: the steps under way finish, then the load is
+ * undone as if it had failed, so that nothing is left attached, pinned or half-applied. */
+static volatile sig_atomic_t load_signal;
+
+static void on_load_signal(int sig)
+{
+	load_signal = sig;
+}
+
+static const int load_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void load_signals_catch(struct sigaction *old)
+{
+	struct sigaction sa = { .sa_handler = on_load_signal, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(load_signals) / sizeof(load_signals[0]); i++)
+		sigaction(load_signals[i], &sa, &old[i]);
+}
+
+static void load_signals_restore(const struct sigaction *old)
+{
+	for (size_t i = 0; i < sizeof(load_signals) / sizeof(load_signals[0]); i++)
+		sigaction(load_signals[i], &old[i], NULL);
+}
+
+static bool load_interrupted(const char *ifname)
+{
+	if (!load_signal)
+		return false;
+	pr_warn("keyrouter: load on '%s' interrupted (%s): undoing it\n", ifname,
+		strsignal(load_signal));
+	return true;
+}
+
 static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode,
 		   const char *instance, const char *obj)
 {
@@ -142,6 +182,7 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	struct kr_ops_apply_opts apply_opts = {};
 	struct kr_err perr = {};
 	char other[KR_OPS_NAME_MAX];
+	struct sigaction old_sa[sizeof(load_signals) / sizeof(load_signals[0])];
 	struct kr_config *cfg;
 	__u32 key = 0;
 	int err, attached = 0;
@@ -156,7 +197,7 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 		pr_warn("keyrouter: couldn't read config '%s': %s\n", config, strerror(errno));
 		return 1;
 	}
-	if (!find_instance_by_ifindex(meta.ifindex, other, sizeof(other))) {
+	if (!find_instance(meta.ifindex, NULL, other, sizeof(other))) {
 		pr_warn("keyrouter: '%s' already has keyrouter loaded (instance '%s'); "
 			"'keyrouter unload %s' first\n", ifname, other, ifname);
 		return 1;
@@ -173,8 +214,17 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	}
 	if (!instance)
 		instance = cfg->instance ? cfg->instance : KR_OPS_DEFAULT_INSTANCE;
+	load_signal = 0;
+	load_signals_catch(old_sa);
 	err = prepare_dir(&in, instance, ifname);
-	if (err) {
+	if (err || load_interrupted(ifname)) {
+		if (!err) {
+			kr_ops_inst_remove(&in);
+			kr_ops_inst_close(&in);
+			pr_warn("keyrouter: load on '%s' failed; nothing was left attached or "
+				"pinned\n", ifname);
+		}
+		load_signals_restore(old_sa);
 		kr_config_free(cfg);
 		return 1;
 	}
@@ -186,17 +236,23 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	if (err)
 		goto fail;
 	attached = 1;
+	kr_output_forget_held();	/* libxdp's probes: harmless once attached */
+	if (load_interrupted(ifname))
+		goto fail;
 	err = kr_ops_pin_maps(&att, in.dir);
-	if (err)
+	if (err || load_interrupted(ifname))
 		goto fail;
 	if (bpf_map_update_elem(in.meta_fd, &key, &meta, BPF_ANY)) {
 		err = -errno;
 		pr_warn("keyrouter: couldn't record the attachment: %s\n", strerror(-err));
 		goto fail;
 	}
-	err = kr_cli_apply(&in, config, cfg, &apply_opts);
-	if (err)
+	if (load_interrupted(ifname))
 		goto fail;
+	err = kr_cli_apply(&in, config, cfg, &apply_opts);
+	if (err || load_interrupted(ifname))
+		goto fail;
+	load_signals_restore(old_sa);
 	pr_info("keyrouter: loaded on %s (%s mode, program id %u), instance '%s', pins in %s\n",
 		ifname, kr_ops_mode_name(mode), meta.prog_id, in.name, in.dir);
 	kr_ops_attach_close(&att);
@@ -213,6 +269,7 @@ fail:
 		pr_warn("keyrouter: load on '%s' failed, and its program (id %u) could not be "
 			"detached: it is still attached; the pins stay in %s for 'keyrouter unload "
 			"%s --instance %s'\n", ifname, meta.prog_id, in.dir, ifname, in.name);
+		load_signals_restore(old_sa);
 		return 1;
 	}
 	kr_ops_attach_close(&att);
@@ -220,6 +277,7 @@ fail:
 	kr_ops_inst_close(&in);
 	kr_config_free(cfg);
 	pr_warn("keyrouter: load on '%s' failed; nothing was left attached or pinned\n", ifname);
+	load_signals_restore(old_sa);
 	return 1;
 }
 
@@ -315,6 +373,26 @@ static bool program_still_exists(__u32 prog_id)
 	return true;
 }
 
+/* Pins without a record of the attachment: a load that died before it recorded it, or
+ * maps pinned by hand.  Say what they are and how to remove them. */
+static void unload_no_record(const struct kr_inst *in, const char *ifname)
+{
+	struct kr_ops_found f[16];
+	int n = kr_ops_find_attached(f, 16);
+
+	pr_warn("keyrouter: instance '%s' has pins in %s but no record of an attachment "
+		"('keyrouter load' writes it last): the leftovers of a load that did not "
+		"finish, or maps pinned by hand. Nothing detached, pins kept; remove them with "
+		"'rm -r %s' (the next 'keyrouter load' of this instance removes leftovers "
+		"itself)\n", in->name, in->dir, in->dir);
+	for (int i = 0; i < n && i < 16; i++)
+		if (!strcmp(f[i].ifname, ifname))
+			pr_warn("keyrouter: note: a keyrouter XDP program (kr_xdp, program id %u) "
+				"is attached to '%s': 'xdp-loader status %s' shows it, 'xdp-loader "
+				"unload %s --id %u' detaches it\n", f[i].prog_id, ifname, ifname,
+				ifname, f[i].prog_id);
+}
+
 static int do_unload(const char *ifname, const char *instance)
 {
 	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
@@ -329,8 +407,11 @@ static int do_unload(const char *ifname, const char *instance)
 	if (kr_ops_bpffs_ensure(KR_OPS_BPFFS))
 		return 1;
 	if (!instance) {
-		if (find_instance_by_ifindex(strlen(ifname) < IF_NAMESIZE ? if_nametoindex(ifname)
-					     : 0, found, sizeof(found))) {
+		__u32 ifindex = strlen(ifname) < IF_NAMESIZE ? if_nametoindex(ifname) : 0;
+
+		/* the interface's index; an interface renamed since: its name then */
+		if ((!ifindex || find_instance(ifindex, NULL, found, sizeof(found))) &&
+		    find_instance(0, ifname, found, sizeof(found))) {
 			pr_warn("keyrouter: keyrouter is not loaded on '%s' in this network "
 				"namespace (no instance under %s/%s records it)\n", ifname,
 				KR_OPS_BPFFS, KR_OPS_ROOT);
@@ -342,15 +423,21 @@ static int do_unload(const char *ifname, const char *instance)
 	if (kr_ops_inst_open(&in, instance, NULL))
 		return 1;
 	if (read_meta(&in, &meta)) {
-		pr_warn("keyrouter: instance '%s' was not loaded by 'keyrouter load'\n", in.name);
+		unload_no_record(&in, ifname);
 		kr_ops_inst_close(&in);
 		return 1;
 	}
 	if (strcmp(meta.ifname, ifname)) {
-		pr_warn("keyrouter: instance '%s' is loaded on '%s', not on '%s'\n", in.name,
+		/* the same interface under its new name (same index, this namespace)? */
+		if (meta.netns_ino != kr_ops_netns_ino() || strlen(ifname) >= IF_NAMESIZE ||
+		    if_nametoindex(ifname) != meta.ifindex) {
+			pr_warn("keyrouter: instance '%s' is loaded on '%s', not on '%s'\n",
+				in.name, meta.ifname, ifname);
+			kr_ops_inst_close(&in);
+			return 1;
+		}
+		pr_info("keyrouter: instance '%s' was loaded on '%s', now named '%s'\n", in.name,
 			meta.ifname, ifname);
-		kr_ops_inst_close(&in);
-		return 1;
 	}
 	if (meta.netns_ino && meta.netns_ino != kr_ops_netns_ino()) {
 		kr_ops_inst_close(&in);

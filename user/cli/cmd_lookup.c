@@ -511,7 +511,7 @@ static int setup_service(struct lookup_ctx *c)
 		int n;
 
 		states = calloc(cr->nbackends ? cr->nbackends : 1, 1);
-		if (!states || kr_ops_inst_open(&in, c->instance, c->pin_dir))
+		if (!states || kr_ops_inst_open_reader(&in, c->instance, c->pin_dir))
 			goto out;
 		n = kr_ops_live_states(&in, cr, states);
 		if (n < 0)

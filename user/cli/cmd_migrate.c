@@ -13,8 +13,11 @@
 #include "ring_sm.h"
 
 #define COMMON_OPTS_HELP \
-	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\";\n" \
-	"                       ring stage: the config's \"instance\", else \"default\")\n" \
+	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n" \
+	"  -p, --pin-dir DIR    maps pinned in DIR instead\n"
+#define STAGE_OPTS_HELP \
+	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default: the config's\n" \
+	"                       \"instance\", else \"default\")\n" \
 	"  -p, --pin-dir DIR    maps pinned in DIR instead\n"
 
 static const char *const usages[] = {
@@ -23,7 +26,7 @@ static const char *const usages[] = {
 	"Build RING as CONFIG defines it and publish it into the ring's standby slot, with\n"
 	"the migration fraction 0: no key moves yet. Needs the ring idle (a third version\n"
 	"only after commit or rollback). RING may be a subset ring, \"RING[tag,...]\".\n\n"
-	"  -c, --config FILE    the configuration holding the new version\n" COMMON_OPTS_HELP,
+	"  -c, --config FILE    the configuration holding the new version\n" STAGE_OPTS_HELP,
 	[KR_OPS_MIGRATE] =
 	"Usage: keyrouter ring migrate RING --percent P [--instance NAME | --pin-dir DIR]\n\n"
 	"Route P percent of the keys (0..100, resolution 2^-32, e.g. 0.01 or 12.5) with the\n"
@@ -117,8 +120,20 @@ static int ctl_op(enum kr_ops_op op, int argc, char **argv)
 	if (id < 0 || kr_ops_ctl_read(&m, id, &ctl))
 		goto out;
 	if (kr_ops_sm_next(ctl, op, frac, &next, &why)) {
-		pr_warn("keyrouter: ring %s %s: %s (state %s)\n", kr_ops_op_name(op), a.ring, why,
-			kr_ops_state_name(kr_ctl_state(ctl)));
+		struct kr_ops_slot act = {};
+
+		/* idle: say which version routes, so that a commit or rollback run again (its
+		 * first run's answer lost) shows whether the first one took effect */
+		if (kr_ctl_state(ctl) == KR_RING_IDLE &&
+		    !kr_ops_slot_read(&m, id, kr_ctl_active(ctl), false, &act) && act.present)
+			pr_warn("keyrouter: ring %s %s: %s (state %s; slot %u is active: generation "
+				"%llu, digest %08x)\n", kr_ops_op_name(op), a.ring, why,
+				kr_ops_state_name(kr_ctl_state(ctl)), kr_ctl_active(ctl),
+				(unsigned long long)act.hdr.generation, act.hdr.digest);
+		else
+			pr_warn("keyrouter: ring %s %s: %s (state %s)\n", kr_ops_op_name(op),
+				a.ring, why, kr_ops_state_name(kr_ctl_state(ctl)));
+		kr_ops_slot_free(&act);
 		goto out;
 	}
 	if (op != KR_OPS_ROLLBACK &&
@@ -169,7 +184,7 @@ static int cmd_stage(int argc, char **argv)
 		a.instance = cfg->instance;	/* the rule of apply: the config's "instance" */
 	rc = 1;
 	if (!kr_ops_inst_open(&in, a.instance, a.pin_dir)) {
-		rc = kr_cli_stage(&in, cfg, a.ring);
+		rc = kr_cli_stage(&in, a.config, cfg, a.ring);
 		kr_ops_inst_close(&in);
 	}
 	kr_config_free(cfg);
@@ -197,7 +212,7 @@ static int cmd_ring_status(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (kr_ops_inst_open(&in, a.instance, a.pin_dir))
+	if (kr_ops_inst_open_reader(&in, a.instance, a.pin_dir))
 		return 1;
 	if (kr_ops_maps_open(&in, &m)) {
 		kr_ops_inst_close(&in);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -57,6 +58,16 @@ static void show_instance(struct view *v)
 
 	bpf_map_lookup_elem(v->in->meta_fd, &key, &meta);
 	kr_ops_fmt_time(meta.magic == KR_OPS_META_MAGIC ? meta.loaded_ns : 0, t, sizeof(t));
+	enum kr_ops_attach_state st = KR_OTHER_NETNS;
+	char now[IF_NAMESIZE] = "", renamed[IF_NAMESIZE + 40] = "";
+
+	if (meta.magic == KR_OPS_META_MAGIC) {
+		st = kr_ops_attach_state(&meta);
+		if (st == KR_ATTACHED && kr_ops_iface_renamed(&meta, now))
+			snprintf(renamed, sizeof(renamed), "; the interface is now named '%s'", now);
+		else
+			now[0] = 0;
+	}
 	if (v->fmt == FMT_JSON) {
 		printf("\"instance\":{\"name\":\"%s\",\"pin_dir\":\"%s\",\"loaded\":%s", v->in->name,
 		       v->in->dir, meta.magic == KR_OPS_META_MAGIC ? "true" : "false");
@@ -64,13 +75,14 @@ static void show_instance(struct view *v)
 			printf(",\"interface\":\"%s\",\"ifindex\":%u,\"mode\":\"%s\",\"prog_id\":%u,"
 			       "\"loaded_ns\":%llu,\"attached\":\"%s\"", meta.ifname, meta.ifindex,
 			       kr_ops_mode_name(meta.mode), meta.prog_id,
-			       (unsigned long long)meta.loaded_ns, attach_word(kr_ops_attach_state(&meta)));
+			       (unsigned long long)meta.loaded_ns, attach_word(st));
+		if (now[0])
+			printf(",\"interface_now\":\"%s\"", now);
 		printf("},");
 	} else {
 		if (meta.magic == KR_OPS_META_MAGIC)
-			printf("instance %s: %s (%s), %s mode, program id %u, loaded %s, pins %s\n",
-			       v->in->name, meta.ifname,
-			       kr_ops_attach_state_name(kr_ops_attach_state(&meta)),
+			printf("instance %s: %s (%s%s), %s mode, program id %u, loaded %s, pins %s\n",
+			       v->in->name, meta.ifname, kr_ops_attach_state_name(st), renamed,
 			       kr_ops_mode_name(meta.mode), meta.prog_id, t, v->in->dir);
 		else
 			printf("instance %s: maps in %s (attached outside keyrouter load)\n",
@@ -490,14 +502,14 @@ static int run(int argc, char **argv, bool full)
 	if (a.prom)
 		return kr_cli_prom_status(a.instance, a.pin_dir, a.output, a.watch);
 	v.fmt = a.json ? FMT_JSON : FMT_TEXT;
-	if (kr_ops_inst_open(&in, a.instance, a.pin_dir))
+	/* Readers need no lock: let applies run while we watch. */
+	if (kr_ops_inst_open_reader(&in, a.instance, a.pin_dir))
 		return 1;
 	if (kr_ops_maps_open(&in, &m)) {
 		kr_ops_inst_close(&in);
 		return 1;
 	}
-	/* Readers need no lock: let applies run while we watch. */
-	close(in.dir_fd);
+	close(in.dir_fd);	/* (the lock, if it had to create the tool's maps) */
 	in.dir_fd = -1;
 	v.in = &in;
 	v.m = &m;

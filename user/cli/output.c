@@ -63,6 +63,11 @@ void kr_output_init(void)
 	libxdp_set_print(libxdp_print);
 }
 
+void kr_output_forget_held(void)
+{
+	held_len = 0;
+}
+
 void kr_output_finish(int status)
 {
 	if (status == 1 && held_len)

@@ -10,5 +10,8 @@ void kr_output_init(void);
 /* At exit with the command's status: a failed command (status 1) shows the held-back
  * libbpf/libxdp messages. */
 void kr_output_finish(int status);
+/* Forget the messages held back so far: the step that made them succeeded (load, once the
+ * program is attached: the dispatcher probe's messages say nothing about a later failure). */
+void kr_output_forget_held(void);
 
 #endif

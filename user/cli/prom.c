@@ -181,8 +181,9 @@ static int open_inst(struct kr_inst *in, const char *instance, const char *pin_d
 
 	if (err)
 		return err;
+	errno = 0;
 	if (stat(in->dir, &st) || !S_ISDIR(st.st_mode))
-		return -ENOENT;
+		return errno == EACCES || errno == EPERM ? -EACCES : -ENOENT;
 	in->meta_fd = kr_ops_map_open(in, KR_OPS_MAP_META, true);
 	in->rings_fd = kr_ops_map_open(in, KR_OPS_MAP_RINGS, true);
 	return 0;
@@ -423,6 +424,8 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 		return err;
 	if (err || !has_maps(&in) || kr_ops_maps_open(&in, &m)) {
 		sample(p, F_UP, "0", "instance", in.name, NULL);
+		if (err == -EACCES)	/* not "not loaded": this user cannot see the pins */
+			sample(p, F_ERRORS, "1", "instance", in.name, NULL);
 		if (!err)
 			close_inst(&in);
 		return 0;
@@ -481,6 +484,12 @@ static int all_instances(struct prom *p)
 
 	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
 	d = opendir(root);
+	if (!d && (errno == EACCES || errno == EPERM)) {
+		/* the instances cannot be listed by this user: say so, not "none loaded" */
+		sample(p, F_UP, "0", NULL);
+		sample(p, F_ERRORS, "1", NULL);
+		return 0;
+	}
 	while (d && (e = readdir(d))) {
 		char path[512];
 		struct stat st;

@@ -97,7 +97,7 @@ static int published(const struct kr_an_src *s, struct kr_an_built *out, struct 
 
 	if (!s->ring)
 		return kr_errf(err, "the published ring needs a name: --ring NAME");
-	if (kr_ops_inst_open(&in, s->instance, s->pin_dir))
+	if (kr_ops_inst_open_reader(&in, s->instance, s->pin_dir))
 		return kr_errf(err, "couldn't open the instance '%s' (see above)",
 			       s->instance ? s->instance : KR_OPS_DEFAULT_INSTANCE);
 	if (kr_ops_maps_open(&in, &m)) {

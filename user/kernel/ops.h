@@ -77,7 +77,8 @@ KR_LAYOUT_AT(kr_ops_ring, assigned_ns, 72);
 struct kr_inst {
 	char dir[4096];
 	char name[KR_OPS_NAME_MAX];
-	int dir_fd;		/* held with flock(LOCK_EX) while the command runs */
+	int dir_fd;		/* held with flock(LOCK_EX) while the command runs (readers:
+				 * not locked) */
 	int meta_fd;
 	int rings_fd;
 };
@@ -87,8 +88,13 @@ struct kr_inst {
 int kr_ops_bpffs_ensure(const char *bpffs);
 /* Resolve the instance directory: pin_dir if given, else bpffs/keyrouter/<instance>. */
 int kr_ops_inst_path(struct kr_inst *in, const char *instance, const char *pin_dir);
-/* Open an existing instance (lock it; open or create the tool's maps). */
+/* Open an existing instance (lock it; open or create the tool's maps).  When another
+ * command holds the lock, a message says so before waiting for it. */
 int kr_ops_inst_open(struct kr_inst *in, const char *instance, const char *pin_dir);
+/* The same for commands that only read (status, stats, ring status, lookup --live, diff
+ * --old-published): no lock, so an apply or a hung command never blocks them (unless the
+ * tool's maps are missing, which the locked path creates). */
+int kr_ops_inst_open_reader(struct kr_inst *in, const char *instance, const char *pin_dir);
 void kr_ops_inst_close(struct kr_inst *in);
 /* fd of the pinned map NAME in the instance, or -errno (message printed when !quiet). */
 int kr_ops_map_open(const struct kr_inst *in, const char *name, bool quiet);

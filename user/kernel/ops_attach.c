@@ -69,6 +69,33 @@ static struct bpf_program *select_prog(struct bpf_object *obj, enum kr_ops_mode 
 	return sel;
 }
 
+/* The attach failed with EBUSY: a program attached without libxdp's dispatcher (ip link,
+ * bpftool) is on the interface, and libxdp does not replace it.  Name it, say the ways out. */
+static void busy_hint(const struct kr_ops_meta *meta)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(meta->ifindex);
+	struct xdp_program *p;
+
+	if (libxdp_get_error(mp))
+		return;
+	p = xdp_multiprog__is_legacy(mp) ? xdp_multiprog__main_prog(mp) : NULL;
+	if (p && !strcmp(xdp_program__name(p), "kr_xdp"))
+		/* keyrouter itself (libxdp attaches it directly when the dispatcher cannot be
+		 * loaded), with pins this command cannot see, e.g. under `ip netns exec` */
+		pr_warn("keyrouter: '%s' already runs keyrouter's XDP program %u (kr_xdp): one "
+			"instance per interface. 'keyrouter status' lists the instances (under `ip "
+			"netns exec`, whose /sys hides the pins, run keyrouter with `nsenter "
+			"--net=/run/netns/NAME`)\n", meta->ifname, xdp_program__id(p));
+	else if (p)
+		pr_warn("keyrouter: '%s' already runs XDP program %u ('%s'), attached without "
+			"libxdp's dispatcher (ip link, bpftool), which libxdp does not replace: "
+			"detach it ('ip link set dev %s %s off'), load it with xdp-loader so that "
+			"both run, or load keyrouter with --mode tc\n", meta->ifname,
+			xdp_program__id(p), xdp_program__name(p), meta->ifname,
+			xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? "xdpgeneric" : "xdp");
+	xdp_multiprog__close(mp);
+}
+
 static int attach_xdp(struct kr_ops_attach *a, struct bpf_program *prog,
 		      struct kr_ops_meta *meta)
 {
@@ -90,6 +117,12 @@ static int attach_xdp(struct kr_ops_attach *a, struct bpf_program *prog,
 		libxdp_strerror(err, msg, sizeof(msg));
 		pr_warn("keyrouter: couldn't attach XDP (%s mode) to '%s': %s%s\n",
 			kr_ops_mode_name(meta->mode), meta->ifname, msg, kr_ops_perm_hint(-err));
+		if (err == -EBUSY)
+			busy_hint(meta);
+		if (err == -EOPNOTSUPP && meta->mode == KR_OPS_MODE_NATIVE)
+			pr_warn("keyrouter: the driver of '%s' has no native XDP: load with "
+				"--mode generic (XDP in the stack, any driver) or --mode tc (a TC "
+				"ingress filter)\n", meta->ifname);
 		return err;
 	}
 	meta->prog_id = xdp_program__id(a->xdp);

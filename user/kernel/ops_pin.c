@@ -153,14 +153,17 @@ int kr_ops_map_open(const struct kr_inst *in, const char *name, bool quiet)
 	return fd;
 }
 
-/* Open the tool's map NAME, creating and pinning it when it does not exist yet. */
+/* Open the tool's map NAME, creating and pinning it when it does not exist yet (only with
+ * create; without, a missing map is -ENOENT and no message). */
 static int ops_map_get(const struct kr_inst *in, const char *name, __u32 value_size,
-		       __u32 max_entries)
+		       __u32 max_entries, bool create)
 {
 	char path[4096 + 64];
 	int fd, err;
 
 	fd = kr_ops_map_open(in, name, true);
+	if (fd == -ENOENT && !create)
+		return fd;
 	if (fd >= 0 || fd != -ENOENT)
 		goto check;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), value_size, max_entries,
@@ -228,7 +231,21 @@ static void not_loaded(const struct kr_inst *in, const char *instance)
 			f[i].prog_id, f[i].ifname);
 }
 
-int kr_ops_inst_open(struct kr_inst *in, const char *instance, const char *pin_dir)
+/* Take the instance's lock; when another command holds it, say so before waiting. */
+static int inst_lock(const struct kr_inst *in)
+{
+	if (!flock(in->dir_fd, LOCK_EX | LOCK_NB))
+		return 0;
+	if (errno != EWOULDBLOCK)
+		return -1;
+	pr_info("keyrouter: waiting for another keyrouter command on instance '%s' (it holds "
+		"the lock of %s; 'fuser -v %s' shows which process)\n", in->name, in->dir,
+		in->dir);
+	return flock(in->dir_fd, LOCK_EX);
+}
+
+static int inst_open(struct kr_inst *in, const char *instance, const char *pin_dir,
+		     bool reader)
 {
 	struct stat st;
 	int err;
@@ -238,8 +255,15 @@ int kr_ops_inst_open(struct kr_inst *in, const char *instance, const char *pin_d
 		return err;
 	if (!pin_dir && (err = kr_ops_bpffs_ensure(KR_OPS_BPFFS)))
 		return err;
+	errno = 0;
 	if (stat(in->dir, &st) || !S_ISDIR(st.st_mode)) {
 		err = errno ? -errno : -ENOTDIR;
+		if (err == -EACCES || err == -EPERM) {
+			/* not "not loaded": the pins cannot be seen by this user */
+			pr_warn("keyrouter: couldn't look at '%s': %s%s\n", in->dir,
+				strerror(-err), kr_ops_perm_hint(-err));
+			return err;
+		}
 		if (pin_dir)
 			pr_warn("keyrouter: pin directory '%s': %s\n", in->dir, strerror(-err));
 		else
@@ -252,18 +276,40 @@ int kr_ops_inst_open(struct kr_inst *in, const char *instance, const char *pin_d
 		return -EINVAL;
 	}
 	in->dir_fd = open(in->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (in->dir_fd < 0 || flock(in->dir_fd, LOCK_EX)) {
+	if (in->dir_fd < 0) {
+		err = -errno;
+		pr_warn("keyrouter: couldn't open '%s': %s\n", in->dir, strerror(-err));
+		goto fail;
+	}
+	if (reader) {
+		/* no lock: the tool's maps exist (a loaded instance has them), read them while
+		 * a writer runs; else take the writers' path, which creates them */
+		in->meta_fd = ops_map_get(in, KR_OPS_MAP_META, sizeof(struct kr_ops_meta), 1,
+					  false);
+		in->rings_fd = in->meta_fd < 0 ? in->meta_fd :
+			       ops_map_get(in, KR_OPS_MAP_RINGS, sizeof(struct kr_ops_ring),
+					   KR_MAX_RINGS, false);
+		if (in->meta_fd >= 0 && in->rings_fd >= 0)
+			return 0;
+		err = in->meta_fd < 0 ? in->meta_fd : in->rings_fd;
+		if (err != -ENOENT)
+			goto fail;
+		if (in->meta_fd >= 0)
+			close(in->meta_fd);
+		in->meta_fd = in->rings_fd = -1;
+	}
+	if (inst_lock(in)) {
 		err = -errno;
 		pr_warn("keyrouter: couldn't lock '%s': %s\n", in->dir, strerror(-err));
 		goto fail;
 	}
-	in->meta_fd = ops_map_get(in, KR_OPS_MAP_META, sizeof(struct kr_ops_meta), 1);
+	in->meta_fd = ops_map_get(in, KR_OPS_MAP_META, sizeof(struct kr_ops_meta), 1, true);
 	if (in->meta_fd < 0) {
 		err = in->meta_fd;
 		goto fail;
 	}
 	in->rings_fd = ops_map_get(in, KR_OPS_MAP_RINGS, sizeof(struct kr_ops_ring),
-				   KR_MAX_RINGS);
+				   KR_MAX_RINGS, true);
 	if (in->rings_fd < 0) {
 		err = in->rings_fd;
 		goto fail;
@@ -272,6 +318,16 @@ int kr_ops_inst_open(struct kr_inst *in, const char *instance, const char *pin_d
 fail:
 	kr_ops_inst_close(in);
 	return err;
+}
+
+int kr_ops_inst_open(struct kr_inst *in, const char *instance, const char *pin_dir)
+{
+	return inst_open(in, instance, pin_dir, false);
+}
+
+int kr_ops_inst_open_reader(struct kr_inst *in, const char *instance, const char *pin_dir)
+{
+	return inst_open(in, instance, pin_dir, true);
 }
 
 void kr_ops_inst_close(struct kr_inst *in)
