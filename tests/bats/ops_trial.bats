@@ -17,6 +17,20 @@ setup() {
 teardown() {
 	exec 8<&-	# a lock a failed test still holds (it would block the unload)
 	kr_instance_teardown
+	[ -z "${NK:-}" ] || rm -rf "$NK"
+}
+
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+# NKK: a copy of the tool that user nobody can run (the tree may lie under a directory only
+# root may enter, such as a CI clone made by mktemp -d); teardown removes it.
+nobody_tool() {
+	NK=$(mktemp -d /tmp/kr-nobody.XXXXXX)
+	chmod 755 "$NK"
+	cp "$KK" "$NK/keyrouter"
+	chmod 755 "$NK/keyrouter"
+	NKK=$NK/keyrouter
+	nobody test -x "$NKK" || fail "nobody cannot run $NKK"
 }
 
 needs_root() {
@@ -358,15 +372,13 @@ s = socket.socket(); s.bind(("127.0.0.1", 9437)); s.listen(); print("up", flush=
 @test "status by a user who cannot see the pins: permission denied, not 'not loaded'" {
 	needs_root
 	command -v setpriv >/dev/null || skip "no setpriv"
-	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 	if nobody test -x /sys/fs/bpf/keyrouter; then skip "the bpf filesystem is open to everyone here"; fi
-	[ -x "$(dirname "$KK")" ] || skip "the tool is not reachable for nobody"
-	nobody test -x "$KK" || skip "the tool is not reachable for nobody"
+	nobody_tool
 	netns_up
 	small_config
 	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
 	for c in status "ring status" "backend set 10.0.0.1:1 down"; do
-		run -1 nobody "$KK" $c --instance "$N"
+		run -1 nobody "$NKK" $c --instance "$N"
 		assert_output --partial "keyrouter: couldn't look at '/sys/fs/bpf/keyrouter/$N': Permission denied (keyrouter needs root"
 		refute_output --partial "is not loaded"
 	done
@@ -375,16 +387,15 @@ s = socket.socket(); s.bind(("127.0.0.1", 9437)); s.listen(); print("up", flush=
 @test "Prometheus exposition by a user who cannot see the pins: keyrouter_read_errors 1 with keyrouter_up 0, not a plain 'not loaded'" {
 	needs_root
 	command -v setpriv >/dev/null || skip "no setpriv"
-	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 	if nobody test -x /sys/fs/bpf/keyrouter; then skip "the bpf filesystem is open to everyone here"; fi
-	nobody test -x "$KK" || skip "the tool is not reachable for nobody"
+	nobody_tool
 	netns_up
 	small_config
 	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
-	run -0 nobody "$KK" stats --prometheus --instance "$N"
+	run -0 nobody "$NKK" stats --prometheus --instance "$N"
 	assert_line "keyrouter_up{instance=\"$N\"} 0"
 	assert_line "keyrouter_read_errors{instance=\"$N\"} 1"
-	run -0 nobody "$KK" stats --prometheus
+	run -0 nobody "$NKK" stats --prometheus
 	assert_line "keyrouter_up 0"
 	assert_line "keyrouter_read_errors 1"
 	# root sees it, and an instance that does not exist is only "not loaded"

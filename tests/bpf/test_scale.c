@@ -314,7 +314,8 @@ int main(void)
 		goto out;
 	}
 	t_apply = now_s();
-	rc = sh(buf, sizeof(buf), "%s apply -c %s/a.json --instance %s 2>&1", tool, tmp, ns);
+	rc = sh(buf, sizeof(buf), "nsenter --net=/run/netns/%s %s apply -c %s/a.json --instance "
+		"%s 2>&1", ns, tool, tmp, ns);
 	t_apply = now_s() - t_apply;
 	CHECK(rc == 0 && strstr(buf, "rings 64 published") &&
 	      strstr(buf, "backends 2048 added"), "apply publishes 64 rings, 2048 backends");
@@ -584,7 +585,8 @@ int main(void)
 	}
 
 	/* an apply changing 8 rings: only those 8 are published */
-	rc = sh(buf, sizeof(buf), "%s apply -c %s/b.json --instance %s 2>&1", tool, tmp, ns);
+	rc = sh(buf, sizeof(buf), "nsenter --net=/run/netns/%s %s apply -c %s/b.json --instance "
+		"%s 2>&1", ns, tool, tmp, ns);
 	CHECK(rc == 0 && strstr(buf, "rings 8 published, 56 unchanged") &&
 	      strstr(buf, "backends 0 added, 0 changed, 0 released, 2048 unchanged"),
 	      "apply of 8 changed rings: \"rings 8 published, 56 unchanged\"");
