@@ -16,7 +16,7 @@ OUT=${OUT:-build}
 F=$OUT/libfuzzer
 jobs=${JOBS:-1}
 
-make -s OUT="$F" FUZZ=1 fuzz-bins || { echo "fuzz: building the harnesses failed" >&2; exit 1; }
+make -s -j"$(nproc)" OUT="$F" FUZZ=1 fuzz-bins || { echo "fuzz: building the harnesses failed" >&2; exit 1; }
 mkdir -p "$F/findings"
 total_find=0
 printf '%-16s %12s %8s %8s\n' harness executions corpus findings

@@ -12,7 +12,7 @@ setup_file() {
 	cd "$BATS_TEST_DIRNAME/../.."
 	export FZ=${OUT:-build}/libfuzzer
 	mkdir -p "$FZ"
-	make -s OUT="$FZ" FUZZ=1 fuzz-bins > "$FZ/build.log" 2>&1 ||
+	make -s -j"$(nproc)" OUT="$FZ" FUZZ=1 fuzz-bins > "$FZ/build.log" 2>&1 ||
 		sed 's/^/# /' "$FZ/build.log" >&3
 }
 

@@ -11,7 +11,7 @@ setup_file() {
 	export ASAN_OUT=${OUT:-build}/asan
 	# Incremental: only what changed since the last run is rebuilt.
 	mkdir -p "$ASAN_OUT"
-	make -s OUT="$ASAN_OUT" SAN=1 san-tests > "$ASAN_OUT/build.log" 2>&1 ||
+	make -s -j"$(nproc)" OUT="$ASAN_OUT" SAN=1 san-tests > "$ASAN_OUT/build.log" 2>&1 ||
 		sed 's/^/# /' "$ASAN_OUT/build.log" >&3
 }
 
