@@ -33,6 +33,18 @@ nobody_tool() {
 	nobody test -x "$NKK" || fail "nobody cannot run $NKK"
 }
 
+# An instance $N loaded in its namespace, and user nobody (who cannot see the pins) with a
+# copy of the tool it can run ($NKK).
+loaded_unseen_by_nobody() {
+	needs_root
+	command -v setpriv >/dev/null || skip "no setpriv"
+	if nobody test -x /sys/fs/bpf/keyrouter; then skip "the bpf filesystem is open to everyone here"; fi
+	nobody_tool
+	netns_up
+	small_config
+	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+}
+
 needs_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root"
 	[ -f "${OUT:-build}/bpf/keyrouter.bpf.o" ] || skip "no BPF object"
@@ -370,13 +382,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 9437)); s.listen(); print("up", flush=
 }
 
 @test "status by a user who cannot see the pins: permission denied, not 'not loaded'" {
-	needs_root
-	command -v setpriv >/dev/null || skip "no setpriv"
-	if nobody test -x /sys/fs/bpf/keyrouter; then skip "the bpf filesystem is open to everyone here"; fi
-	nobody_tool
-	netns_up
-	small_config
-	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+	loaded_unseen_by_nobody
 	for c in status "ring status" "backend set 10.0.0.1:1 down"; do
 		run -1 nobody "$NKK" $c --instance "$N"
 		assert_output --partial "keyrouter: couldn't look at '/sys/fs/bpf/keyrouter/$N': Permission denied (keyrouter needs root"
@@ -385,13 +391,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 9437)); s.listen(); print("up", flush=
 }
 
 @test "Prometheus exposition by a user who cannot see the pins: keyrouter_read_errors 1 with keyrouter_up 0, not a plain 'not loaded'" {
-	needs_root
-	command -v setpriv >/dev/null || skip "no setpriv"
-	if nobody test -x /sys/fs/bpf/keyrouter; then skip "the bpf filesystem is open to everyone here"; fi
-	nobody_tool
-	netns_up
-	small_config
-	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
+	loaded_unseen_by_nobody
 	run -0 nobody "$NKK" stats --prometheus --instance "$N"
 	assert_line "keyrouter_up{instance=\"$N\"} 0"
 	assert_line "keyrouter_read_errors{instance=\"$N\"} 1"

@@ -62,11 +62,9 @@ static void show_instance(struct view *v)
 	char now[IF_NAMESIZE] = "", renamed[IF_NAMESIZE + 40] = "";
 
 	if (meta.magic == KR_OPS_META_MAGIC) {
-		st = kr_ops_attach_state(&meta);
-		if (st == KR_ATTACHED && kr_ops_iface_renamed(&meta, now))
+		st = kr_ops_attach_state(&meta, now);
+		if (now[0])
 			snprintf(renamed, sizeof(renamed), "; the interface is now named '%s'", now);
-		else
-			now[0] = 0;
 	}
 	if (v->fmt == FMT_JSON) {
 		printf("\"instance\":{\"name\":\"%s\",\"pin_dir\":\"%s\",\"loaded\":%s", v->in->name,

@@ -52,31 +52,28 @@ static bool tc_has(const struct kr_ops_meta *meta)
 	return !bpf_tc_query(&hook, &opts) && opts.prog_id == meta->prog_id;
 }
 
-enum kr_ops_attach_state kr_ops_attach_state(const struct kr_ops_meta *meta)
+enum kr_ops_attach_state kr_ops_attach_state(const struct kr_ops_meta *meta, char *now)
 {
 	char name[IF_NAMESIZE];
+	bool has;
 
+	if (now)
+		now[0] = 0;
 	if (meta->netns_ino && meta->netns_ino != kr_ops_netns_ino())
 		return KR_OTHER_NETNS;
 	if (!if_indextoname(meta->ifindex, name))
 		return KR_IFACE_GONE;
+	has = meta->mode == KR_OPS_MODE_TC ? tc_has(meta) :
+	      xdp_has(meta->ifindex, meta->prog_id, NULL, NULL);
+	if (!strncmp(name, meta->ifname, sizeof(meta->ifname)))
+		return has ? KR_ATTACHED : KR_NOT_ATTACHED;
 	/* another name on the index: renamed (the program is still on it), or gone and the
 	 * index reused (it is not) */
-	if (strncmp(name, meta->ifname, sizeof(meta->ifname)))
-		return (meta->mode == KR_OPS_MODE_TC ? tc_has(meta) :
-			xdp_has(meta->ifindex, meta->prog_id, NULL, NULL)) ? KR_ATTACHED :
-								     KR_IFACE_GONE;
-	if (meta->mode == KR_OPS_MODE_TC)
-		return tc_has(meta) ? KR_ATTACHED : KR_NOT_ATTACHED;
-	return xdp_has(meta->ifindex, meta->prog_id, NULL, NULL) ? KR_ATTACHED : KR_NOT_ATTACHED;
-}
-
-bool kr_ops_iface_renamed(const struct kr_ops_meta *meta, char *name)
-{
-	if (meta->netns_ino && meta->netns_ino != kr_ops_netns_ino())
-		return false;
-	return if_indextoname(meta->ifindex, name) &&
-	       strncmp(name, meta->ifname, sizeof(meta->ifname));
+	if (!has)
+		return KR_IFACE_GONE;
+	if (now)
+		memcpy(now, name, IF_NAMESIZE);
+	return KR_ATTACHED;
 }
 
 const char *kr_ops_attach_state_name(enum kr_ops_attach_state s)

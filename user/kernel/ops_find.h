@@ -18,12 +18,10 @@ enum kr_ops_attach_state {
 };
 
 /* KR_ATTACHED also when the interface was renamed since the load (same index, the
- * program on it): kr_ops_iface_renamed() says so. */
-enum kr_ops_attach_state kr_ops_attach_state(const struct kr_ops_meta *meta);
+ * program on it): then its current name goes into now (IF_NAMESIZE bytes; "" otherwise;
+ * now may be NULL). */
+enum kr_ops_attach_state kr_ops_attach_state(const struct kr_ops_meta *meta, char *now);
 const char *kr_ops_attach_state_name(enum kr_ops_attach_state s);
-/* The interface of meta (this network namespace) has another name now: true, its current
- * name into name (IF_NAMESIZE bytes). */
-bool kr_ops_iface_renamed(const struct kr_ops_meta *meta, char *name);
 
 /* A keyrouter XDP program (named kr_xdp) attached in this network namespace. */
 struct kr_ops_found {
