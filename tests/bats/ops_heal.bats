@@ -65,7 +65,7 @@ killtest() { # mode moments min-moments
 
 @test "kill -9 of load at >= 20 moments of a 2M-point load: the next load or unload recovers, the load routes, unload leaves nothing" {
 	cd "$KR_ROOT"
-	killtest load 24 20
+	killtest load 22 20
 	# the moments reach the whole load: before anything, right after the attach (a program
 	# attached, its id not recorded yet), with part of the pins, and in the apply
 	assert_output --regexp "load at [a-z]+ call [0-9]+ \(.*\): killed; left nothing;"
@@ -76,17 +76,17 @@ killtest() { # mode moments min-moments
 
 @test "kill -9 of apply at several moments: the next apply converges and routes; after one more, unload leaves nothing" {
 	cd "$KR_ROOT"
-	killtest apply 8 6
+	killtest apply 6 5
 }
 
 @test "kill -9 of ring stage at several moments: routing stays on the active ring, the next stage converges; then unload leaves nothing" {
 	cd "$KR_ROOT"
-	killtest stage 6 5
+	killtest stage 5 4
 }
 
 @test "kill -9 of unload at several moments: the next unload or load completes it" {
 	cd "$KR_ROOT"
-	killtest unload 8 6
+	killtest unload 7 6
 	assert_output --partial "record finished, no program attached"
 }
 
