@@ -61,6 +61,12 @@ netns_up() {
 
 kr() { nsenter --net="/run/netns/$N" "$KK" "$@"; }
 
+# Neither a pin directory of instance $N nor an XDP program on v0.
+nothing_left() {
+	[ ! -e "/sys/fs/bpf/keyrouter/$N" ] || return 1
+	! ip -n "$N" -d link show v0 | grep -q "prog/xdp"
+}
+
 small_config() {
 	cat > "$T/c.json" <<'JSON'
 { "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.0.0.1:1" }, { "address": "10.0.0.2:1" } ] } ],
@@ -82,9 +88,7 @@ JSON
 		assert_output --partial "keyrouter: load on 'v0' failed; nothing was left attached or pinned"
 		# libxdp's probe messages of the attach, which succeeded, are not the failure's
 		refute_output --partial "libbpf"
-		[ ! -e "/sys/fs/bpf/keyrouter/$N" ]
-		run -0 ip -n "$N" -d link show v0
-		refute_output --partial "prog/xdp"
+		nothing_left
 		# and a load after it works as on a fresh interface
 		run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
 		refute_output --partial "leftovers"
@@ -120,9 +124,7 @@ JSON
 			run -0 kr unload v0 --instance "$N"
 			assert_output --partial "no record of an attachment"
 			assert_output --partial "detached keyrouter's program left on 'v0'"
-			[ ! -e "/sys/fs/bpf/keyrouter/$N" ]
-			run -0 ip -n "$N" -d link show v0
-			refute_output --partial "prog/xdp"
+			nothing_left
 			run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
 		else
 			run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
@@ -133,8 +135,7 @@ JSON
 		fi
 	done
 	run -0 kr unload v0 --instance "$N"
-	run -0 ip -n "$N" -d link show v0
-	refute_output --partial "prog/xdp"
+	nothing_left
 }
 
 @test "load --mode native on a driver without native XDP says which modes work" {
