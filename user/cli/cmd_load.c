@@ -38,7 +38,10 @@ static void load_usage(FILE *f)
 		"(xdp-loader) keep running on the same interface; `xdp-loader status` lists both.\n"
 		"If the configuration cannot be applied, or the load is interrupted (Ctrl-C,\n"
 		"SIGTERM, SIGHUP), the program is detached again and the pins removed: nothing\n"
-		"is left half-loaded.\n");
+		"is left half-loaded. A load killed outright (kill -9, a crash) leaves its record\n"
+		"(written before the attach, marked finished last): the next load or unload of\n"
+		"the instance undoes it first, and so does the next load of an instance whose\n"
+		"program is not attached any more.\n");
 }
 
 static void unload_usage(FILE *f)
@@ -50,8 +53,10 @@ static void unload_usage(FILE *f)
 		"Run it in the network namespace of IFACE (`nsenter --net=/run/netns/NAME`; not\n"
 		"`ip netns exec`, whose private /sys hides the pins): from another namespace it\n"
 		"refuses and says how to get there. When nothing could be detached (the program\n"
-		"is not on IFACE) the pins are kept, unless the program no longer exists or the\n"
-		"interface is gone.\n\n"
+		"is not on IFACE) the pins are kept if something else still holds the program\n"
+		"(bpftool prog show id N), else they are removed. What an interrupted load or\n"
+		"unload left (a record of a load that did not finish, pins without a record) is\n"
+		"undone: keyrouter's program detached, the pins removed.\n\n"
 		"  -i, --instance NAME  the instance (default: the one loaded on IFACE in this\n"
 		"                       network namespace)\n");
 }
