@@ -121,6 +121,9 @@ JSON
 		bpftool map update pinned "/sys/fs/bpf/keyrouter/$N/kr_ops_meta" key 0 0 0 0 \
 			value $(for ((b = 0; b < size; b++)); do printf '0 '; done)
 		if [ $next = unload ]; then
+			# without --instance no record names v0: say which instance to give
+			run -1 kr unload v0
+			assert_output --partial "keyrouter's XDP program $prog is attached to 'v0' and instance '$N' has pins without a record: 'keyrouter unload v0 --instance $N'"
 			run -0 kr unload v0 --instance "$N"
 			assert_output --partial "no record of an attachment"
 			assert_output --partial "detached keyrouter's program left on 'v0'"

@@ -453,12 +453,24 @@ static void unload_not_here(const char *ifname)
 	char root[256], hint[320];
 	struct kr_ops_meta meta;
 	struct dirent *e;
+	__u32 ifindex = strlen(ifname) < IF_NAMESIZE ? if_nametoindex(ifname) : 0;
+	__u32 orphan = ifindex && !kr_ops_bpffs_mounted_here() ? kr_ops_xdp_find(ifindex) : 0;
 	int n = 0;
 	DIR *d;
 
 	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
 	d = opendir(root);
 	while (d && (e = readdir(d))) {
+		if (e->d_name[0] != '.' && orphan && kr_ops_meta_read(e->d_name, &meta)) {
+			/* keyrouter's program on IFACE, recorded nowhere, and pins without a
+			 * record: what an older keyrouter's killed load left */
+			pr_warn("keyrouter: keyrouter's XDP program %u is attached to '%s' and "
+				"instance '%s' has pins without a record: 'keyrouter unload %s "
+				"--instance %s' detaches it and removes them\n", orphan, ifname,
+				e->d_name, ifname, e->d_name);
+			n++;
+			continue;
+		}
 		if (e->d_name[0] == '.' || kr_ops_meta_read(e->d_name, &meta) ||
 		    strcmp(meta.ifname, ifname) || meta.netns_ino == kr_ops_netns_ino())
 			continue;
