@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
 #include "cmd.h"
@@ -50,7 +49,6 @@ static int do_upgrade(const char *ifname, const char *instance, const char *obj,
 	struct kr_ops_upgrade_report rep;
 	char found[KR_OPS_NAME_MAX];
 	struct kr_ops_meta meta;
-	struct stat st;
 	__u32 key = 0;
 	int err;
 
@@ -76,9 +74,17 @@ static int do_upgrade(const char *ifname, const char *instance, const char *obj,
 			return 1;
 		}
 	}
-	if (if_attached && (kr_ops_inst_path(&in, instance, NULL) || stat(in.dir, &st))) {
+	/* --if-attached (the unit, the package): without a record of a load here, nothing
+	 * is opened or locked (a load under way, leftovers, another network namespace) */
+	if (if_attached && (kr_ops_inst_path(&in, instance, NULL) ||
+			    kr_ops_meta_read(in.name, &meta))) {
 		pr_info("keyrouter: instance '%s' is not loaded: nothing to upgrade\n",
 			instance ? instance : KR_OPS_DEFAULT_INSTANCE);
+		return 0;
+	}
+	if (if_attached && meta.netns_ino && meta.netns_ino != kr_ops_netns_ino()) {
+		pr_info("keyrouter: instance '%s' is loaded in another network namespace "
+			"(net:[%u]): not upgraded from here\n", in.name, meta.netns_ino);
 		return 0;
 	}
 	if (kr_ops_inst_open(&in, instance, NULL))
