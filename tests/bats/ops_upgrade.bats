@@ -125,6 +125,48 @@ pins_ids() {
 	run -0 kr unload r0
 }
 
+# Rewrite the program id recorded in kr_ops_meta of instance $1 (struct kr_ops_meta: prog_id
+# at byte 12).
+set_meta_prog() { # instance id
+	local f=/sys/fs/bpf/keyrouter/$1/kr_ops_meta
+	# shellcheck disable=SC2046
+	bpftool map update pinned "$f" key hex 00 00 00 00 value hex $(bpftool -j map dump \
+		pinned "$f" | $KR_PY -c 'import json, struct, sys
+v = bytearray(int(x, 16) for x in json.load(sys.stdin)[0]["value"])
+v[12:16] = struct.pack("<I", int(sys.argv[1]))
+print(" ".join("%02x" % b for b in v))' "$2")
+}
+
+prog_of() { # status --json output -> "prog_id attached"
+	$KR_PY -c 'import json, sys; i = json.load(sys.stdin)["instance"]; print(i["prog_id"], i["attached"])'
+}
+
+@test "an upgrade interrupted between its swap and its record: the next upgrade finds the program by the instance's maps and records it" {
+	local old new
+	kr_config "$KR_TMP/A.json" 160
+	run -0 kr load r0 -c "$KR_TMP/A.json" --instance "$P"
+	old=$(kr status --json --instance "$P" | prog_of | cut -d' ' -f1)
+	run -0 kr upgrade r0 --object "$OBJ_B"
+	new=$(kr status --json --instance "$P" | prog_of | cut -d' ' -f1)
+	[ "$new" != "$old" ]
+	# what a kill -9 between the swap and the record leaves: the old id recorded
+	set_meta_prog "$P" "$old"
+	[ "$(kr status --json --instance "$P" | prog_of)" = "$old no" ]
+	run -0 kr upgrade r0
+	echo "$output"
+	[[ "$output" == *"(id $new) is not the recorded one ($old) but uses this instance's maps"* ]]
+	[[ "$output" == *"program $new (tag "* ]]
+	run -0 ip -n "$P-r" link show r0
+	new=$(echo "$output" | sed -n 's/.*prog\/xdp id \([0-9]*\) .*/\1/p')
+	[ "$(kr status --json --instance "$P" | prog_of)" = "$new yes" ]
+	for i in 1 2 3 4; do : > "$KR_TMP/b$i.log"; done
+	kr_send i 0 100
+	kr_wait_recv i 100
+	diff <(kr_expected i 0 100 160 1 2 3 4) <(kr_received i)
+	run -0 kr unload r0
+	[ ! -e "/sys/fs/bpf/keyrouter/$P" ]
+}
+
 @test "upgrade in TC mode replaces the filter of the same handle; --if-attached does nothing on an instance that is not loaded" {
 	local before after
 	kr_config "$KR_TMP/A.json" 160

@@ -48,6 +48,7 @@ static int do_upgrade(const char *ifname, const char *instance, const char *obj,
 	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
 	struct kr_ops_upgrade_report rep;
 	char found[KR_OPS_NAME_MAX];
+	enum kr_ops_attach_state state;
 	struct kr_ops_meta meta;
 	__u32 key = 0;
 	int err;
@@ -107,8 +108,9 @@ static int do_upgrade(const char *ifname, const char *instance, const char *obj,
 		kr_ops_inst_close(&in);
 		return 1;
 	}
-	if (kr_ops_attach_state(&meta, NULL) != KR_ATTACHED) {
-		enum kr_ops_attach_state s = kr_ops_attach_state(&meta, NULL);
+	state = kr_ops_attach_state(&meta, NULL);
+	if (state == KR_OTHER_NETNS || (if_attached && state == KR_IFACE_GONE)) {
+		enum kr_ops_attach_state s = state;
 		char hint[320];
 
 		kr_ops_inst_close(&in);
@@ -120,17 +122,16 @@ static int do_upgrade(const char *ifname, const char *instance, const char *obj,
 				hint[0] ? hint : "nsenter --net=<its namespace>", in.name);
 			return if_attached ? 0 : 1;
 		}
-		if (if_attached) {
-			pr_info("keyrouter: instance '%s' on '%s': %s; not upgraded here (loading "
-				"or applying attaches the new program)\n", in.name, meta.ifname,
-				kr_ops_attach_state_name(s));
-			return 0;
-		}
-		/* not the recorded program: kr_ops_upgrade() tells one of ours that an
-		 * interrupted upgrade attached from a foreign one */
+		pr_info("keyrouter: instance '%s' on '%s': %s; not upgraded\n", in.name,
+			meta.ifname, kr_ops_attach_state_name(s));
+		return 0;
 	}
+	/* not attached (the recorded program is not on the hook): kr_ops_upgrade() tells one of
+	 * ours that an interrupted upgrade attached (completed now) from a foreign one or none */
 	err = kr_ops_upgrade(&in, obj, &meta, &rep);
 	kr_ops_inst_close(&in);
+	if (err == -ESRCH && if_attached && !rep.new_prog_id)
+		return 0;	/* not attached: load or apply attaches the new program */
 	if (err && !rep.new_prog_id)
 		return 1;
 	pr_info("keyrouter: upgraded instance '%s' on %s in place: program %u (tag %s) -> %u "

@@ -326,7 +326,7 @@ static int check_running(const struct kr_inst *in, const struct kr_ops_meta *met
 		"shows the state; 'keyrouter apply' or 'keyrouter load' attaches the new program\n",
 		in->name, meta->prog_id, meta->ifname,
 		err ? "(no keyrouter program there)" : "(another program is)", in->name);
-	return -ENOENT;
+	return -ESRCH;
 }
 
 static int swap_prog(const struct kr_ops_meta *meta, __u32 cur, int new_fd,

@@ -25,7 +25,7 @@ struct kr_ops_upgrade_report {
 /* Upgrade the instance IN (opened with kr_ops_inst_open: locked), whose record is META, to
  * the program of OBJ_PATH (NULL: the one built into the tool).  Maps whose layout differs
  * are refused before anything changes (each difference and what to do printed, -EINVAL);
- * so is an instance not attached where it was loaded (-ENOENT) or attached through
+ * so is an instance not attached where it was loaded (-ESRCH) or attached through
  * libxdp's dispatcher (-EOPNOTSUPP).  On success META (and its pinned record) holds the
  * new program id. */
 int kr_ops_upgrade(const struct kr_inst *in, const char *obj_path, struct kr_ops_meta *meta,
