@@ -185,7 +185,8 @@ prog_of() { # status --json output -> "prog_id attached"
 	[[ "$output" == *"program $before (tag "* ]]
 	run -0 ip netns exec "$P-r" tc filter show dev r0 ingress
 	after=$(echo "$output" | sed -n 's/.* id \([0-9]*\) name kr_tc .*/\1/p')
-	[ -n "$after" ] && [ "$after" != "$before" ]
+	[ -n "$after" ]
+	[ "$after" != "$before" ]
 	[ "$(echo "$output" | grep -c 'name kr_tc')" = 1 ]
 	run -0 kr status --json --instance "$P"
 	[ "$(echo "$output" | $KR_PY -c 'import json, sys; s = json.load(sys.stdin); print(s["instance"]["prog_id"], s["counters"]["routed"] >= 100)')" = "$after True" ]

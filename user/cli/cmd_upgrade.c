@@ -62,7 +62,7 @@ static int do_upgrade(const char *ifname, const char *instance, const char *obj,
 	if (ifname && !instance) {
 		__u32 ifindex = strlen(ifname) < IF_NAMESIZE ? if_nametoindex(ifname) : 0;
 
-		if (ifindex && !kr_ops_instance_on(ifindex, found, sizeof(found))) {
+		if (ifindex && !kr_ops_instance_on(ifindex, NULL, found, sizeof(found))) {
 			instance = found;
 		} else if (if_attached) {
 			pr_info("keyrouter: keyrouter is not loaded on '%s' here: nothing to "
