@@ -9,7 +9,9 @@
 # counters are at least what they were, the backend is still down, the backend ids, rings
 # and migration are as they were (tests/bats/ops_upgradedrive.py).  A build whose map layout
 # differs (kr_upgrade_layout.bpf.o: kr_backends with 4096 entries) is refused with the reason
-# and leaves the running program and its maps untouched.  TC mode: the filter is replaced.
+# and leaves the running program and its maps untouched, and so is one whose .bss variable
+# is renamed (kr_upgrade_btf.bpf.o: the same sizes, seen in the BTF).  TC mode: the filter
+# is replaced.
 
 bats_require_minimum_version 1.5.0
 
@@ -33,7 +35,8 @@ setup() {
 	[ -n "${KR_TMP:-}" ] || skip "no topology"
 	OBJ_B=$KR_OUT/tests/progs/kr_upgrade_w16.bpf.o
 	OBJ_L=$KR_OUT/tests/progs/kr_upgrade_layout.bpf.o
-	[ -f "$OBJ_B" ] && [ -f "$OBJ_L" ] || skip "no $OBJ_B / $OBJ_L (run make)"
+	OBJ_T=$KR_OUT/tests/progs/kr_upgrade_btf.bpf.o
+	[ -f "$OBJ_B" ] && [ -f "$OBJ_L" ] && [ -f "$OBJ_T" ] || skip "no $OBJ_B (run make)"
 }
 
 # each test unloads what it loaded, also when it fails
@@ -95,7 +98,7 @@ pins_ids() {
 	[ ! -e "/sys/fs/bpf/keyrouter/$P" ]
 }
 
-@test "upgrade refuses a build whose map layout differs: says which map and what to do, the running program and its maps untouched" {
+@test "upgrade refuses builds whose map layout differs (max_entries; a .bss variable by BTF): says which map and what to do, the running program and its maps untouched" {
 	local id
 	kr_config "$KR_TMP/A.json" 160
 	run -0 kr load r0 -c "$KR_TMP/A.json" --instance "$P"
@@ -109,6 +112,11 @@ pins_ids() {
 	[[ "$output" == *"kr_backends: max_entries 4096, pinned 65536"* ]]
 	[[ "$output" == *"nothing was changed"* ]]
 	[[ "$output" == *"keyrouter unload r0 --instance $P"* ]]
+	# the same sizes, another layout by name: seen in the BTF of the value (.bss)
+	run -1 kr upgrade r0 --object "$OBJ_T"
+	echo "$output"
+	[[ "$output" == *"keyroute.bss: variable 0 is 'kr_trace_prev' (offset 0, "*"pinned 'kr_trace_last'"* ]]
+	[[ "$output" == *"nothing was changed"* ]]
 	# the same program, recorded and attached; the same maps behind the same pins
 	run -0 kr status --json --instance "$P"
 	[ "$(echo "$output" | $KR_PY -c 'import json, sys; i = json.load(sys.stdin)["instance"]; print(i["prog_id"], i["attached"])')" = "$id yes" ]
