@@ -13,6 +13,7 @@
 #include "log.h"
 #include "ops.h"
 #include "ops_live.h"
+#include "apply_out.h"
 #include "opts.h"
 #include "ring_opts.h"
 #include "svc_route.h"
@@ -65,9 +66,18 @@ static const char lookup_help[] =
 	"  --key-type TYPE        keys in human form: tuple, payload, dns, memcache, quic\n"
 	"  --addr                 add a column: the backend's address (--service: after the\n"
 	"                         route's backend index)\n"
-	"  --live                 --service: backend states of the running instance (chosen\n"
-	"                         as `keyrouter status` chooses it) instead of the config's\n"
-	"  -i, --instance NAME    --live with instance NAME\n"
+	"  --live                 --service: what the running instance does: the ring it has\n"
+	"                         published for the service (its kr_services entry), each\n"
+	"                         key on the slot the ring's control word gives it (during a\n"
+	"                         migration: the new slot for the fraction's share of keys),\n"
+	"                         that slot's image and the live backend states and subset;\n"
+	"                         the configuration gives only the key type and the\n"
+	"                         backends' numbering (a published backend the file lacks:\n"
+	"                         '-', --addr names it).  Each line ends with\n"
+	"                         'slot S generation G', and '(active)' or '(migrated)'\n"
+	"                         while a migration runs\n"
+	"  -i, --instance NAME    --live with instance NAME (default: the file's \"instance\",\n"
+	"                         else \"default\")\n"
 	"  -p, --pin-dir DIR      --live with the maps pinned in DIR\n"
 	"  --image                look up through the kernel ring image (bucket index, the\n"
 	"                         BPF program's code) instead of the plain binary search;\n"
@@ -98,6 +108,12 @@ struct lookup_ctx {
 	const struct kr_hash_secret *secret;	/* keyed hash (config "hash"), else crc32 */
 	struct kr_svc_route sr;			/* --service: the data path's route */
 	bool service;
+	/* --live: the instance's own ring for the service, each slot's published image
+	 * routed like sr; a key's slot is the one its control word chooses */
+	struct kr_ops_live_ring lr;
+	struct kr_svc_route slot_sr[2];
+	bool live_ring;
+	const struct kr_svc_route *cur;		/* the route of the line being printed */
 	struct kr_klookup *kl;			/* --via-kernel */
 };
 
@@ -174,7 +190,7 @@ static void put_addr(const struct lookup_ctx *c, uint32_t b)
 	if (!c->show_addr)
 		return;
 	if (c->service)
-		kr_sockaddr_format(&c->sr.cring->backends[b].addr, a);
+		kr_sockaddr_format(&c->cur->addr[b], a);
 	else
 		kr_sockaddr_format(&c->ring->backends[b].addr, a);
 	printf(" %s", a);
@@ -209,18 +225,32 @@ static uint32_t key_hash(const struct lookup_ctx *c, long len)
 			   kr_key_hash(c->key, (size_t)len);
 }
 
-/* "<crc> <ring_index> <backend> <b1> <b2> <b3>" */
-static void put_point(uint32_t h, uint32_t ri, uint32_t be, const uint32_t w[3])
+/* " <backend index>": "-" for a backend of a published ring (--live) that the
+ * configuration does not have (--addr names it). */
+static void put_index(const struct lookup_ctx *c, uint32_t b)
 {
-	printf(" %08x %u %u %u %u %u", h, ri, be, w[0], w[1], w[2]);
+	if (c->service && b >= c->sr.cring->nbackends)
+		fputs(" -", stdout);
+	else
+		printf(" %u", b);
+}
+
+/* "<crc> <ring_index> <backend> <b1> <b2> <b3>" */
+static void put_point(const struct lookup_ctx *c, uint32_t h, uint32_t ri, uint32_t be,
+		      const uint32_t w[3])
+{
+	printf(" %08x %u", h, ri);
+	put_index(c, be);
+	for (int k = 0; k < 3; k++)
+		put_index(c, w[k]);
 }
 
 /* Why the key's own backend p is not the route (--service). */
 static const char *skip_reason(const struct lookup_ctx *c, uint32_t p)
 {
-	uint8_t st = c->sr.state[p];
+	uint8_t st = c->cur->state[p];
 
-	if (!kr_cfg_in_subset(c->sr.svc, &c->sr.cring->backends[p]))
+	if (!c->cur->in_subset[p])
 		return "not in the service's subset";
 	return st == KR_BACKEND_DOWN ? "down" : st == KR_BACKEND_DRAIN ? "drain" :
 	       st == KR_BACKEND_UNUSED ? "not in the running instance" : "up";
@@ -231,15 +261,22 @@ static void put_route(const struct lookup_ctx *c, int reason, uint32_t point_be,
 		      uint32_t be, uint32_t walk)
 {
 	if (reason == KR_ROUTE_OK) {
-		printf(" route %u", be);
+		fputs(" route", stdout);
+		put_index(c, be);
 		put_addr(c, be);
+	} else if (reason == KR_ROUTE_NO_RING) {
+		printf(" route none (nothing published in the slot: the data path passes it)");
 	} else {
 		printf(" route none (%s: the service's no-route policy, %s)",
 		       reason == KR_ROUTE_WALK_LIMIT ? "walk limit" : "no backend up",
 		       c->sr.svc->policy.all_down == KR_POLICY_DROP ? "drop" : "pass");
 	}
-	if (walk)
-		printf(" walk %u (backend %u: %s)", walk, point_be, skip_reason(c, point_be));
+	if (walk) {
+		fputs(" walk", stdout);
+		printf(" %u (backend", walk);
+		put_index(c, point_be);
+		printf(": %s)", skip_reason(c, point_be));
+	}
 }
 
 static int line_ring(struct lookup_ctx *c, long len)
@@ -251,7 +288,7 @@ static int line_ring(struct lookup_ctx *c, long len)
 		return -1;
 	}
 	put_key(c, len);
-	put_point(h, ri, be, w);
+	put_point(c, h, ri, be, w);
 	put_addr(c, be);
 	putchar('\n');
 	return 0;
@@ -265,6 +302,7 @@ static bool line_quic_lb(struct lookup_ctx *c, long len, uint32_t *fallback)
 	struct kr_qlb_verdict v;
 	uint32_t be;
 
+	c->cur = &c->sr;
 	kr_qlb_cfg_route(c->o.cfg, c->sr.svc, c->key, (size_t)len, &v, &be);
 	if (v.outcome == KR_QLB_ROUTED || v.outcome == KR_QLB_FB_BACKEND_DOWN)	/* the states
 		 * the walk uses (config or --live): down and released backends lose their CIDs */
@@ -299,22 +337,48 @@ static void put_quic_lb_fallback(const struct lookup_ctx *c, long len, uint32_t 
 		printf(" (%s)", kr_qlb_reason(&v, &qc, (size_t)len, why, sizeof(why)));
 }
 
+/* --live: " slot S generation G" (and, while a migration runs, whether S is the active
+ * slot or the one the fraction moved the key to). */
+static void put_slot(const struct lookup_ctx *c, uint32_t slot)
+{
+	printf(" slot %u", slot);
+	if (c->lr.present[slot])
+		printf(" generation %llu", (unsigned long long)c->lr.generation[slot]);
+	if (kr_ctl_frac(c->lr.ctl))
+		fputs(slot == kr_ctl_active(c->lr.ctl) ? " (active)" : " (migrated)", stdout);
+}
+
 static int line_service(struct lookup_ctx *c, long len)
 {
-	uint32_t h = key_hash(c, len), w[3], fallback = KR_QLB_NOUTCOMES;
+	uint32_t h = key_hash(c, len), w[3], fallback = KR_QLB_NOUTCOMES, slot = 0;
 	struct kr_svc_result r;
 
+	c->cur = &c->sr;
 	if (c->sr.svc->nqlb && line_quic_lb(c, len, &fallback))
 		return 0;
-	if (kr_svc_route_hash(&c->sr, h, &r) || kr_svc_route_walk3(&c->sr, r.point, w)) {
+	if (c->live_ring) {
+		slot = kr_ctl_slot(c->lr.ctl, h);
+		if (!c->lr.present[slot]) {
+			put_key(c, len);
+			printf(" %08x - - - - -", h);
+			put_route(c, KR_ROUTE_NO_RING, 0, 0, 0);
+			put_slot(c, slot);
+			putchar('\n');
+			return 0;
+		}
+		c->cur = &c->slot_sr[slot];
+	}
+	if (kr_svc_route_hash(c->cur, h, &r) || kr_svc_route_walk3(c->cur, r.point, w)) {
 		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
 		return -1;
 	}
 	put_key(c, len);
-	put_point(h, r.ring_index, r.point_backend, w);
+	put_point(c, h, r.ring_index, r.point_backend, w);
 	put_route(c, r.reason, r.point_backend, r.backend, r.walk);
 	if (fallback < KR_QLB_NOUTCOMES)
 		put_quic_lb_fallback(c, len, fallback);
+	if (c->live_ring)
+		put_slot(c, slot);
 	putchar('\n');
 	return 0;
 }
@@ -370,11 +434,12 @@ static int line_kernel(struct lookup_ctx *c, long len)
 			goto bad;
 		w[k] = c->service ? c->sr.cfg_index[b] : b;
 	}
+	c->cur = &c->sr;
 	if (!c->service) {
-		put_point(r.key_hash, ri, r.backend_id, w);
+		put_point(c, r.key_hash, ri, r.backend_id, w);
 		put_addr(c, r.backend_id);
 	} else {
-		put_point(r.key_hash, ri, c->sr.cfg_index[pb], w);
+		put_point(c, r.key_hash, ri, c->sr.cfg_index[pb], w);
 		put_route(c, (int)r.reason, c->sr.cfg_index[pb],
 			  r.reason == KR_ROUTE_OK ? c->sr.cfg_index[r.backend_id] : 0,
 			  r.reason == KR_ROUTE_OK ? r.walk : KR_MAX_WALK);
@@ -489,6 +554,42 @@ static int check_usage(const struct lookup_ctx *c, int first, int argc)
 	return 0;
 }
 
+/* --live: the service's ring as the instance routes it (ops_live.h): each published slot
+ * becomes a route of its own, and every key takes the slot its control word chooses. */
+static int setup_live(struct lookup_ctx *c, const struct kr_inst *in)
+{
+	const struct kr_cfg_service *svc = &c->o.cfg->services[c->o.svc];
+	struct kr_err err;
+	int rc = kr_ops_live_ring(in, c->o.cfg, (uint32_t)c->o.svc, &c->lr);
+
+	if (rc == -ENOENT) {
+		pr_warn("keyrouter: lookup --live: instance '%s' has no service %s (%s port %u): "
+			"apply the configuration first\n", in->name, svc->name,
+			svc->vip_any ? "any address," : "its VIP and", svc->port);
+		return -1;
+	}
+	if (rc) {
+		pr_warn("keyrouter: lookup --live: couldn't read the ring of service %s in "
+			"instance '%s': %s\n", svc->name, in->name, strerror(-rc));
+		return -1;
+	}
+	for (uint32_t k = 0; k < 2; k++)
+		if (c->lr.present[k] &&
+		    kr_svc_route_init_live(&c->slot_sr[k], c->o.cfg, (uint32_t)c->o.svc,
+					   &c->lr.slot[k], &err)) {
+			pr_warn("keyrouter: lookup --live: slot %u of ring id %u: %s\n", k,
+				c->lr.ring_id, err.msg);
+			return -1;
+		}
+	c->live_ring = true;
+	if (kr_ctl_frac(c->lr.ctl))
+		pr_info("keyrouter: lookup --live: ring id %u is migrating: %.7f%% of keys on "
+			"slot %u (each line names its key's slot)\n", c->lr.ring_id,
+			100.0 * (double)kr_ctl_frac(c->lr.ctl) / (double)KR_CTL_FRAC_ONE,
+			kr_ctl_active(c->lr.ctl) ^ 1);
+	return 0;
+}
+
 /* --service: its key type and the data path's route (states: config or live). */
 static int setup_service(struct lookup_ctx *c)
 {
@@ -507,11 +608,12 @@ static int setup_service(struct lookup_ctx *c)
 		return kr_usage_error("--via-kernel: not for a service with QUIC-LB (the kernel's "
 				      "decode: 'keyrouter quic-lb decode --via-kernel')");
 	if (c->live || c->instance || c->pin_dir) {
+		const char *instance = kr_cli_instance(c->instance, c->pin_dir, c->o.cfg);
 		struct kr_inst in;
 		int n;
 
 		states = calloc(cr->nbackends ? cr->nbackends : 1, 1);
-		if (!states || kr_ops_inst_open_reader(&in, c->instance, c->pin_dir))
+		if (!states || kr_ops_inst_open_reader(&in, instance, c->pin_dir))
 			goto out;
 		n = kr_ops_live_states(&in, cr, states);
 		if (n < 0)
@@ -521,6 +623,8 @@ static int setup_service(struct lookup_ctx *c)
 			pr_warn("keyrouter: lookup --live: %u of the %u backends of ring '%s' are "
 				"not in instance '%s' (the walk skips them)\n",
 				cr->nbackends - n, cr->nbackends, cr->name, in.name);
+		if (n >= 0 && setup_live(c, &in))
+			n = -1;
 		kr_ops_inst_close(&in);
 		if (n < 0)
 			goto out;
@@ -635,6 +739,9 @@ static int cmd_lookup(int argc, char **argv)
 		ret = 1;
 	kr_klookup_close(c.kl);
 	kr_svc_route_free(&c.sr);
+	kr_svc_route_free(&c.slot_sr[0]);
+	kr_svc_route_free(&c.slot_sr[1]);
+	kr_ops_live_ring_free(&c.lr);
 	kr_image_free(&c.img);
 	kr_ring_free(c.ring);
 	kr_ring_opts_free(&c.o);

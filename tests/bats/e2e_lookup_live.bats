@@ -1,0 +1,79 @@
+#!/usr/bin/env bats
+# `lookup --live` tells the truth during a migration: real unbound on 4 backends, keyrouter
+# in native XDP (l2), ring dns4 migrating at 37 % from b1 b2 b3 to b1 b2 b3 b4.  For 1000
+# names, the backend `lookup -c FILE --service dns4 --live` prints (computed from the
+# instance's own published slots and control word: the slot each key's hash takes, that
+# slot's image, the live backend states) is the backend that really answers; which
+# configuration file is given does not change the answer (the instance is the truth, the
+# file only gives the key type and, by its "instance", which instance: no --instance is
+# passed); the share of keys on the new slot is 37 % within 4 sigma; a backend set down
+# during the migration moves exactly the keys lookup --live says.
+
+bats_require_minimum_version 1.5.0
+load ../lib/e2e_common
+
+N=1000
+
+setup_file() {
+	e2e_require_keyrouter "ring stage" "ring migrate" || return 0
+	e2e_setup_file 4 || return 1
+	topo_start_dns || return 1
+	e2e_config "$TOPO_DIR/old.json" l2 "1 2 3" dns:dns:53
+	e2e_config "$TOPO_DIR/new.json" l2 "1 2 3 4" dns:dns:53
+	e2e_names $N live >"$TOPO_DIR/names"
+	e2e_load "$TOPO_DIR/old.json" >"$TOPO_DIR/load.log" 2>&1 || { cat "$TOPO_DIR/load.log" >&2; return 1; }
+	topo_kr ring stage dns4 -c "$TOPO_DIR/new.json" >/dev/null || return 1
+	topo_kr ring migrate dns4 --percent 37 --instance "$TOPO_INSTANCE" >/dev/null || return 1
+}
+
+teardown_file() { e2e_teardown_file; }
+setup() { e2e_setup; }
+
+@test "lookup --live at 37 %: 1000 names answered by the backend it predicts, whichever configuration file is given" {
+	e2e_dns_batch "$TOPO_VIP4" "$TOPO_DIR/names" >"$TOPO_DIR/ans"
+	e2e_predict "$TOPO_DIR/new.json" dns4 "$TOPO_DIR/names" --live >"$TOPO_DIR/pred.new"
+	e2e_predict "$TOPO_DIR/old.json" dns4 "$TOPO_DIR/names" --live >"$TOPO_DIR/pred.old"
+	e2e_compare "$TOPO_DIR/pred.new" "$TOPO_DIR/ans"
+	diff "$TOPO_DIR/pred.new" "$TOPO_DIR/pred.old"
+	# without --live the file's own ring is the answer: neither file is right for every key
+	e2e_predict "$TOPO_DIR/new.json" dns4 "$TOPO_DIR/names" >"$TOPO_DIR/cfg.new"
+	e2e_predict "$TOPO_DIR/old.json" dns4 "$TOPO_DIR/names" >"$TOPO_DIR/cfg.old"
+	! cmp -s "$TOPO_DIR/cfg.new" "$TOPO_DIR/ans"
+	! cmp -s "$TOPO_DIR/cfg.old" "$TOPO_DIR/ans"
+}
+
+@test "lookup --live at 37 %: each line names its slot; the new slot's share is 37 % within 4 sigma" {
+	run -0 "$TOPO_KEYROUTER" lookup -c "$TOPO_DIR/new.json" --service dns4 --live --keys-file "$TOPO_DIR/names"
+	echo "${lines[0]}"
+	[ "$(grep -c ' slot [01] generation [0-9]* (\(active\|migrated\))$' <<<"$output")" = $N ]
+	run awk -v n=$N '/ slot 1 generation .* \(migrated\)$/ { m++ }
+		END { p = 0.37; b = 4 * sqrt(p * (1 - p) / n); d = m / n - p; if (d < 0) d = -d
+		      printf "on the new slot: %d of %d (%.3f; bound %.3f)\n", m, n, m / n, b; exit !(d <= b) }' <<<"$output"
+	echo "$output"
+	[ "$status" = 0 ]
+}
+
+@test "lookup --live: a backend set down during the migration moves exactly the keys it predicts" {
+	local b2=${TOPO_B4[2]}:53
+	e2e_predict "$TOPO_DIR/new.json" dns4 "$TOPO_DIR/names" --live >"$TOPO_DIR/pred.before"
+	topo_kr backend set "$b2" down --instance "$TOPO_INSTANCE"
+	e2e_predict "$TOPO_DIR/new.json" dns4 "$TOPO_DIR/names" --live >"$TOPO_DIR/pred.down"
+	e2e_dns_batch "$TOPO_VIP4" "$TOPO_DIR/names" >"$TOPO_DIR/ans.down"
+	topo_kr backend set "$b2" up --instance "$TOPO_INSTANCE"
+	e2e_compare "$TOPO_DIR/pred.down" "$TOPO_DIR/ans.down"
+	# the keys that moved are b2's, and only those
+	run paste -d' ' "$TOPO_DIR/pred.before" "$TOPO_DIR/pred.down"
+	awk '$2 != $4 && $2 != 2 { bad++ } $2 == 2 && $4 == 2 { bad++ } $2 == 2 { m++ }
+	     END { printf "b2 had %d keys; other keys moved: %d\n", m, bad; exit !(m > 0 && bad == 0) }' <<<"$output"
+}
+
+@test "lookup --live: a service the instance does not have, or no instance, is a clear error" {
+	sed 's/"vip": "10.200.0.1"/"vip": "10.200.9.9"/' "$TOPO_DIR/new.json" >"$TOPO_DIR/other.json"
+	grep -q 10.200.9.9 "$TOPO_DIR/other.json"
+	run "$TOPO_KEYROUTER" lookup -c "$TOPO_DIR/other.json" --service dns4 --live x.kr.test
+	[ "$status" = 1 ]
+	[[ "$output" == *"has no service"*"apply the configuration first"* ]]
+	run "$TOPO_KEYROUTER" lookup -c "$TOPO_DIR/new.json" --service dns4 --live --instance "nope-$$" x.kr.test
+	[ "$status" = 1 ]
+	[[ "$output" == *"nope-$$"* ]]
+}
