@@ -7,7 +7,8 @@
 # configuration file is given does not change the answer (the instance is the truth, the
 # file only gives the key type and, by its "instance", which instance: no --instance is
 # passed); the share of keys on the new slot is 37 % within 4 sigma; a backend set down
-# during the migration moves exactly the keys lookup --live says.
+# during the migration moves exactly the keys lookup --live says; `--via-kernel` with the
+# instance runs the kernel's program on the instance's slots and states: the same lines.
 
 bats_require_minimum_version 1.5.0
 load ../lib/e2e_common
@@ -38,8 +39,8 @@ setup() { e2e_setup; }
 	# without --live the file's own ring is the answer: neither file is right for every key
 	e2e_predict "$TOPO_DIR/new.json" dns4 "$TOPO_DIR/names" >"$TOPO_DIR/cfg.new"
 	e2e_predict "$TOPO_DIR/old.json" dns4 "$TOPO_DIR/names" >"$TOPO_DIR/cfg.old"
-	! cmp -s "$TOPO_DIR/cfg.new" "$TOPO_DIR/ans"
-	! cmp -s "$TOPO_DIR/cfg.old" "$TOPO_DIR/ans"
+	run -1 cmp -s "$TOPO_DIR/cfg.new" "$TOPO_DIR/ans"
+	run -1 cmp -s "$TOPO_DIR/cfg.old" "$TOPO_DIR/ans"
 }
 
 @test "lookup --live at 37 %: each line names its slot; the new slot's share is 37 % within 4 sigma" {
@@ -51,6 +52,22 @@ setup() { e2e_setup; }
 		      printf "on the new slot: %d of %d (%.3f; bound %.3f)\n", m, n, m / n, b; exit !(d <= b) }' <<<"$output"
 	echo "$output"
 	[ "$status" = 0 ]
+}
+
+@test "lookup --live --via-kernel: the kernel's own program on the instance's slots, control word and states prints the same 1000 lines, with b2 down too" {
+	local b2=${TOPO_B4[2]}:53 k=("$TOPO_KEYROUTER" lookup -c "$TOPO_DIR/new.json" --service dns4 --keys-file "$TOPO_DIR/names")
+	"${k[@]}" --live >"$TOPO_DIR/user" 2>/dev/null
+	"${k[@]}" --via-kernel --instance "$TOPO_INSTANCE" >"$TOPO_DIR/kernel" 2>/dev/null
+	[ "$(wc -l <"$TOPO_DIR/user")" = $N ]
+	diff "$TOPO_DIR/user" "$TOPO_DIR/kernel"
+	run -1 grep -q ' walk ' "$TOPO_DIR/user"
+	topo_kr backend set "$b2" down --instance "$TOPO_INSTANCE" >/dev/null
+	"${k[@]}" --live >"$TOPO_DIR/user" 2>/dev/null
+	"${k[@]}" --via-kernel --live >"$TOPO_DIR/kernel" 2>/dev/null
+	topo_kr backend set "$b2" up --instance "$TOPO_INSTANCE" >/dev/null
+	diff "$TOPO_DIR/user" "$TOPO_DIR/kernel"
+	# the walk past b2 is in both (the kernel's walk, not a copy of the userspace one)
+	[ "$(grep -c ' walk [0-9]* (backend 1: down)' "$TOPO_DIR/kernel")" -gt 0 ]
 }
 
 @test "lookup --live: a backend set down during the migration moves exactly the keys it predicts" {

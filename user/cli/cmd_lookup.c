@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `keyrouter lookup`: where does a key go on a ring (no traffic, no kernel). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -89,7 +90,10 @@ static const char lookup_help[] =
 	"                         points after its point).  Keys over 255 bytes are outside the\n"
 	"                         kernel's range: printed as '<key> <crc> policy pass (...)'.\n"
 	"                         With --service, the program gets the service's subset\n"
-	"                         and the backends' states too.  Needs root.\n"
+	"                         and the backends' states too; with --live (or --instance,\n"
+	"                         --pin-dir) it gets the instance's: both published slots,\n"
+	"                         the control word (the program picks each key's slot),\n"
+	"                         the backends' entries and the subset.  Needs root.\n"
 	"  -h, --help             this text\n";
 
 
@@ -401,11 +405,23 @@ static const char *kernel_verdict_name(uint32_t v)
 	return v == 1 ? "drop" : v == 2 ? "pass" : v == 3 ? "tx" : v == 4 ? "redirect" : "aborted";
 }
 
+/* The ring-local index of global backend id gid in image img's backend table, or 0. */
+static uint32_t local_of(const struct kr_image *img, uint32_t gid)
+{
+	const uint32_t *bt = (const uint32_t *)((const char *)img->buf +
+						kr_image_bt_off(img->hdr));
+
+	for (uint32_t b = 0; b < img->hdr->nbackends; b++)
+		if (bt[b] == gid)
+			return b;
+	return 0;
+}
+
 /* --via-kernel: the columns from the program's trace record. */
 static int line_kernel(struct lookup_ctx *c, long len)
 {
 	const struct kr_image *img = c->service ? &c->sr.img : &c->img;
-	uint32_t w[3], ri, pb, hh, b, ii;
+	uint32_t w[3], ri, pb, hh, b, ii, be;
 	struct kr_kresult r;
 	struct kr_err err;
 
@@ -424,6 +440,18 @@ static int line_kernel(struct lookup_ctx *c, long len)
 			"(reason %u)\n", r.key_hash, r.reason);
 		return -1;
 	}
+	c->cur = &c->sr;
+	if (c->live_ring) {
+		if (r.reason == KR_ROUTE_NO_RING) {
+			printf(" %08x - - - - -", r.key_hash);
+			put_route(c, KR_ROUTE_NO_RING, 0, 0, 0);
+			put_slot(c, r.slot);
+			putchar('\n');
+			return 0;
+		}
+		c->cur = &c->slot_sr[r.slot & 1];
+		img = &c->cur->img;
+	}
 	ri = kr_image_ring_index(img, r.first_index);
 	if (kr_image_point(img, r.first_index, &hh, &pb))
 		goto bad;
@@ -432,17 +460,20 @@ static int line_kernel(struct lookup_ctx *c, long len)
 		ii = kr_image_next_ring_point(img, ii);
 		if (kr_image_point(img, ii, &hh, &b))
 			goto bad;
-		w[k] = c->service ? c->sr.cfg_index[b] : b;
+		w[k] = c->service ? c->cur->cfg_index[b] : b;
 	}
-	c->cur = &c->sr;
 	if (!c->service) {
 		put_point(c, r.key_hash, ri, r.backend_id, w);
 		put_addr(c, r.backend_id);
 	} else {
-		put_point(c, r.key_hash, ri, c->sr.cfg_index[pb], w);
-		put_route(c, (int)r.reason, c->sr.cfg_index[pb],
-			  r.reason == KR_ROUTE_OK ? c->sr.cfg_index[r.backend_id] : 0,
+		/* the program's backend id: ring-local with the private ring, global live */
+		be = c->live_ring ? local_of(img, r.backend_id) : r.backend_id;
+		put_point(c, r.key_hash, ri, c->cur->cfg_index[pb], w);
+		put_route(c, (int)r.reason, c->cur->cfg_index[pb],
+			  r.reason == KR_ROUTE_OK ? c->cur->cfg_index[be] : 0,
 			  r.reason == KR_ROUTE_OK ? r.walk : KR_MAX_WALK);
+		if (c->live_ring)
+			put_slot(c, r.slot);
 	}
 	putchar('\n');
 	return 0;
@@ -640,6 +671,67 @@ out:
 	return rc;
 }
 
+/* --via-kernel --live: the program gets the instance's two slots, control word and the
+ * kr_backends entries (and memberships) of every id their tables name. */
+static int setup_kernel_live(struct lookup_ctx *c)
+{
+	struct kr_klookup_live lv = { .ctl = c->lr.ctl };
+	uint32_t n = 0, cap = 0;
+	uint32_t *id = NULL;
+	struct kr_backend *be = NULL;
+	uint8_t *member = NULL;
+	struct kr_err err;
+	int rc = -1;
+
+	for (uint32_t k = 0; k < 2; k++)
+		if (c->lr.present[k])
+			cap += c->slot_sr[k].img.hdr->nbackends;
+	id = calloc(cap ? cap : 1, sizeof(*id));
+	be = calloc(cap ? cap : 1, sizeof(*be));
+	member = calloc(cap ? cap : 1, 1);
+	if (!id || !be || !member) {
+		kr_errf(&err, "out of memory");
+		goto out;
+	}
+	for (uint32_t k = 0; k < 2; k++) {
+		const struct kr_svc_live_slot *ls = &c->lr.slot[k];
+		const struct kr_image *img = &c->slot_sr[k].img;
+		const uint32_t *bt;
+
+		if (!c->lr.present[k])
+			continue;
+		lv.image[k] = img->buf;
+		bt = (const uint32_t *)((const char *)img->buf + kr_image_bt_off(img->hdr));
+		for (uint32_t b = 0; b < img->hdr->nbackends; b++) {
+			uint32_t i = 0;
+
+			while (i < n && id[i] != bt[b])
+				i++;
+			if (i < n)
+				continue;
+			id[n] = bt[b];
+			be[n].family = ls->addr[b].family;
+			be[n].port = htons(ls->addr[b].port);
+			memcpy(be[n].addr, ls->addr[b].ip, 16);
+			be[n].state = ls->state[b];
+			member[n] = ls->member ? ls->member[b] : 1;
+			n++;
+		}
+	}
+	lv.nids = n;
+	lv.id = id;
+	lv.be = be;
+	lv.member = c->lr.subset_id ? member : NULL;
+	rc = kr_klookup_open_live(&c->kl, &lv, &err);
+out:
+	if (rc)
+		pr_warn("keyrouter: lookup --via-kernel: %s\n", err.msg);
+	free(id);
+	free(be);
+	free(member);
+	return rc ? 1 : 0;
+}
+
 static int setup_kernel(struct lookup_ctx *c)
 {
 	struct kr_klookup_backends be = { .n = c->ring->nbackends };
@@ -647,6 +739,8 @@ static int setup_kernel(struct lookup_ctx *c)
 	struct kr_err err;
 	int rc = 0;
 
+	if (c->live_ring)
+		return setup_kernel_live(c);
 	if (c->service) {
 		const struct kr_svc_route *sr = &c->sr;
 
