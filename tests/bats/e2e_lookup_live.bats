@@ -11,6 +11,8 @@
 # instance runs the kernel's program on the instance's slots and states: the same lines.
 
 bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
 load ../lib/e2e_common
 
 N=1000
@@ -93,4 +95,10 @@ setup() { e2e_setup; }
 	run "$TOPO_KEYROUTER" lookup -c "$TOPO_DIR/new.json" --service dns4 --live --instance "nope-$$" x.kr.test
 	[ "$status" = 1 ]
 	[[ "$output" == *"nope-$$"* ]]
+}
+
+@test "diff --old-published -c FILE takes the file's instance (as apply and lookup --live): the bill of the staged ring against the published one" {
+	run -0 "$TOPO_KEYROUTER" diff --old-published -c "$TOPO_DIR/new.json" --ring dns4
+	assert_line --partial "instance $TOPO_INSTANCE"
+	[[ "$output" == *"moved"* ]]
 }

@@ -290,9 +290,9 @@ int kr_cli_stage(const struct kr_inst *in, const char *config, const struct kr_c
 }
 
 const char *kr_cli_instance(const char *instance, const char *pin_dir,
-			    const struct kr_config *cfg)
+			    const char *file_instance)
 {
 	if (instance || pin_dir)
 		return instance;
-	return cfg ? cfg->instance : NULL;
+	return file_instance && file_instance[0] ? file_instance : NULL;
 }

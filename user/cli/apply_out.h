@@ -15,10 +15,10 @@ struct kr_config *kr_cli_config_load(const char *path);
 
 /* The one rule of every command that takes -c FILE and works on a running instance
  * (apply, ring stage, lookup --live, diff --old-published): --instance NAME, else
- * --pin-dir DIR (NULL returned), else the file's "instance", else NULL (the tool's
- * default, "default").  cfg may be NULL. */
+ * --pin-dir DIR (NULL returned), else the file's "instance" (file_instance: NULL or ""
+ * when it has none), else NULL (the tool's default, "default"). */
 const char *kr_cli_instance(const char *instance, const char *pin_dir,
-			    const struct kr_config *cfg);
+			    const char *file_instance);
 
 /*
  * apply (and load) of CONFIG on instance IN: read, plan, execute unless o->dry_run, and

@@ -639,7 +639,7 @@ static int setup_service(struct lookup_ctx *c)
 		return kr_usage_error("--via-kernel: not for a service with QUIC-LB (the kernel's "
 				      "decode: 'keyrouter quic-lb decode --via-kernel')");
 	if (c->live || c->instance || c->pin_dir) {
-		const char *instance = kr_cli_instance(c->instance, c->pin_dir, c->o.cfg);
+		const char *instance = kr_cli_instance(c->instance, c->pin_dir, c->o.cfg->instance);
 		struct kr_inst in;
 		int n;
 

@@ -180,7 +180,7 @@ static int cmd_stage(int argc, char **argv)
 	cfg = kr_cli_config_load(a.config);
 	if (!cfg)
 		return 1;
-	a.instance = kr_cli_instance(a.instance, a.pin_dir, cfg);
+	a.instance = kr_cli_instance(a.instance, a.pin_dir, cfg->instance);
 	rc = 1;
 	if (!kr_ops_inst_open(&in, a.instance, a.pin_dir)) {
 		rc = kr_cli_stage(&in, a.config, cfg, a.ring);
