@@ -102,3 +102,20 @@ setup() { e2e_setup; }
 	assert_line --partial "instance $TOPO_INSTANCE"
 	[[ "$output" == *"moved"* ]]
 }
+
+@test "lookup --json: one object per key (jq), the same route, slot and walk as the text lines, with b2 down" {
+	local b2=${TOPO_B4[2]}:53 k=("$TOPO_KEYROUTER" lookup -c "$TOPO_DIR/new.json" --service dns4 --live --addr --keys-file "$TOPO_DIR/names")
+	topo_kr backend set "$b2" down --instance "$TOPO_INSTANCE" >/dev/null
+	"${k[@]}" 2>/dev/null >"$TOPO_DIR/text"
+	"${k[@]}" --json 2>/dev/null >"$TOPO_DIR/json"
+	topo_kr backend set "$b2" up --instance "$TOPO_INSTANCE" >/dev/null
+	[ "$(jq -s length "$TOPO_DIR/json")" = $N ]
+	# key, hash, route address, walk, slot: the text's fields, from jq
+	jq -r '[.key, .hash, .route.address, (.route.walk | tostring), (.slot | tostring), (if .migrated then "migrated" else "active" end)] | join(" ")' \
+		"$TOPO_DIR/json" >"$TOPO_DIR/from_json"
+	awk '{ w = 0; for (i = 1; i <= NF; i++) { if ($i == "route") a = $(i + 2); if ($i == "walk") w = $(i + 1); if ($i == "slot") s = $(i + 1) }
+	       m = ($NF == "(migrated)") ? "migrated" : "active"; print $1, $2, a, w, s, m }' "$TOPO_DIR/text" >"$TOPO_DIR/from_text"
+	diff "$TOPO_DIR/from_text" "$TOPO_DIR/from_json"
+	[ "$(jq -s '[.[] | select(.route.skipped.because == "down")] | length' "$TOPO_DIR/json")" -gt 0 ]
+	jq -e -s 'all(.[]; .next | length == 3)' "$TOPO_DIR/json" >/dev/null
+}

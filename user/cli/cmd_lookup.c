@@ -15,6 +15,7 @@
 #include "ops.h"
 #include "ops_live.h"
 #include "apply_out.h"
+#include <jansson.h>
 #include "opts.h"
 #include "ring_opts.h"
 #include "svc_route.h"
@@ -66,7 +67,14 @@ static const char lookup_help[] =
 	"  --keys-file KEYS       keys, one per line ('-' for KEYS = standard input)\n"
 	"  --key-type TYPE        keys in human form: tuple, payload, dns, memcache, quic\n"
 	"  --addr                 add a column: the backend's address (--service: after the\n"
-	"                         route's backend index)\n"
+	"                         route's backend index)\n"	"  -j, --json             one JSON object per key and line instead (JSON Lines):\n"
+	"                         key, hash (hex strings), ring_index, backend and next\n"
+	"                         (three) as {index, address} (index null: a backend the\n"
+	"                         file lacks), route {index, address, walk, skipped {backend,\n"
+	"                         because}} or null with no_route {why, policy}; quic_lb\n"
+	"                         {config_rotation, server_id} or quic_lb_fallback {outcome,\n"
+	"                         why}; --live: slot, generation, migrated; --via-kernel's\n"
+	"                         packets the program did not route: verdict, no_key\n"
 	"  --live                 --service: what the running instance does: the ring it has\n"
 	"                         published for the service (its kr_services entry), each\n"
 	"                         key on the slot the ring's control word gives it (during a\n"
@@ -102,7 +110,7 @@ enum { OPT_KEY_TYPE = 1 };
 struct lookup_ctx {
 	struct kr_ring_opts o;
 	const char *keys, *instance, *pin_dir;
-	bool use_image, show_addr, via_kernel, live;
+	bool use_image, show_addr, via_kernel, live, json;
 	struct kr_ring *ring;
 	struct kr_image img;
 	uint8_t *key;
@@ -179,6 +187,32 @@ static long parse_key(struct lookup_ctx *c, const char *s, struct kr_err *err)
 
 /* ---- one output line ----------------------------------------------------------- */
 
+/* What lookup says about one key, printed as a text line or (--json) a JSON object. */
+struct out_line {
+	long len;			/* the key: c->key[0..len) */
+	uint32_t hash;
+	bool policy;			/* --via-kernel: no key in the packet, or too long */
+	uint32_t verdict, status;	/* with policy: XDP action, enum kr_key_status */
+	bool point;			/* the columns of the key's point (else "- - - - -") */
+	uint32_t ri, be, w[3];		/* ring index, its backend, the next three */
+	bool route;			/* --service: the route */
+	int reason;			/* enum kr_route_reason */
+	uint32_t route_be, walk, point_be;
+	bool qlb;			/* QUIC-LB: routed by the CID's server ID */
+	uint8_t cr, sid_len, sid[KR_QLB_MAX_SID_LEN];
+	uint32_t fallback;		/* QUIC-LB fallback to the ring (KR_QLB_NOUTCOMES: none) */
+	bool slot;			/* --live: the slot, its generation, migrating */
+	uint32_t slot_no;
+};
+
+static void out_init(struct out_line *o, long len, uint32_t hash)
+{
+	memset(o, 0, sizeof(*o));
+	o->len = len;
+	o->hash = hash;
+	o->fallback = KR_QLB_NOUTCOMES;
+}
+
 static void put_key(const struct lookup_ctx *c, long len)
 {
 	fputs(len ? "" : "-", stdout);
@@ -186,17 +220,23 @@ static void put_key(const struct lookup_ctx *c, long len)
 		printf("%02x", c->key[i]);
 }
 
-/* " <address>" of backend b of the ring the columns refer to (with --addr). */
+/* The address of backend b of the ring the columns refer to. */
+static void fmt_addr(const struct lookup_ctx *c, uint32_t b, char a[KR_SOCKADDR_STRLEN])
+{
+	if (c->service)
+		kr_sockaddr_format(&c->cur->addr[b], a);
+	else
+		kr_sockaddr_format(&c->ring->backends[b].addr, a);
+}
+
+/* " <address>" of backend b (with --addr). */
 static void put_addr(const struct lookup_ctx *c, uint32_t b)
 {
 	char a[KR_SOCKADDR_STRLEN];
 
 	if (!c->show_addr)
 		return;
-	if (c->service)
-		kr_sockaddr_format(&c->cur->addr[b], a);
-	else
-		kr_sockaddr_format(&c->ring->backends[b].addr, a);
+	fmt_addr(c, b, a);
 	printf(" %s", a);
 }
 
@@ -229,24 +269,20 @@ static uint32_t key_hash(const struct lookup_ctx *c, long len)
 			   kr_key_hash(c->key, (size_t)len);
 }
 
-/* " <backend index>": "-" for a backend of a published ring (--live) that the
- * configuration does not have (--addr names it). */
+/* A backend index of a published ring (--live) that the configuration does not have. */
+static bool not_in_config(const struct lookup_ctx *c, uint32_t b)
+{
+	return c->service && b >= c->sr.cring->nbackends;
+}
+
+/* " <backend index>": "-" for a backend the configuration does not have (--addr names
+ * it). */
 static void put_index(const struct lookup_ctx *c, uint32_t b)
 {
-	if (c->service && b >= c->sr.cring->nbackends)
+	if (not_in_config(c, b))
 		fputs(" -", stdout);
 	else
 		printf(" %u", b);
-}
-
-/* "<crc> <ring_index> <backend> <b1> <b2> <b3>" */
-static void put_point(const struct lookup_ctx *c, uint32_t h, uint32_t ri, uint32_t be,
-		      const uint32_t w[3])
-{
-	printf(" %08x %u", h, ri);
-	put_index(c, be);
-	for (int k = 0; k < 3; k++)
-		put_index(c, w[k]);
 }
 
 /* Why the key's own backend p is not the route (--service). */
@@ -260,131 +296,18 @@ static const char *skip_reason(const struct lookup_ctx *c, uint32_t p)
 	       st == KR_BACKEND_UNUSED ? "not in the running instance" : "up";
 }
 
-/* " route B [addr] [walk N (...)]" of --service. */
-static void put_route(const struct lookup_ctx *c, int reason, uint32_t point_be,
-		      uint32_t be, uint32_t walk)
+static const char *no_route_why(int reason)
 {
-	if (reason == KR_ROUTE_OK) {
-		fputs(" route", stdout);
-		put_index(c, be);
-		put_addr(c, be);
-	} else if (reason == KR_ROUTE_NO_RING) {
-		printf(" route none (nothing published in the slot: the data path passes it)");
-	} else {
-		printf(" route none (%s: the service's no-route policy, %s)",
-		       reason == KR_ROUTE_WALK_LIMIT ? "walk limit" : "no backend up",
-		       c->sr.svc->policy.all_down == KR_POLICY_DROP ? "drop" : "pass");
-	}
-	if (walk) {
-		fputs(" walk", stdout);
-		printf(" %u (backend", walk);
-		put_index(c, point_be);
-		printf(": %s)", skip_reason(c, point_be));
-	}
+	return reason == KR_ROUTE_NO_RING ? "nothing published in the slot" :
+	       reason == KR_ROUTE_WALK_LIMIT ? "walk limit" : "no backend up";
 }
 
-static int line_ring(struct lookup_ctx *c, long len)
+/* The no-route policy's verdict for reason (no ring: the data path passes the packet). */
+static const char *no_route_policy(const struct lookup_ctx *c, int reason)
 {
-	uint32_t h = key_hash(c, len), ri, be, w[3];
-
-	if (locate(c, h, &ri, &be, w)) {
-		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
-		return -1;
-	}
-	put_key(c, len);
-	put_point(c, h, ri, be, w);
-	put_addr(c, be);
-	putchar('\n');
-	return 0;
-}
-
-/* A CID of a service with QUIC-LB that carries the server ID of a backend not down: "<cid>
- * quic-lb config-rotation R server-id HEX route B [addr]" (no ring lookup), true.  Else
- * false and *fallback = why the ring decides (enum kr_qlb_outcome). */
-static bool line_quic_lb(struct lookup_ctx *c, long len, uint32_t *fallback)
-{
-	struct kr_qlb_verdict v;
-	uint32_t be;
-
-	c->cur = &c->sr;
-	kr_qlb_cfg_route(c->o.cfg, c->sr.svc, c->key, (size_t)len, &v, &be);
-	if (v.outcome == KR_QLB_ROUTED || v.outcome == KR_QLB_FB_BACKEND_DOWN)	/* the states
-		 * the walk uses (config or --live): down and released backends lose their CIDs */
-		v.outcome = c->sr.state[be] == KR_BACKEND_DOWN || c->sr.state[be] == KR_BACKEND_UNUSED ?
-			    KR_QLB_FB_BACKEND_DOWN : KR_QLB_ROUTED;
-	if (v.outcome != KR_QLB_ROUTED) {
-		*fallback = v.outcome;
-		return false;
-	}
-	put_key(c, len);
-	printf(" quic-lb config-rotation %u server-id ", v.cr);
-	for (unsigned i = 0; i < v.sid_len; i++)
-		printf("%02x", v.sid[i]);
-	printf(" route %u", be);
-	put_addr(c, be);
-	putchar('\n');
-	return true;
-}
-
-/* " quic-lb ring fallback: <outcome> (<why>)" */
-static void put_quic_lb_fallback(const struct lookup_ctx *c, long len, uint32_t fallback)
-{
-	struct kr_qlb_verdict v = { .outcome = fallback, .cr = len ? c->key[0] >> 5 : 0 };
-	const struct kr_cfg_qlb *q = kr_cfg_qlb_find(c->sr.svc, v.cr);
-	struct kr_qlb_conf qc = { .sid_len = q ? q->sid_len : 0, .nonce_len = q ? q->nonce_len : 0 };
-	char why[128];
-
-	printf(" quic-lb ring fallback: %s", kr_qlb_outcome_name(fallback));
-	if (fallback == KR_QLB_FB_UNROUTABLE)
-		printf(" (config rotation 7)");
-	else if (fallback != KR_QLB_FB_UNKNOWN_SID && fallback != KR_QLB_FB_BACKEND_DOWN)
-		printf(" (%s)", kr_qlb_reason(&v, &qc, (size_t)len, why, sizeof(why)));
-}
-
-/* --live: " slot S generation G" (and, while a migration runs, whether S is the active
- * slot or the one the fraction moved the key to). */
-static void put_slot(const struct lookup_ctx *c, uint32_t slot)
-{
-	printf(" slot %u", slot);
-	if (c->lr.present[slot])
-		printf(" generation %llu", (unsigned long long)c->lr.generation[slot]);
-	if (kr_ctl_frac(c->lr.ctl))
-		fputs(slot == kr_ctl_active(c->lr.ctl) ? " (active)" : " (migrated)", stdout);
-}
-
-static int line_service(struct lookup_ctx *c, long len)
-{
-	uint32_t h = key_hash(c, len), w[3], fallback = KR_QLB_NOUTCOMES, slot = 0;
-	struct kr_svc_result r;
-
-	c->cur = &c->sr;
-	if (c->sr.svc->nqlb && line_quic_lb(c, len, &fallback))
-		return 0;
-	if (c->live_ring) {
-		slot = kr_ctl_slot(c->lr.ctl, h);
-		if (!c->lr.present[slot]) {
-			put_key(c, len);
-			printf(" %08x - - - - -", h);
-			put_route(c, KR_ROUTE_NO_RING, 0, 0, 0);
-			put_slot(c, slot);
-			putchar('\n');
-			return 0;
-		}
-		c->cur = &c->slot_sr[slot];
-	}
-	if (kr_svc_route_hash(c->cur, h, &r) || kr_svc_route_walk3(c->cur, r.point, w)) {
-		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
-		return -1;
-	}
-	put_key(c, len);
-	put_point(c, h, r.ring_index, r.point_backend, w);
-	put_route(c, r.reason, r.point_backend, r.backend, r.walk);
-	if (fallback < KR_QLB_NOUTCOMES)
-		put_quic_lb_fallback(c, len, fallback);
-	if (c->live_ring)
-		put_slot(c, slot);
-	putchar('\n');
-	return 0;
+	if (reason == KR_ROUTE_NO_RING)
+		return "pass";
+	return c->sr.svc->policy.all_down == KR_POLICY_DROP ? "drop" : "pass";
 }
 
 /* What the program did with a packet it did not route, and why. */
@@ -405,6 +328,251 @@ static const char *kernel_verdict_name(uint32_t v)
 	return v == 1 ? "drop" : v == 2 ? "pass" : v == 3 ? "tx" : v == 4 ? "redirect" : "aborted";
 }
 
+/* "(<why>)" of a QUIC-LB fallback, or "" */
+static const char *fallback_why(const struct lookup_ctx *c, const struct out_line *o,
+				char *why, size_t n)
+{
+	struct kr_qlb_verdict v = { .outcome = o->fallback, .cr = o->len ? c->key[0] >> 5 : 0 };
+	const struct kr_cfg_qlb *q = kr_cfg_qlb_find(c->sr.svc, v.cr);
+	struct kr_qlb_conf qc = { .sid_len = q ? q->sid_len : 0, .nonce_len = q ? q->nonce_len : 0 };
+
+	if (o->fallback == KR_QLB_FB_UNROUTABLE)
+		return "config rotation 7";
+	if (o->fallback == KR_QLB_FB_UNKNOWN_SID || o->fallback == KR_QLB_FB_BACKEND_DOWN)
+		return "";
+	return kr_qlb_reason(&v, &qc, (size_t)o->len, why, n);
+}
+
+/* The text line: the columns of keys.txt, then the route, QUIC-LB and slot parts. */
+static void emit_text(const struct lookup_ctx *c, const struct out_line *o)
+{
+	char why[128];
+
+	put_key(c, o->len);
+	if (o->policy) {
+		printf(" %08x policy %s (%s)\n", o->hash, kernel_verdict_name(o->verdict),
+		       kernel_status_name(o->status));
+		return;
+	}
+	if (o->qlb) {
+		printf(" quic-lb config-rotation %u server-id ", o->cr);
+		for (unsigned i = 0; i < o->sid_len; i++)
+			printf("%02x", o->sid[i]);
+		printf(" route %u", o->route_be);
+		put_addr(c, o->route_be);
+		putchar('\n');
+		return;
+	}
+	if (o->point) {
+		printf(" %08x %u", o->hash, o->ri);
+		put_index(c, o->be);
+		for (int k = 0; k < 3; k++)
+			put_index(c, o->w[k]);
+	} else {
+		printf(" %08x - - - - -", o->hash);
+	}
+	if (!o->route) {
+		put_addr(c, o->be);
+	} else if (o->reason == KR_ROUTE_OK) {
+		fputs(" route", stdout);
+		put_index(c, o->route_be);
+		put_addr(c, o->route_be);
+	} else if (o->reason == KR_ROUTE_NO_RING) {
+		printf(" route none (nothing published in the slot: the data path passes it)");
+	} else {
+		printf(" route none (%s: the service's no-route policy, %s)", no_route_why(o->reason),
+		       no_route_policy(c, o->reason));
+	}
+	if (o->route && o->walk) {
+		printf(" walk %u (backend", o->walk);
+		put_index(c, o->point_be);
+		printf(": %s)", skip_reason(c, o->point_be));
+	}
+	if (o->fallback < KR_QLB_NOUTCOMES) {
+		const char *w = fallback_why(c, o, why, sizeof(why));
+
+		printf(" quic-lb ring fallback: %s", kr_qlb_outcome_name(o->fallback));
+		if (w[0])
+			printf(" (%s)", w);
+	}
+	if (o->slot) {
+		printf(" slot %u", o->slot_no);
+		if (c->lr.present[o->slot_no])
+			printf(" generation %llu",
+			       (unsigned long long)c->lr.generation[o->slot_no]);
+		if (kr_ctl_frac(c->lr.ctl))
+			fputs(o->slot_no == kr_ctl_active(c->lr.ctl) ? " (active)" : " (migrated)",
+			      stdout);
+	}
+	putchar('\n');
+}
+
+/* {"index": i or null, "address": "..."} of backend b */
+static json_t *j_backend(const struct lookup_ctx *c, uint32_t b)
+{
+	char a[KR_SOCKADDR_STRLEN];
+
+	fmt_addr(c, b, a);
+	return json_pack("{s:o,s:s}", "index", not_in_config(c, b) ? json_null() :
+			 json_integer(b), "address", a);
+}
+
+static char *hex(const uint8_t *p, size_t n)
+{
+	char *s = malloc(2 * n + 1);
+
+	for (size_t i = 0; s && i < n; i++)
+		sprintf(s + 2 * i, "%02x", p[i]);
+	if (s)
+		s[2 * n] = 0;
+	return s;
+}
+
+/* --json: the same facts as one object per line (docs: keyrouter(8) "lookup --json"). */
+static int emit_json(const struct lookup_ctx *c, const struct out_line *o)
+{
+	char hash[9], why[128], *k = hex(c->key, (size_t)o->len);
+	json_t *j = json_object(), *r;
+	int rc;
+
+	snprintf(hash, sizeof(hash), "%08x", o->hash);
+	json_object_set_new(j, "key", json_string(k ? k : ""));
+	free(k);
+	json_object_set_new(j, "hash", json_string(hash));
+	if (o->policy) {
+		json_object_set_new(j, "verdict", json_string(kernel_verdict_name(o->verdict)));
+		json_object_set_new(j, "no_key", json_string(kernel_status_name(o->status)));
+		goto out;
+	}
+	if (o->qlb) {
+		char *sid = hex(o->sid, o->sid_len);
+
+		json_object_set_new(j, "quic_lb", json_pack("{s:i,s:s}", "config_rotation", o->cr,
+							    "server_id", sid ? sid : ""));
+		free(sid);
+		json_object_set_new(j, "route", j_backend(c, o->route_be));
+		goto out;
+	}
+	if (o->point) {
+		json_t *next = json_array();
+
+		for (int i = 0; i < 3; i++)
+			json_array_append_new(next, j_backend(c, o->w[i]));
+		json_object_set_new(j, "ring_index", json_integer(o->ri));
+		json_object_set_new(j, "backend", j_backend(c, o->be));
+		json_object_set_new(j, "next", next);
+	}
+	if (o->route && o->reason == KR_ROUTE_OK) {
+		r = j_backend(c, o->route_be);
+		json_object_set_new(r, "walk", json_integer(o->walk));
+		if (o->walk)
+			json_object_set_new(r, "skipped", json_pack("{s:o,s:s}", "backend",
+				j_backend(c, o->point_be), "because", skip_reason(c, o->point_be)));
+		json_object_set_new(j, "route", r);
+	} else if (o->route) {
+		json_object_set_new(j, "route", json_null());
+		json_object_set_new(j, "no_route", json_pack("{s:s,s:s}", "why",
+				    no_route_why(o->reason), "policy", no_route_policy(c, o->reason)));
+	}
+	if (o->fallback < KR_QLB_NOUTCOMES)
+		json_object_set_new(j, "quic_lb_fallback", json_pack("{s:s,s:s}", "outcome",
+				    kr_qlb_outcome_name(o->fallback), "why",
+				    fallback_why(c, o, why, sizeof(why))));
+	if (o->slot) {
+		json_object_set_new(j, "slot", json_integer(o->slot_no));
+		json_object_set_new(j, "generation", c->lr.present[o->slot_no] ?
+				    json_integer((json_int_t)c->lr.generation[o->slot_no]) :
+				    json_null());
+		json_object_set_new(j, "migrated", json_boolean(kr_ctl_frac(c->lr.ctl) &&
+				    o->slot_no != kr_ctl_active(c->lr.ctl)));
+	}
+out:
+	rc = json_dumpf(j, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(j);
+	putchar('\n');
+	return rc ? -1 : 0;
+}
+
+static int emit(const struct lookup_ctx *c, const struct out_line *o)
+{
+	if (c->json)
+		return emit_json(c, o);
+	emit_text(c, o);
+	return 0;
+}
+
+static int line_ring(struct lookup_ctx *c, long len)
+{
+	struct out_line o;
+
+	out_init(&o, len, key_hash(c, len));
+	if (locate(c, o.hash, &o.ri, &o.be, o.w)) {
+		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
+		return -1;
+	}
+	o.point = true;
+	return emit(c, &o);
+}
+
+/* A CID of a service with QUIC-LB that carries the server ID of a backend not down: "<cid>
+ * quic-lb config-rotation R server-id HEX route B [addr]" (no ring lookup), 1.  Else 0
+ * and o->fallback = why the ring decides (enum kr_qlb_outcome); -1: output failed. */
+static int line_quic_lb(struct lookup_ctx *c, struct out_line *o)
+{
+	struct kr_qlb_verdict v;
+	uint32_t be;
+
+	c->cur = &c->sr;
+	kr_qlb_cfg_route(c->o.cfg, c->sr.svc, c->key, (size_t)o->len, &v, &be);
+	if (v.outcome == KR_QLB_ROUTED || v.outcome == KR_QLB_FB_BACKEND_DOWN)	/* the states
+		 * the walk uses (config or --live): down and released backends lose their CIDs */
+		v.outcome = c->sr.state[be] == KR_BACKEND_DOWN || c->sr.state[be] == KR_BACKEND_UNUSED ?
+			    KR_QLB_FB_BACKEND_DOWN : KR_QLB_ROUTED;
+	if (v.outcome != KR_QLB_ROUTED) {
+		o->fallback = v.outcome;
+		return 0;
+	}
+	o->qlb = true;
+	o->cr = v.cr;
+	o->sid_len = v.sid_len;
+	memcpy(o->sid, v.sid, v.sid_len);
+	o->route_be = be;
+	return emit(c, o) ? -1 : 1;
+}
+
+static int line_service(struct lookup_ctx *c, long len)
+{
+	struct kr_svc_result r;
+	struct out_line o;
+	int q;
+
+	out_init(&o, len, key_hash(c, len));
+	c->cur = &c->sr;
+	o.route = true;
+	if (c->sr.svc->nqlb && (q = line_quic_lb(c, &o)) != 0)
+		return q < 0 ? -1 : 0;
+	if (c->live_ring) {
+		o.slot = true;
+		o.slot_no = kr_ctl_slot(c->lr.ctl, o.hash);
+		if (!c->lr.present[o.slot_no]) {
+			o.reason = KR_ROUTE_NO_RING;
+			return emit(c, &o);
+		}
+		c->cur = &c->slot_sr[o.slot_no];
+	}
+	if (kr_svc_route_hash(c->cur, o.hash, &r) || kr_svc_route_walk3(c->cur, r.point, o.w)) {
+		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
+		return -1;
+	}
+	o.point = true;
+	o.ri = r.ring_index;
+	o.be = o.point_be = r.point_backend;
+	o.reason = r.reason;
+	o.route_be = r.backend;
+	o.walk = r.walk;
+	return emit(c, &o);
+}
+
 /* The ring-local index of global backend id gid in image img's backend table, or 0. */
 static uint32_t local_of(const struct kr_image *img, uint32_t gid)
 {
@@ -421,62 +589,62 @@ static uint32_t local_of(const struct kr_image *img, uint32_t gid)
 static int line_kernel(struct lookup_ctx *c, long len)
 {
 	const struct kr_image *img = c->service ? &c->sr.img : &c->img;
-	uint32_t w[3], ri, pb, hh, b, ii, be;
+	uint32_t ii, hh, b, be;
 	struct kr_kresult r;
+	struct out_line o;
 	struct kr_err err;
 
 	if (kr_klookup_key(c->kl, c->key, (size_t)len, &r, &err)) {
 		pr_warn("keyrouter: lookup --via-kernel: %s\n", err.msg);
 		return -1;
 	}
-	put_key(c, len);
+	out_init(&o, len, r.key_hash);
+	c->cur = &c->sr;
 	if (r.status != KR_KEY_OK) {
-		printf(" %08x policy %s (%s)\n", kr_key_hash(c->key, (size_t)len),
-		       kernel_verdict_name(r.verdict), kernel_status_name(r.status));
-		return 0;
+		o.hash = kr_key_hash(c->key, (size_t)len);
+		o.policy = true;
+		o.verdict = r.verdict;
+		o.status = r.status;
+		return emit(c, &o);
 	}
 	if (r.reason != KR_ROUTE_OK && !c->service) {
 		pr_warn("keyrouter: lookup --via-kernel: the kernel did not route key hash %08x "
 			"(reason %u)\n", r.key_hash, r.reason);
 		return -1;
 	}
-	c->cur = &c->sr;
+	o.route = c->service;
 	if (c->live_ring) {
+		o.slot = true;
+		o.slot_no = r.slot & 1;
 		if (r.reason == KR_ROUTE_NO_RING) {
-			printf(" %08x - - - - -", r.key_hash);
-			put_route(c, KR_ROUTE_NO_RING, 0, 0, 0);
-			put_slot(c, r.slot);
-			putchar('\n');
-			return 0;
+			o.reason = KR_ROUTE_NO_RING;
+			return emit(c, &o);
 		}
-		c->cur = &c->slot_sr[r.slot & 1];
+		c->cur = &c->slot_sr[o.slot_no];
 		img = &c->cur->img;
 	}
-	ri = kr_image_ring_index(img, r.first_index);
-	if (kr_image_point(img, r.first_index, &hh, &pb))
+	o.ri = kr_image_ring_index(img, r.first_index);
+	if (kr_image_point(img, r.first_index, &hh, &o.be))
 		goto bad;
 	ii = r.first_index;
 	for (int k = 0; k < 3; k++) {
 		ii = kr_image_next_ring_point(img, ii);
 		if (kr_image_point(img, ii, &hh, &b))
 			goto bad;
-		w[k] = c->service ? c->cur->cfg_index[b] : b;
+		o.w[k] = c->service ? c->cur->cfg_index[b] : b;
 	}
+	o.point = true;
 	if (!c->service) {
-		put_point(c, r.key_hash, ri, r.backend_id, w);
-		put_addr(c, r.backend_id);
-	} else {
-		/* the program's backend id: ring-local with the private ring, global live */
-		be = c->live_ring ? local_of(img, r.backend_id) : r.backend_id;
-		put_point(c, r.key_hash, ri, c->cur->cfg_index[pb], w);
-		put_route(c, (int)r.reason, c->cur->cfg_index[pb],
-			  r.reason == KR_ROUTE_OK ? c->cur->cfg_index[be] : 0,
-			  r.reason == KR_ROUTE_OK ? r.walk : KR_MAX_WALK);
-		if (c->live_ring)
-			put_slot(c, r.slot);
+		o.be = r.backend_id;
+		return emit(c, &o);
 	}
-	putchar('\n');
-	return 0;
+	/* the program's backend id: ring-local with the private ring, global live */
+	be = c->live_ring ? local_of(img, r.backend_id) : r.backend_id;
+	o.be = o.point_be = c->cur->cfg_index[o.be];
+	o.reason = (int)r.reason;
+	o.route_be = r.reason == KR_ROUTE_OK ? c->cur->cfg_index[be] : 0;
+	o.walk = r.reason == KR_ROUTE_OK ? r.walk : KR_MAX_WALK;
+	return emit(c, &o);
 bad:
 	pr_warn("keyrouter: lookup --via-kernel: image point %u out of range\n", r.first_index);
 	return -1;
@@ -806,6 +974,7 @@ static int cmd_lookup(int argc, char **argv)
 		KR_OPT_CB("key-type", 0, KR_ARG_REQUIRED, OPT_KEY_TYPE),
 		KR_OPT_FLAG("via-kernel", 0, &c.via_kernel),
 		KR_OPT_FLAG("live", 0, &c.live),
+		KR_OPT_FLAG("json", 'j', &c.json),
 		KR_OPT_STR("instance", 'i', &c.instance),
 		KR_OPT_STR("pin-dir", 'p', &c.pin_dir),
 		KR_OPT_END
