@@ -182,6 +182,11 @@ uint64_t kr_cfg_ring_image_bytes(const struct kr_cfg_ring *ring);
 int kr_config_auto_point_multiple(const struct kr_cfg_ring *ring, double target_cv,
 				  uint32_t *pm, char *err, size_t errlen);
 
+/* Read a 128-bit key file (the keyed hash's secret_file, QUIC-LB key_file, `quic-lb
+ * --key-file`): a regular file of root or the caller, mode without group/other bits, 32
+ * hex digits.  0, or -1 with err set (never quoting the content). */
+int kr_key_file_read(const char *path, uint8_t out[16], struct kr_err *err);
+
 /* Blank `//` comments and `#` comment lines (outside strings) in place, keeping every
  * other byte and every newline where it is. */
 void kr_config_strip_comments(char *text, size_t len);
