@@ -216,68 +216,114 @@ static uint8_t state_merge(uint8_t a, uint8_t b)
 	return rank[b] > rank[a] ? b : a;
 }
 
+/* A server of a planned ring without its exact id after pass 0 of assign_ids. */
+struct pending {
+	struct kr_ops_unit *u;
+	uint32_t i;
+	const struct kr_cfg_backend *cb;
+	struct kr_backend want;
+};
+
+/* The canonical order (backend_ids.h) with the device as the configuration names it
+ * before the ifindex it resolves to here: the same on every router. */
+static int pending_cmp(const void *pa, const void *pb)
+{
+	const struct pending *x = pa, *y = pb;
+	struct kr_backend u = x->want, v = y->want;
+	int c;
+
+	u.ifindex = v.ifindex = 0;
+	c = kr_ops_ids_cmp(&u, &v);
+	if (!c)
+		c = strcmp(x->cb->dev, y->cb->dev);
+	if (!c)
+		c = x->cb->ifindex < y->cb->ifindex ? -1 : x->cb->ifindex > y->cb->ifindex;
+	return c ? c : kr_ops_ids_cmp(&x->want, &y->want);
+}
+
+/* u->gid[i] for the server want (rule 1 only: exact_only); cfg_state merged. */
+static int take_id(struct planner *pl, struct kr_ops_unit *u, uint32_t i,
+		   const struct kr_backend *want, bool exact_only)
+{
+	const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
+	bool in_place;
+	uint8_t *st;
+	int rc = kr_ops_ids_get(&pl->ids, want, exact_only, &u->gid[i], &in_place);
+
+	if (rc == -ENOENT && exact_only) {
+		u->gid[i] = UINT32_MAX;		/* for pass 1 */
+		return rc;
+	}
+	if (rc) {
+		kr_errf(pl->err, "ring '%s': no free backend ids left: the configuration and the "
+			"published rings need more than %u servers (kr_backends entries); nothing "
+			"was changed", u->name, pl->ids.max);
+		return -ENOSPC;
+	}
+	if (in_place)
+		pl->mark[u->gid[i]] |= MARK_IN_PLACE;
+	st = &pl->cfg_state[u->gid[i]];
+	*st = *st ? state_merge(*st - 1, cb->state) + 1 : cb->state + 1;
+	return 0;
+}
+
 /*
  * unit->gid of every planned ring (all units, or the one staged), before anything else is
  * planned, so that running out of ids refuses the apply with nothing changed.  Pass 0 gives
  * every server whose identity is in kr_backends that id, over all rings of the
  * configuration (also when one ring is staged: a staged server never takes over, in place,
- * the id a ring not staged keeps); pass 1 those of the planned rings that have none:
- * the id of the same address:port under another forwarding (changed in place), else the
- * lowest free id.  So an in-place change never takes an id another server of the
- * configuration keeps.  cfg_state[id]: the configuration's state of the server merged over
- * every ring that has it (+1; 0: none).
+ * the id a ring not staged keeps); pass 1 those of the planned rings that have none, in
+ * canonical order (backend_ids.h), whatever the order of the rings and backends: the id
+ * of the same address:port under another forwarding (changed in place), else the server's
+ * home or the next free id after it.  So an in-place change never takes an id another
+ * server of the configuration keeps, and empty maps get the canonical ids.
+ * cfg_state[id]: the configuration's state of the server merged over every ring that has
+ * it (+1; 0: none).
  */
 static int assign_ids(struct planner *pl)
 {
 	struct kr_apply_plan *p = pl->p;
+	struct pending *pend = NULL;
+	uint32_t npend = 0, cap = 0;
+	int rc = 0;
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t r = 0; r < (pass ? p->nrings : p->units.n); r++) {
-			struct kr_ops_unit *u = pass ? p->rings[r].unit : &p->units.u[r];
-			bool planned = !p->stage || !strcmp(u->name, p->stage);
+	for (uint32_t r = 0; r < p->units.n && !rc; r++) {
+		struct kr_ops_unit *u = &p->units.u[r];
+		bool planned = !p->stage || !strcmp(u->name, p->stage);
 
-			if (!pass) {
-				free(u->gid);
-				u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));
-				if (!u->gid)
-					return -ENOMEM;
-			}
-			for (uint32_t i = 0; i < u->n; i++) {
-				const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
-				struct kr_backend want;
-				bool in_place;
-				uint8_t *st;
-				int rc;
+		free(u->gid);
+		u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));
+		if (!u->gid) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (uint32_t i = 0; i < u->n && !rc; i++) {
+			const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
+			struct kr_backend want;
 
-				if (pass && u->gid[i] != UINT32_MAX)
-					continue;		/* its exact id, in pass 0 */
-				if (!planned && dev_missing(pl, cb)) {
-					u->gid[i] = UINT32_MAX;	/* not staged: no error of its */
-					continue;
-				}
-				rc = backend_identity(pl, u->ring, cb, &want);
-				if (rc)
-					return rc;
-				rc = kr_ops_ids_get(&pl->ids, &want, !pass, &u->gid[i], &in_place);
-				if (rc == -ENOENT && !pass) {
-					u->gid[i] = UINT32_MAX;		/* for pass 1 */
-					continue;
-				}
-				if (rc) {
-					kr_errf(pl->err, "ring '%s': no free backend ids left: the "
-						"configuration and the published rings need more than "
-						"%u servers (kr_backends entries); nothing was changed",
-						u->name, pl->ids.max);
-					return -ENOSPC;
-				}
-				if (in_place)
-					pl->mark[u->gid[i]] |= MARK_IN_PLACE;
-				st = &pl->cfg_state[u->gid[i]];
-				*st = *st ? state_merge(*st - 1, cb->state) + 1 : cb->state + 1;
-			}
+			u->gid[i] = UINT32_MAX;
+			if (!planned && dev_missing(pl, cb))
+				continue;		/* not staged: no error of its */
+			rc = backend_identity(pl, u->ring, cb, &want);
+			if (!rc)
+				rc = take_id(pl, u, i, &want, true);
+			if (rc != -ENOENT)
+				continue;
+			rc = 0;
+			if (!planned)
+				continue;
+			if (GROW(pend, npend, cap))
+				rc = -ENOMEM;
+			else
+				pend[npend++] = (struct pending){ u, i, cb, want };
 		}
 	}
-	return 0;
+	if (!rc)
+		qsort(pend, npend, sizeof(*pend), pending_cmp);
+	for (uint32_t k = 0; k < npend && !rc; k++)
+		rc = take_id(pl, pend[k].u, pend[k].i, &pend[k].want, false);
+	free(pend);
+	return rc;
 }
 
 static bool ring_removed(const struct kr_apply_plan *p, uint32_t id)
