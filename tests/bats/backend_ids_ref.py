@@ -6,7 +6,7 @@
 #   free id after it (wrapping).
 #
 #   backend_ids_ref.py home ADDR:PORT [MAX]      the home id (MAX: 65536)
-#   backend_ids_ref.py ids CONFIG.json [MAX]     "ADDRESS:PORT MAC ID" per server, canonical
+#   backend_ids_ref.py ids CONFIG.json [MAX]     "ADDRESS:PORT ID" per server, by id
 #   backend_ids_ref.py collide N [MAX]           N IPv4 addresses 10.66.x.y:53 with one home
 import ipaddress
 import json
@@ -77,7 +77,7 @@ def main():
     elif cmd == "ids":
         for (addr, mac, _), i in sorted(assign(config_servers(arg), space).items(),
                                          key=lambda e: e[1]):
-            print(addr, mac, i)
+            print(addr, i)
     elif cmd == "collide":
         seen = {}
         for n in range(1 << 16):
