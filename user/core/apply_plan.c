@@ -241,19 +241,61 @@ static int pending_cmp(const void *pa, const void *pb)
 	return c ? c : kr_ops_ids_cmp(&x->want, &y->want);
 }
 
-/* u->gid[i] for the server want (rule 1 only: exact_only); cfg_state merged. */
-static int take_id(struct planner *pl, struct kr_ops_unit *u, uint32_t i,
-		   const struct kr_backend *want, bool exact_only)
-{
-	const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
-	bool in_place;
-	uint8_t *st;
-	int rc = kr_ops_ids_get(&pl->ids, want, exact_only, &u->gid[i], &in_place);
+enum take {
+	TAKE_EXACT,		/* rule 1 only (-ENOENT otherwise) */
+	TAKE_ANY,		/* rules 1..3 */
+	TAKE_PIN,		/* the configuration's "id" (kr_ops_ids_pin) */
+	TAKE_PIN_QUIET,		/* the same for a ring not staged: no error of its */
+};
 
-	if (rc == -ENOENT && exact_only) {
-		u->gid[i] = UINT32_MAX;		/* for pass 1 */
+/* Why pinned id cb->id cannot be had (-ERANGE, -EBUSY): err set. */
+static int pin_error(struct planner *pl, const struct kr_ops_unit *u,
+		     const struct kr_cfg_backend *cb, int rc)
+{
+	const struct kr_backend *o = &pl->ids.ent[cb->id < pl->ids.max ? cb->id : 0];
+	char a[KR_SOCKADDR_STRLEN], b[KR_SOCKADDR_STRLEN] = "";
+	struct kr_sockaddr sa = { .family = o->family, .port = ntohs(o->port) };
+
+	kr_sockaddr_format(&cb->addr, a);
+	if (rc == -ERANGE) {
+		kr_errf(pl->err, "ring '%s': backend %s: \"id\" %u is beyond this instance's "
+			"kr_backends (%u ids); nothing was changed", u->name, a, cb->id, pl->ids.max);
 		return rc;
 	}
+	if (!o->family) {
+		kr_errf(pl->err, "ring '%s': backend %s: \"id\" %u is still referenced by a "
+			"published image (a ring staged or migrating): commit or roll back that "
+			"ring first; nothing was changed", u->name, a, cb->id);
+		return rc;
+	}
+	memcpy(sa.ip, o->addr, 16);
+	kr_sockaddr_format(&sa, b);
+	kr_errf(pl->err, "ring '%s': backend %s: \"id\" %u is %s %s; give another id, or apply "
+		"a configuration without %s first (which frees its id), or unload and load; "
+		"nothing was changed", u->name, a, cb->id,
+		(pl->ids.flag[cb->id] & KR_IDS_CLAIMED) ? "taken by another server of this "
+		"configuration:" : "in use by the live backend", b, b);
+	return rc;
+}
+
+/* u->gid[i] for the server want, as `how` says; cfg_state merged. */
+static int take_id(struct planner *pl, struct kr_ops_unit *u, uint32_t i,
+		   const struct kr_backend *want, enum take how)
+{
+	const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
+	bool pin = how == TAKE_PIN || how == TAKE_PIN_QUIET, in_place;
+	uint8_t *st;
+	int rc = pin ? kr_ops_ids_pin(&pl->ids, want, cb->id, &in_place) :
+		 kr_ops_ids_get(&pl->ids, want, how == TAKE_EXACT, &u->gid[i], &in_place);
+
+	if (pin && !rc)
+		u->gid[i] = cb->id;
+	if ((rc == -ENOENT && how == TAKE_EXACT) || (rc && how == TAKE_PIN_QUIET)) {
+		u->gid[i] = UINT32_MAX;		/* for pass 1 / not staged */
+		return how == TAKE_EXACT ? rc : 0;
+	}
+	if (pin && rc)
+		return pin_error(pl, u, cb, rc);
 	if (rc) {
 		kr_errf(pl->err, "ring '%s': no free backend ids left: the configuration and the "
 			"published rings need more than %u servers (kr_backends entries); nothing "
@@ -278,7 +320,8 @@ static int take_id(struct planner *pl, struct kr_ops_unit *u, uint32_t i,
  * home or the next free id after it.  So an in-place change never takes an id another
  * server of the configuration keeps, and empty maps get the canonical ids.
  * cfg_state[id]: the configuration's state of the server merged over every ring that has
- * it (+1; 0: none).
+ * it (+1; 0: none).  A pinned server (the configuration's "id") takes its pin in pass 0,
+ * before any other server needs an id: the pin wins over the id it had.
  */
 static int assign_ids(struct planner *pl)
 {
@@ -306,7 +349,8 @@ static int assign_ids(struct planner *pl)
 				continue;		/* not staged: no error of its */
 			rc = backend_identity(pl, u->ring, cb, &want);
 			if (!rc)
-				rc = take_id(pl, u, i, &want, true);
+				rc = take_id(pl, u, i, &want, !cb->has_id ? TAKE_EXACT :
+					     planned ? TAKE_PIN : TAKE_PIN_QUIET);
 			if (rc != -ENOENT)
 				continue;
 			rc = 0;
@@ -321,7 +365,7 @@ static int assign_ids(struct planner *pl)
 	if (!rc)
 		qsort(pend, npend, sizeof(*pend), pending_cmp);
 	for (uint32_t k = 0; k < npend && !rc; k++)
-		rc = take_id(pl, pend[k].u, pend[k].i, &pend[k].want, false);
+		rc = take_id(pl, pend[k].u, pend[k].i, &pend[k].want, TAKE_ANY);
 	free(pend);
 	return rc;
 }

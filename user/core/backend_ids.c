@@ -193,3 +193,30 @@ take:
 	claim(ids, best);
 	return 0;
 }
+
+int kr_ops_ids_pin(struct kr_ops_ids *ids, const struct kr_backend *want, uint32_t id,
+		   bool *in_place)
+{
+	uint8_t f;
+
+	*in_place = false;
+	if (id >= ids->max)
+		return -ERANGE;
+	f = ids->flag[id];
+	if (f & KR_IDS_CLAIMED)
+		return kr_ops_ids_same(&ids->ent[id], want) ? 0 : -EBUSY;
+	if ((f & KR_IDS_EXISTING) && !same_ap(&ids->ent[id], want))
+		return -EBUSY;
+	if (!(f & KR_IDS_EXISTING) && (f & KR_IDS_REFERENCED))
+		return -EBUSY;
+	if (!(f & KR_IDS_EXISTING))
+		ht_put(ids->ht_ap, ids->hmask, hash_ap(want), id);
+	else if (!kr_ops_ids_same(&ids->ent[id], want)) {
+		*in_place = true;
+		ids->nin_place++;
+	}
+	ids->ent[id] = *want;
+	ht_put(ids->ht_full, ids->hmask, hash_full(want), id);
+	claim(ids, id);
+	return 0;
+}

@@ -24,8 +24,10 @@
  *      by a published image and not assigned now.
  * On empty maps (load) that is the canonical assignment; an apply history gives the same
  * ids except where a new server's canonical id was held when it came (then load again).
- * The caller gives rule 3's servers their ids in canonical order, and clears entries no
- * published image references after the apply.
+ * A pinned server (the configuration's "id", kr_ops_ids_pin) takes its pin before all
+ * that, moving if it was live under another id.  The caller gives rule 3's servers their
+ * ids in canonical order, and clears entries no published image references after the
+ * apply.
  */
 #ifndef KR_OPS_IDS_H
 #define KR_OPS_IDS_H
@@ -63,6 +65,14 @@ void kr_ops_ids_reference(struct kr_ops_ids *ids, uint32_t id);
  * exact id, so that rule 2 never moves an id another server of the configuration has. */
 int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, bool exact_only,
 		   uint32_t *id, bool *in_place);
+/* A pinned id (the configuration's "id"): id for the server want, whatever id it has
+ * elsewhere.  id's entry in kr_backends is want (kept), or want's address:port under another
+ * forwarding (*in_place: changed in place), or id is free (a new entry): 0.  -EBUSY: id is
+ * another server's (its kr_backends entry, a published image's, or claimed by another
+ * server of this configuration): ids->ent[id] says whose when it has a family; -ERANGE: id
+ * >= max. */
+int kr_ops_ids_pin(struct kr_ops_ids *ids, const struct kr_backend *want, uint32_t id,
+		   bool *in_place);
 /* The home id of b's family, address and port in an id space of max ids (0 when max is 0). */
 uint32_t kr_ops_ids_home(const struct kr_backend *b, uint32_t max);
 /* The canonical order of servers (<0, 0, >0): family, address, port (numeric), MAC,
