@@ -2,8 +2,8 @@
 # An independent reference of the canonical backend ids (docs/operations.md "Backend
 # identity"), written from the documented rule, not from user/core/backend_ids.c:
 #   home(server) = fmix64(FNV-1a-64(family | address | port)) mod the id space
-#   servers, in order (family, address, port, MAC, device), take their home or the next
-#   free id after it (wrapping).
+#   a server with an "id" (in any ring) has that id; the others, in order (family, address,
+#   port, MAC, device), take their home or the next free id after it (wrapping).
 #
 #   backend_ids_ref.py home ADDR:PORT [MAX]      the home id (MAX: 65536)
 #   backend_ids_ref.py ids CONFIG.json [MAX]     "ADDRESS:PORT ID" per server, by id
@@ -51,9 +51,10 @@ def order(server):
     return (ip.version, packed, port, bytes.fromhex(mac.replace(":", "")), dev)
 
 
-def assign(servers, space=65536):
-    taken, ids = set(), {}
-    for s in sorted(set(servers), key=order):
+def assign(servers, space=65536, pins=None):
+    ids = dict(pins or {})
+    taken = set(ids.values())
+    for s in sorted(set(servers) - set(ids), key=order):
         i = home(s[0], space)
         while i in taken:
             i = (i + 1) % space
@@ -64,9 +65,14 @@ def assign(servers, space=65536):
 
 def config_servers(path):
     cfg = json.load(open(path))
+    servers, pins = [], {}
     for ring in cfg["rings"]:
         for b in ring["backends"]:
-            yield (b["address"], b.get("mac", "00:00:00:00:00:00").lower(), b.get("dev", ""))
+            s = (b["address"], b.get("mac", "00:00:00:00:00:00").lower(), b.get("dev", ""))
+            servers.append(s)
+            if "id" in b:
+                pins[s] = b["id"]
+    return servers, pins
 
 
 def main():
@@ -75,7 +81,8 @@ def main():
     if cmd == "home":
         print(home(arg, space))
     elif cmd == "ids":
-        for (addr, mac, _), i in sorted(assign(config_servers(arg), space).items(),
+        servers, pins = config_servers(arg)
+        for (addr, mac, _), i in sorted(assign(servers, space, pins).items(),
                                          key=lambda e: e[1]):
             print(addr, i)
     elif cmd == "collide":

@@ -126,3 +126,40 @@ ref() { $REF ids "$1"; }
 	ids "$P-1" > "$T/reload"
 	diff "$T/reload" "$T/fresh"
 }
+
+@test "pinned ids (\"id\"): the pins, the others canonical around them, on both routers; conflicts refused; a new pin moves a live server" {
+	cfg "$T/p.json" "web:1.1,5.14,9.211" "api:9.211,2.7"
+	# pin 10.66.9.211 to 29112 (10.66.5.14's home) in ring api only, 10.66.1.1 to 7
+	jq '.rings[1].backends[0].id = 29112 | .rings[0].backends[0].id = 7' "$T/p.json" > "$T/a.json"
+	jq '.rings |= reverse | .rings[].backends |= reverse' "$T/a.json" > "$T/b.json"
+	run -0 kr load sida -c "$T/a.json" --mode generic --instance "$P-1"
+	run -0 kr load sidb -c "$T/b.json" --mode generic --instance "$P-2"
+	ids "$P-1" > "$T/ids1"
+	ids "$P-2" > "$T/ids2"
+	diff "$T/ids1" "$T/ids2"
+	ref "$T/a.json" > "$T/ref"
+	diff "$T/ids1" "$T/ref"
+	grep -qx '10.66.1.1:53 7' "$T/ids1"
+	grep -qx '10.66.9.211:53 29112' "$T/ids1"
+	grep -qx '10.66.5.14:53 29113' "$T/ids1"
+	# one id for two servers: refused, both places named, nothing changed
+	jq '.rings[0].backends[1].id = 7' "$T/a.json" > "$T/dup.json"
+	run -1 kr apply -c "$T/dup.json" --instance "$P-1"
+	assert_output --partial "rings[0].backends[1].id: id 7 of backend 10.66.5.14:53 is also the id of 10.66.1.1:53 in ring 'web' (rings[0].backends[0])"
+	ids "$P-1" > "$T/after"
+	diff "$T/ids1" "$T/after"
+	# a pin another live server holds: refused with what to do
+	jq '.rings[0].backends[0].id = 29113' "$T/a.json" > "$T/busy.json"
+	run -1 kr apply -c "$T/busy.json" --instance "$P-1"
+	assert_output --partial "\"id\" 29113 is in use by the live backend 10.66.5.14:53"
+	assert_output --partial "nothing was changed"
+	# a new pin moves 10.66.1.1: 7 -> 100, entry 7 cleared
+	jq '.rings[0].backends[0].id = 100' "$T/a.json" > "$T/move.json"
+	run -0 kr apply -c "$T/move.json" --instance "$P-1"
+	assert_output --partial "backends 1 added, 0 changed, 1 released"
+	grep -qx '10.66.1.1:53 100' <(ids "$P-1")
+	bpftool -j map lookup pinned "/sys/fs/bpf/keyrouter/$P-1/kr_backends" key 100 0 0 0 |
+		jq -e '.value[0:4] == ["0x0a","0x42","0x01","0x01"]'
+	bpftool -j map lookup pinned "/sys/fs/bpf/keyrouter/$P-1/kr_backends" key 7 0 0 0 |
+		jq -e '.value[18] == "0x00"'
+}

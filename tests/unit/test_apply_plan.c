@@ -774,6 +774,57 @@ static void test_canonical(void)
 	free(lf);
 }
 
+/* Pinned ids (the configuration's "id"): taken first (10.0.0.2 pinned to 10.0.0.5's home:
+ * 10.0.0.5 the next id; known answers: backend_ids_ref.py ids CONFIG 1024), the same in a
+ * ring that does not give it; a changed pin moves a live server (its rings republished, the
+ * old id released); a pin another live server holds, or beyond kr_backends: refused. */
+static void test_pins(void)
+{
+#define PIN(n) ", \"id\": " #n
+	static const char a[] = CFG(RING("web", BE(1, 01, PIN(7)) ", " BE(2, 02, PIN(13)) ", "
+					 BE(5, 05, "")) ", "
+				    RING("api", BE(1, 01, "") ", " BE(3, 03, "")));
+	static const char moved[] = CFG(RING("web", BE(1, 01, PIN(9)) ", " BE(2, 02, PIN(13)) ", "
+					     BE(5, 05, "")) ", "
+					RING("api", BE(1, 01, "") ", " BE(3, 03, "")));
+	static const char busy[] = CFG(RING("web", BE(1, 01, PIN(14)) ", " BE(2, 02, PIN(13)) ", "
+					    BE(5, 05, "")) ", "
+				       RING("api", BE(1, 01, "") ", " BE(3, 03, "")));
+	static const char far[] = CFG(RING("web", BE(1, 01, PIN(2000)) ", " BE(2, 02, PIN(13)) ", "
+					   BE(5, 05, "")));
+#undef PIN
+	struct kr_live *lv = live_new();
+	struct kr_apply_plan p;
+	struct kr_config *c;
+	struct kr_err e;
+	int rc;
+
+	CHECK(apply_converges(a, lv, "pins"), "pins: applied, converged");
+	CHECK(live_id(lv, 1) == 7 && live_id(lv, 2) == 13 && live_id(lv, 5) == 14 &&
+	      live_id(lv, 3) == H3, "pins: 7, 13; 10.0.0.5 (home 13) 14; 10.0.0.3 its home "
+	      "(%u %u %u %u)", live_id(lv, 1), live_id(lv, 2), live_id(lv, 5), live_id(lv, 3));
+	rc = plan(a, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && gid(&p, "api", 0) == 7, "pins: api (no \"id\" there) has 10.0.0.1 at 7");
+	done(&p, c);
+	rc = plan(moved, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && gid(&p, "web", 0) == 9 && gid(&p, "api", 0) == 9 && planned(&p, 9) &&
+	      planned(&p, 9)->added && released(&p, 7) && p.n.rings_published == 2,
+	      "pin 7 -> 9: a new entry 9, both rings republished, 7 released (%s)", e.msg);
+	live_apply(lv, &p);
+	done(&p, c);
+	rc = plan(busy, lv, NULL, &p, &c, &e);
+	CHECK(rc == -EBUSY && strstr(e.msg, "backend 10.0.0.1:53: \"id\" 14 is in use by the "
+				     "live backend 10.0.0.5:53") && strstr(e.msg, "nothing was changed"),
+	      "a pin another live server holds: refused (%s)", e.msg);
+	done(&p, c);
+	rc = plan(far, lv, NULL, &p, &c, &e);
+	CHECK(rc == -ERANGE && strstr(e.msg, "\"id\" 2000 is beyond this instance's kr_backends "
+				      "(1024 ids)"), "a pin beyond kr_backends: refused (%s)", e.msg);
+	done(&p, c);
+	kr_live_free(lv);
+	free(lv);
+}
+
 int main(void)
 {
 	struct kr_live *lv = test_first_apply();
@@ -792,5 +843,6 @@ int main(void)
 	test_per_ring_ids_converge();
 	test_no_ids_and_migrating();
 	test_canonical();
+	test_pins();
 	return tap_done();
 }

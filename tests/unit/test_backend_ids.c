@@ -221,6 +221,25 @@ int main(void)
 	CHECK(!in_place, "... not in place");
 	kr_ops_ids_free(&ids);
 
+	/* pins: a live entry of the same address changes in place; a taken, referenced or
+	 * out-of-range id is refused; a free one is a new entry the server then has */
+	memset(cur, 0, sizeof(cur));
+	cur[3] = be(0x0a000001, 53, 1, 0);
+	kr_ops_ids_init(&ids, cur, 16);
+	kr_ops_ids_reference(&ids, 5);
+	w = be(0x0a000001, 53, 9, 0);
+	CHECK(!kr_ops_ids_pin(&ids, &w, 3, &in_place) && in_place,
+	      "pin: A/mac9 onto A/mac1's entry 3: in place");
+	w = be(0x0a000002, 53, 2, 0);
+	CHECK(kr_ops_ids_pin(&ids, &w, 3, &in_place) == -EBUSY, "pin: B onto A's id: -EBUSY");
+	CHECK(kr_ops_ids_pin(&ids, &w, 5, &in_place) == -EBUSY,
+	      "pin: B onto an id an image references: -EBUSY");
+	CHECK(kr_ops_ids_pin(&ids, &w, 16, &in_place) == -ERANGE, "pin: beyond max: -ERANGE");
+	CHECK(!kr_ops_ids_pin(&ids, &w, 6, &in_place) && !in_place, "pin: B onto free 6");
+	CHECK_EQ_U(get(&ids, w, NULL), 6, "... B (another ring) has 6");
+	CHECK_EQ_U(get(&ids, be(0x0a000001, 53, 9, 0), NULL), 3, "... A/mac9 has 3");
+	kr_ops_ids_free(&ids);
+
 	/* the seeds' scale: 2048 servers in 64 rings are 2048 ids */
 	{
 		uint32_t max = 65536, bad = 0, *first = calloc(2048, sizeof(*first));
