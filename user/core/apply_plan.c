@@ -362,7 +362,7 @@ static int assign_ids(struct planner *pl)
 				pend[npend++] = (struct pending){ u, i, cb, want };
 		}
 	}
-	if (!rc)
+	if (!rc && npend)
 		qsort(pend, npend, sizeof(*pend), pending_cmp);
 	for (uint32_t k = 0; k < npend && !rc; k++)
 		rc = take_id(pl, pend[k].u, pend[k].i, &pend[k].want, TAKE_ANY);
