@@ -792,6 +792,11 @@ static void test_pins(void)
 				       RING("api", BE(1, 01, "") ", " BE(3, 03, "")));
 	static const char far[] = CFG(RING("web", BE(1, 01, PIN(2000)) ", " BE(2, 02, PIN(13)) ", "
 					   BE(5, 05, "")));
+	/* web (not staged) pins a new 10.0.0.6 to 10.0.0.4's home; api is staged with 10.0.0.4 */
+	static const char stage[] = CFG(RING("web", BE(1, 01, PIN(9)) ", " BE(2, 02, PIN(13)) ", "
+					     BE(5, 05, "") ", " BE(6, 06, PIN(718))) ", "
+					RING("api", BE(1, 01, "") ", " BE(3, 03, "") ", "
+					     BE(4, 04, "")));
 #undef PIN
 	struct kr_live *lv = live_new();
 	struct kr_apply_plan p;
@@ -816,6 +821,12 @@ static void test_pins(void)
 	CHECK(rc == -EBUSY && strstr(e.msg, "backend 10.0.0.1:53: \"id\" 14 is in use by the "
 				     "live backend 10.0.0.5:53") && strstr(e.msg, "nothing was changed"),
 	      "a pin another live server holds: refused (%s)", e.msg);
+	done(&p, c);
+	rc = plan(stage, lv, "api", &p, &c, &e);
+	CHECK(rc == 0 && gid(&p, "api", 2) == H4 + 1 && gid(&p, "api", 0) == 9 &&
+	      p.nbackends == 1 && planned(&p, H4 + 1),
+	      "ring stage: a pin of a ring not staged is kept free: 10.0.0.4 takes %u, not its "
+	      "home %u", gid(&p, "api", 2), H4);
 	done(&p, c);
 	rc = plan(far, lv, NULL, &p, &c, &e);
 	CHECK(rc == -ERANGE && strstr(e.msg, "\"id\" 2000 is beyond this instance's kr_backends "

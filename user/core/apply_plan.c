@@ -284,13 +284,17 @@ static int take_id(struct planner *pl, struct kr_ops_unit *u, uint32_t i,
 {
 	const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
 	bool pin = how == TAKE_PIN || how == TAKE_PIN_QUIET, in_place;
+	/* a ring not staged has its pinned server's id only where it is live already (as
+	 * rule 1 would give it); the pin is claimed all the same, so nothing else takes it */
+	bool live = cb->id < pl->ids.max && (pl->ids.flag[cb->id] & KR_IDS_EXISTING) &&
+		    kr_ops_ids_same(&pl->ids.ent[cb->id], want);
 	uint8_t *st;
 	int rc = pin ? kr_ops_ids_pin(&pl->ids, want, cb->id, &in_place) :
 		 kr_ops_ids_get(&pl->ids, want, how == TAKE_EXACT, &u->gid[i], &in_place);
 
 	if (pin && !rc)
 		u->gid[i] = cb->id;
-	if ((rc == -ENOENT && how == TAKE_EXACT) || (rc && how == TAKE_PIN_QUIET)) {
+	if ((rc == -ENOENT && how == TAKE_EXACT) || (how == TAKE_PIN_QUIET && (rc || !live))) {
 		u->gid[i] = UINT32_MAX;		/* for pass 1 / not staged */
 		return how == TAKE_EXACT ? rc : 0;
 	}
