@@ -162,9 +162,11 @@ grouped() {
 
 @test "backend state is a value: down changes keyrouter_backend_state/up, not the series' labels" {
 	instance
-	s='keyrouter_backend_state{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
-	u='keyrouter_backend_up{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
-	r='keyrouter_backend_rings{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
+	# its id: the canonical one, its home (docs/operations.md "Backend identity")
+	id=$(/usr/bin/python3 "$BATS_TEST_DIRNAME/backend_ids_ref.py" home 10.99.0.11:7000)
+	s='keyrouter_backend_state{instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
+	u='keyrouter_backend_up{instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
+	r='keyrouter_backend_rings{instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
 	kr status --prometheus --instance "$N" >"$T/a"
 	[ "$(value "$T/a" "$s")" = 0 ]
 	[ "$(value "$T/a" "$u")" = 1 ]

@@ -62,6 +62,8 @@ struct kr_cfg_backend {
 	uint8_t mac[6];			/* l2 forwarding: the backend's MAC */
 	char dev[KR_CFG_IFNAMSIZ];	/* l2 egress device name ("" = not given) */
 	uint32_t ifindex;		/* l2 egress ifindex (0 = not given / resolve dev) */
+	bool has_id;			/* "id": the server's backend id is pinned ... */
+	uint32_t id;			/* ... to this one (in every ring that lists it) */
 	uint64_t tags;			/* bit i set = carries ring->tags[i] */
 	struct kr_cfg_qlb_sid *qlb_sids;	/* QUIC-LB server IDs (any rotation) */
 	uint32_t nqlb_sids;
