@@ -138,3 +138,19 @@ slot_gen() { kr ring status web --instance "$P" --json | jq ".[0].slots[$1].gene
 	[ "$(slot_gen 1)" = 4 ]
 	[ "$(slot_packets 1)" = 0 ]
 }
+
+@test "ring status takes the moved share ring stage noted in the staged image (no diff of two 2M-point images per call): diff's exact figure, a fraction of the images' memory" {
+	kr_config "$KR_TMP/big.json" 1000000 1 2
+	run -0 kr load r0 -c "$KR_TMP/a.json" --mode generic --instance "$P"
+	run -0 kr ring stage web -c "$KR_TMP/big.json" --instance "$P"
+	want=$("$KR_BIN" diff --old-config "$KR_TMP/a.json" --new-config "$KR_TMP/big.json" --ring web --json | jq -r .moved)
+	/usr/bin/time -f '%M' -o "$KR_TMP/rss" "$KR_BIN" ring status web --instance "$P" --json >"$KR_TMP/rs.json"
+	got=$(jq -r '.[0].moved_share' "$KR_TMP/rs.json")
+	kib=$(jq '[.[0].slots[].memlock // 0] | add / 1024 | floor' "$KR_TMP/rs.json")
+	echo "moved: ring status $got, diff $want; ring status max RSS $(cat "$KR_TMP/rss") KiB, images $kib KiB"
+	awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 1e-9) }'
+	# reading both images (12 MB) and diffing them takes more than the images' size
+	[ "$(cat "$KR_TMP/rss")" -lt "$kib" ]
+	run -0 kr ring rollback web --instance "$P"
+	run -0 kr unload r0 --instance "$P"
+}

@@ -168,13 +168,15 @@ routes_none() {
 			nsenter --net="/run/netns/$P-r" "$@"
 		)
 	}
-	run -0 unit ExecStart
+	# start = ExecStartPre (upgrade in place, only when attached), then ExecStart
+	start() { unit ExecStartPre && unit ExecStart; }
+	run -0 start
 	assert_output --partial "loaded on r0 (generic mode"
 	run -0 routes_as small
-	for line in ExecStart ExecReload; do
+	for line in start "unit ExecReload"; do
 		kr_ns r ip link set dev r0 xdpgeneric off
 		run -0 routes_none
-		run -0 unit $line
+		run -0 $line
 		assert_output --partial "attached it again (generic mode)"
 		run -0 kr status --instance "$U"
 		run -0 routes_as small

@@ -48,8 +48,10 @@ static const char *const usages[] = {
 struct ring_args {
 	const char *instance, *pin_dir, *config, *percent;
 	const char *ring;
-	bool json;
+	bool json, recompute;
 };
+
+static const char status_usage[];
 
 static int parse(int argc, char **argv, const char *usage, bool need_ring,
 		 struct ring_args *a)
@@ -60,6 +62,7 @@ static int parse(int argc, char **argv, const char *usage, bool need_ring,
 		KR_OPT_STR("config", 'c', &a->config),
 		KR_OPT_STR("percent", 'P', &a->percent),
 		KR_OPT_FLAG("json", 'j', &a->json),
+		KR_OPT_FLAG("recompute", 0, &a->recompute),
 		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .help = usage };
@@ -76,6 +79,8 @@ static int parse(int argc, char **argv, const char *usage, bool need_ring,
 				      "at most one RING argument");
 	if (a->instance && a->pin_dir)
 		return kr_usage_error("give --instance NAME or --pin-dir DIR, not both");
+	if (a->recompute && usage != status_usage)
+		return kr_usage_error("--recompute goes with ring status only");
 	return -1;
 }
 
@@ -180,8 +185,7 @@ static int cmd_stage(int argc, char **argv)
 	cfg = kr_cli_config_load(a.config);
 	if (!cfg)
 		return 1;
-	if (!a.instance && !a.pin_dir && cfg->instance)
-		a.instance = cfg->instance;	/* the rule of apply: the config's "instance" */
+	a.instance = kr_cli_instance(a.instance, a.pin_dir, cfg->instance);
 	rc = 1;
 	if (!kr_ops_inst_open(&in, a.instance, a.pin_dir)) {
 		rc = kr_cli_stage(&in, a.config, cfg, a.ring);
@@ -200,8 +204,13 @@ static const char status_usage[] =
 	"Per ring: state (idle, staged, migrating), active slot, migration fraction; per slot:\n"
 	"digest, points, kernel memory (the kernel's own accounting), generation, when it was\n"
 	"published, packets routed by it; and the share of the key space the two slots\n"
-	"route differently (what a full migration moves: an exact diff of the two rings).\n\n"
-	"  -j, --json           one JSON object per ring, in a list\n" COMMON_OPTS_HELP;
+	"route differently (what a full migration moves: an exact diff of the two rings,\n"
+	"computed once by ring stage and noted in the staged image's header; two slots\n"
+	"without the note, e.g. after a plain-bpftool publish, are diffed at each call).\n\n"
+	"  -j, --json           one JSON object per ring, in a list\n"
+	"      --recompute      diff the two slots' images now instead of reading the note\n"
+	"                       (reads both images: seconds and GBs for rings of 10^8 points)\n"
+	COMMON_OPTS_HELP;
 
 static int cmd_ring_status(int argc, char **argv)
 {
@@ -228,7 +237,8 @@ static int cmd_ring_status(int argc, char **argv)
 		if (kr_ops_ring_get(&in, id, &meta) || !meta.name[0] ||
 		    (a.ring && strcmp(a.ring, meta.name)))
 			continue;
-		if (kr_ops_ring_report(&in, &m, id, true, &r)) {
+		if (kr_ops_ring_report(&in, &m, id, a.recompute ? KR_REPORT_DIFF_RECOMPUTE :
+				       KR_REPORT_DIFF, &r)) {
 			pr_warn("keyrouter: couldn't read ring '%s'\n", meta.name);
 			rc = 1;
 			continue;
