@@ -178,6 +178,8 @@ routes_none() {
 		run -0 routes_none
 		run -0 $line
 		assert_output --partial "attached it again (generic mode)"
+		# start: then the installed build replaces the pinned one, in place
+		[ "$line" != start ] || assert_output --partial "upgraded instance '$U' on r0 in place"
 		run -0 kr status --instance "$U"
 		run -0 routes_as small
 	done
