@@ -76,12 +76,12 @@ killtest() { # mode moments min-moments
 
 @test "kill -9 of apply at several moments: the next apply converges and routes; after one more, unload leaves nothing" {
 	cd "$KR_ROOT"
-	killtest apply 6 5
+	killtest apply 8 6
 }
 
 @test "kill -9 of ring stage at several moments: routing stays on the active ring, the next stage converges; then unload leaves nothing" {
 	cd "$KR_ROOT"
-	killtest stage 5 4
+	killtest stage 6 5
 }
 
 @test "kill -9 of unload at several moments: the next unload or load completes it" {
