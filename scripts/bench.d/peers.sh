@@ -24,7 +24,7 @@
 # The machine's CPU is shared with whatever else runs on it (the load average is printed
 # before and after): /proc/stat counts it too, so compare only figures of one run.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=../../tests/lib/peers.bash
 source tests/lib/peers.bash
 
@@ -61,7 +61,7 @@ printf '  %-16s %-8s %8s %8s %10s %8s\n' system key answered moved "moved %" "no
 for sys in keyrouter keyrouter-tuple dnsdist nginx nftables; do
 	has "$sys" || continue
 	line=$(peers_consistency "$sys" "$KEYS") || { echo "  $sys: consistency pass failed"; continue; }
-	read -r _ k _ m _ t _ l <<<"$line"
+	read -r _ k _ m _ t _ <<<"$line"
 	printf '  %-16s %-8s %8d %8d %9.1f%% %8d\n' "$sys" "$(peers_kind "$sys")" "$k" "$m" \
 		"$(awk -v m="$m" -v k="$k" 'BEGIN { print k ? 100 * m / k : 0 }')" $((m - t))
 	echo "$sys moved $m $k" >>"$R"
@@ -94,7 +94,10 @@ awk '{ print $1 " A" }' <(e2e_names $NAMES q) >"$TOPO_DIR/dnsperf.in"
 # busy (user + system + softirq), idle (+ iowait), softirq, all (every field but guest)
 cpu_line() { awk '/^cpu / { print $2 + $4 + $8, $5 + $6, $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit }' /proc/stat; }
 # the kernel's softirq threads: packet work that did not run in some process's context
-KSOFTIRQD=$(for f in /proc/[0-9]*/comm; do [[ $(cat "$f" 2>/dev/null) == ksoftirqd/* ]] && { d=${f%/comm}; echo "${d#/proc/}"; }; done)
+KSOFTIRQD=()
+for f in /proc/[0-9]*/comm; do
+	[[ $(cat "$f" 2>/dev/null) == ksoftirqd/* ]] && { d=${f%/comm}; KSOFTIRQD+=("${d#/proc/}"); }
+done
 pid_ticks() { # PID...
 	local p t=0
 	for p in "$@"; do
@@ -113,14 +116,12 @@ hz=$(getconf CLK_TCK)
 measure() { # SYSTEM ROUND
 	local sys=$1 round=$2 c0 c1 b0 b1 r0 r1 k0 k1 x0 x1 out tm lat
 	peers_up "$sys" 4 >/dev/null || { echo "  $sys: could not start"; return 1; }
-	# shellcheck disable=SC2086
-	read -r -a c0 < <(cpu_line); b0=$(ns_ticks "${TOPO_B[@]}"); r0=$(ns_ticks "$TOPO_R"); k0=$(pid_ticks $KSOFTIRQD); x0=$(tx_counts)
+	read -r -a c0 < <(cpu_line); b0=$(ns_ticks "${TOPO_B[@]}"); r0=$(ns_ticks "$TOPO_R"); k0=$(pid_ticks "${KSOFTIRQD[@]}"); x0=$(tx_counts)
 	TIMEFORMAT='%U %S'
 	tm=$( { time topo_exec "$TOPO_C" dnsperf -s "$TOPO_VIP4" -d "$TOPO_DIR/dnsperf.in" \
 		-c "$PEERS_SOCKETS" -T "$PEERS_THREADS" -q 256 -l "$SECONDS_RUN" -x "$PEERS_PORT0" \
 		>"$TOPO_DIR/perf.out" 2>&1; } 2>&1 )
-	# shellcheck disable=SC2086
-	read -r -a c1 < <(cpu_line); b1=$(ns_ticks "${TOPO_B[@]}"); r1=$(ns_ticks "$TOPO_R"); k1=$(pid_ticks $KSOFTIRQD); x1=$(tx_counts)
+	read -r -a c1 < <(cpu_line); b1=$(ns_ticks "${TOPO_B[@]}"); r1=$(ns_ticks "$TOPO_R"); k1=$(pid_ticks "${KSOFTIRQD[@]}"); x1=$(tx_counts)
 	out=$TOPO_DIR/perf.out
 	# latency at a load every system carries: each query's own time
 	lat=$(topo_exec "$TOPO_C" dnsperf -s "$TOPO_VIP4" -d "$TOPO_DIR/dnsperf.in" -c "$PEERS_SOCKETS" \

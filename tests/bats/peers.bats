@@ -52,7 +52,9 @@ moved_check() {
 		[ "$status" -eq 0 ]
 	done
 	moved_check keyrouter
-	[ "$K" -eq $PEERS_T_KEYS ] && [ "$L" -eq 0 ] && [ "$M" -eq "$T" ]
+	[ "$K" -eq $PEERS_T_KEYS ]
+	[ "$L" -eq 0 ]
+	[ "$M" -eq "$T" ]
 	share_near "$M" "$K" 0.13 0.27
 }
 
@@ -65,7 +67,8 @@ moved_check() {
 		[ "$status" -eq 0 ]
 	done
 	moved_check keyrouter-tuple
-	[ "$K" -eq $PEERS_T_KEYS ] && [ "$M" -eq "$T" ]
+	[ "$K" -eq $PEERS_T_KEYS ]
+	[ "$M" -eq "$T" ]
 	share_near "$M" "$K" 0.13 0.27
 }
 
@@ -78,7 +81,8 @@ moved_check() {
 		[ "$status" -eq 0 ]
 	done
 	moved_check nginx
-	[ "$K" -eq $PEERS_T_KEYS ] && [ "$M" -eq "$T" ]
+	[ "$K" -eq $PEERS_T_KEYS ]
+	[ "$M" -eq "$T" ]
 	share_near "$M" "$K" 0.13 0.27
 }
 
@@ -87,7 +91,8 @@ moved_check() {
 	read -r _ k _ same < <(peers_agree "$TOPO_DIR/nginx.4" "$TOPO_DIR/keyrouter-tuple.4")
 	read -r _ pk _ psame < <(peers_agree "$TOPO_DIR/nginx.pred4" "$TOPO_DIR/krt.pred4")
 	echo "answers: $same of $k ports on the same backend; lookup of the two key forms: $psame of $pk"
-	[ "$k" -eq $PEERS_T_KEYS ] && [ "$same" -eq "$psame" ]
+	[ "$k" -eq $PEERS_T_KEYS ]
+	[ "$same" -eq "$psame" ]
 	# and the two key forms are not the same bytes: not every port agrees
 	[ "$same" -lt "$k" ]
 }
@@ -95,7 +100,9 @@ moved_check() {
 @test "dnsdist chashed (fixed server ids): about 1/5 of the names move when a fifth backend is added, all to it" {
 	peers_consistency dnsdist $PEERS_T_KEYS
 	moved_check dnsdist
-	[ "$K" -eq $PEERS_T_KEYS ] && [ "$L" -eq 0 ] && [ "$M" -eq "$T" ]
+	[ "$K" -eq $PEERS_T_KEYS ]
+	[ "$L" -eq 0 ]
+	[ "$M" -eq "$T" ]
 	# every backend got names
 	[ "$(awk '{ print $2 }' "$TOPO_DIR/dnsdist.4" | sort -u | wc -l)" -eq 4 ]
 	share_near "$M" "$K" 0.13 0.27
@@ -104,7 +111,8 @@ moved_check() {
 @test "nftables jhash mod N: about 4/5 of the client ports move when a fifth backend is added, most to an old backend" {
 	peers_consistency nftables $PEERS_T_KEYS
 	moved_check nftables
-	[ "$K" -eq $PEERS_T_KEYS ] && [ "$L" -eq 0 ]
+	[ "$K" -eq $PEERS_T_KEYS ]
+	[ "$L" -eq 0 ]
 	[ "$(awk '{ print $2 }' "$TOPO_DIR/nftables.4" | sort -u | wc -l)" -eq 4 ]
 	share_near "$M" "$K" 0.7 0.9
 	# a key keeps its backend only when h mod 4 = h mod 5: of those that move, 3/4 go to

@@ -50,7 +50,7 @@ PEERS_PY=/usr/bin/python3
 # What the peers need on this machine; prints what is missing.
 peers_missing() {
 	local t miss=()
-	miss=($(e2e_missing))
+	read -r -a miss <<<"$(e2e_missing)"
 	for t in dnsdist nginx nft conntrack; do
 		command -v "$t" >/dev/null 2>&1 || miss+=("$t")
 	done
@@ -175,7 +175,7 @@ peers_start_nginx() { # N [DIRECTIVE]
 peers_wait_answer() {
 	local n
 	for ((n = 0; n < 50; n++)); do
-		topo_exec "$TOPO_C" dig +short +time=1 +tries=1 "@$TOPO_VIP4" up.$TOPO_DNS_ZONE A 2>/dev/null |
+		topo_exec "$TOPO_C" dig +short +time=1 +tries=1 "@$TOPO_VIP4" "up.$TOPO_DNS_ZONE" A 2>/dev/null |
 			grep -q '^10\.250\.0\.' && return 0
 		sleep 0.1
 	done
