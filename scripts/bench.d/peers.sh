@@ -187,11 +187,11 @@ sort -k1,1 -k3,3n "$R.speed" | awk -v cores="$(nproc)" -v rounds="$ROUNDS" -v or
 		for (i = 1; i <= nm; i++) { split(mv[i], f, " "); if (f[4]) share[f[1]] = sprintf("%.1f%%", 100 * f[3] / f[4]) }
 		share["nftables"] = share["nftables"] ? share["nftables"] : "-"
 		base = med("direct", 7)
-		printf "  %-15s %7s %7s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s %5s %5s %11s %6s  %s\n", "system", "qps",
-			"lost", "lat", "lat", "sat", "CPU", "router", "client", "backs", "proxy", "ksoft", "mach.",
+		printf "  %-15s %7s %7s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %5s %5s %11s %6s  %s\n", "system", "qps",
+			"lost", "lat", "lat", "sat", "CPU", "router", "qps", "client", "backs", "proxy", "ksoft", "mach.",
 			"other", "idle", "backends", "moved", "bottleneck"
-		printf "  %-15s %7s %7s %6s %6s %6s %6s %6s %6s %6s %6s %6s %6s %5s %5s %11s %6s\n", "", "", "",
-			"avg us", "p99 us", "avg us", "us/q", "us/q", "us/q", "us/q", "us/q", "us/q", "us/q", "%", "%", "min-max %", "by +1"
+		printf "  %-15s %7s %7s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %5s %5s %11s %6s\n", "", "", "",
+			"avg us", "p99 us", "avg us", "us/q", "us/q", "by CPU", "us/q", "us/q", "us/q", "us/q", "us/q", "%", "%", "min-max %", "by +1"
 		n = split(order, sy, " ")
 		for (i = 1; i <= n; i++) {
 			s = sy[i]; q = med(s, 3); if (q == "") continue
@@ -203,14 +203,16 @@ sort -k1,1 -k3,3n "$R.speed" | awk -v cores="$(nproc)" -v rounds="$ROUNDS" -v or
 			if (bk > w) { who = "the backends"; w = bk }
 			if (px > w) { who = "the router (proxy)"; w = px }
 			bn = id < 10 ? sprintf("CPU; most of it: %s", who) : sprintf("not the CPU (idle %.0f%%)", id)
-			printf "  %-15s %7.0f %6.3f%% %6s %6s %6.0f %6.2f %6s %6.2f %6.2f %6.2f %6.2f %6.2f %5.1f %5.1f %5.1f-%-5.1f %6s  %s\n",
+			printf "  %-15s %7.0f %6.3f%% %6s %6s %6.0f %6.2f %6s %7.0f %6.2f %6.2f %6.2f %6.2f %6.2f %5.1f %5.1f %5.1f-%-5.1f %6s  %s\n",
 				s, q, med(s, 4), med(s, 16), med(s, 17), med(s, 5), c, s == "direct" ? "-" : sprintf("%.2f", c - base),
-				cl, bk, px, med(s, 11), med(s, 6), med(s, 12), id, med(s, 14), med(s, 15), (s in share) ? share[s] : "-", bn
+				c > 0 ? cores * 1e6 / c : 0, cl, bk, px, med(s, 11), med(s, 6), med(s, 12), id, med(s, 14), med(s, 15), (s in share) ? share[s] : "-", bn
 			Q[s] = q; C[s] = c - base
 		}
 		if ("direct" in Q) {
 			printf "\n  ratios against direct (qps): "
 			for (i = 1; i <= n; i++) if (sy[i] != "direct" && (sy[i] in Q)) printf "%s %.2f  ", sy[i], Q[sy[i]] / Q["direct"]
+			printf "\n  ratios against direct (CPU per query): "
+			for (i = 1; i <= n; i++) if (sy[i] != "direct" && (sy[i] in Q)) printf "%s %.2f  ", sy[i], (C[sy[i]] + base) / base
 			printf "\n"
 		}
 		printf "\npeers: keyrouter %.0f qps %.1f us/query; dnsdist %.0f qps %.1f us/query; nginx %.0f qps %.1f us/query; nftables %.0f qps %.1f us/query; direct %.0f qps\n",
@@ -218,7 +220,9 @@ sort -k1,1 -k3,3n "$R.speed" | awk -v cores="$(nproc)" -v rounds="$ROUNDS" -v or
 	}'
 cat <<EOF
   lat avg/p99: every query's latency at $LAT_QPS queries/s; sat avg: dnsperf's average at
-  full load (mostly queueing).  CPU us/q: the CPU the parties took per query completed:
+  full load (mostly queueing).  qps by CPU: what the machine's $(nproc) cores would serve at
+  that CPU per query if the parties had them to themselves (qps itself falls with
+  whatever else runs).  CPU us/q: the CPU the parties took per query completed:
   user + system of dnsperf (client), of the unbound processes (backs), of the proxy's
   processes (proxy) and of the kernel's softirq threads (ksoft); the kernel's packet work
   (veths, forwarding, XDP, NAT) is charged to the process it runs in, mostly the sender.

@@ -260,7 +260,7 @@ peers_kind() {
 # (names from $TOPO_DIR/keys.names, made here; tuples: source ports 20000 ..)
 peers_keys() {
 	if [ "$(peers_kind "$1")" = names ]; then
-		[ "$(wc -l <"$TOPO_DIR/keys.names" 2>/dev/null)" = "$2" ] ||
+		[ -f "$TOPO_DIR/keys.names" ] && [ "$(wc -l <"$TOPO_DIR/keys.names")" = "$2" ] ||
 			e2e_names "$2" c >"$TOPO_DIR/keys.names"
 		peers_probe names "$TOPO_DIR/keys.names"
 	else
