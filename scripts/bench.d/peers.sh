@@ -205,7 +205,7 @@ sort -k1,1 -k3,3n "$R.speed" | awk -v cores="$(nproc)" -v rounds="$ROUNDS" -v or
 			bn = id < 10 ? sprintf("CPU; most of it: %s", who) : sprintf("not the CPU (idle %.0f%%)", id)
 			printf "  %-15s %7.0f %6.3f%% %6s %6s %6.0f %6.2f %6s %7.0f %6.2f %6.2f %6.2f %6.2f %6.2f %5.1f %5.1f %5.1f-%-5.1f %6s  %s\n",
 				s, q, med(s, 4), med(s, 16), med(s, 17), med(s, 5), c, s == "direct" ? "-" : sprintf("%.2f", c - base),
-				c > 0 ? cores * 1e6 / c : 0, cl, bk, px, med(s, 11), med(s, 6), med(s, 12), id, med(s, 14), med(s, 15), (s in share) ? share[s] : "-", bn
+				(c > 0) ? cores * 1e6 / c : 0, cl, bk, px, med(s, 11), med(s, 6), med(s, 12), id, med(s, 14), med(s, 15), (s in share) ? share[s] : "-", bn
 			Q[s] = q; C[s] = c - base
 		}
 		if ("direct" in Q) {
