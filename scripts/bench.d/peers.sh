@@ -15,8 +15,8 @@
 #  2. Speed: dnsperf from the client (PEERS_SOCKETS sockets on consecutive ports,
 #     PEERS_THREADS threads, 256 queries in flight, 20,000 names) for PEERS_SECONDS per
 #     system, the systems alternated over PEERS_ROUNDS rounds (order rotated each round);
-#     then PEERS_LAT_QPS queries/s for 2 s with every query's latency (average and 99th
-#     percentile at a load all of them carry).  Machine CPU per query: user + system +
+#     then every query's latency (average and 99th percentile) for 2 s with one query in
+#     flight and for 2 s at PEERS_LAT_QPS queries/s (a load all of them carry).  Machine CPU per query: user + system +
 #     softirq of /proc/stat over the run, divided by the queries completed; the router's
 #     cost is that minus direct's.  Where the CPU went: dnsperf (the client), the unbound
 #     processes (backends), the proxy's processes (router), softirq (the kernel's packet
@@ -113,6 +113,13 @@ ns_ticks() { # NS...: utime + stime of the namespaces' processes, clock ticks
 tx_counts() { ip netns exec "$TOPO_SW" cat /sys/class/net/s{1,2,3,4}/statistics/tx_packets | paste -sd' '; }
 hz=$(getconf CLK_TCK)
 
+latency() { # dnsperf options: "AVG P99" of the answered queries' latencies, in us
+	topo_exec "$TOPO_C" dnsperf -s "$TOPO_VIP4" -d "$TOPO_DIR/dnsperf.in" -x "$PEERS_PORT0" -v "$@" 2>/dev/null |
+		awk '/^> NOERROR/ { print $NF * 1e6 }' | sort -n |
+		awk '{ v[NR] = $1; s += $1 }
+		     END { k = int(NR * 0.99 + 0.5); if (k < 1) k = 1; if (NR) printf "%.0f %.0f", s / NR, v[k]; else print "- -" }'
+}
+
 measure() { # SYSTEM ROUND
 	local sys=$1 round=$2 c0 c1 b0 b1 r0 r1 k0 k1 x0 x1 out tm lat
 	peers_up "$sys" 4 >/dev/null || { echo "  $sys: could not start"; return 1; }
@@ -123,11 +130,10 @@ measure() { # SYSTEM ROUND
 		>"$TOPO_DIR/perf.out" 2>&1; } 2>&1 )
 	read -r -a c1 < <(cpu_line); b1=$(ns_ticks "${TOPO_B[@]}"); r1=$(ns_ticks "$TOPO_R"); k1=$(pid_ticks "${KSOFTIRQD[@]}"); x1=$(tx_counts)
 	out=$TOPO_DIR/perf.out
-	# latency at a load every system carries: each query's own time
-	lat=$(topo_exec "$TOPO_C" dnsperf -s "$TOPO_VIP4" -d "$TOPO_DIR/dnsperf.in" -c "$PEERS_SOCKETS" \
-		-T "$PEERS_THREADS" -q 64 -Q "$LAT_QPS" -l 2 -x "$PEERS_PORT0" -v 2>/dev/null |
-		awk '/^> NOERROR/ { print $NF * 1e6 }' | sort -n |
-		awk '{ v[NR] = $1; s += $1 } END { k = int(NR * 0.99 + 0.5); if (k < 1) k = 1; if (NR) printf "%.0f %.0f", s / NR, v[k]; else print "- -" }')
+	# latency, each query's own time: one query in flight (the path, no queueing), and at
+	# a load every system carries
+	lat=$(latency -c 1 -T 1 -q 1 -l 2)
+	lat="$lat $(latency -c "$PEERS_SOCKETS" -T "$PEERS_THREADS" -q 64 -Q "$LAT_QPS" -l 2)"
 	peers_down "$sys" >/dev/null
 	awk -v sys="$sys" -v round="$round" -v hz="$hz" -v tm="$tm" -v lat="$lat" \
 	    -v c="${c1[0]} ${c0[0]} ${c1[1]} ${c0[1]} ${c1[2]} ${c0[2]} ${c1[3]} ${c0[3]}" \
@@ -145,12 +151,13 @@ measure() { # SYSTEM ROUND
 			ours = cl + bt + rt + kt
 			# 1 system 2 round 3 qps 4 lost% 5 avg_us(saturated) 6 machine us/query
 			# 7 parties us/query, of which 8 client 9 backends 10 proxy 11 softirq threads
-			# 12 other% (busy, not the parties) 13 idle% 14 min% 15 max% 16 lat_avg 17 lat_p99
+			# 12 other% (busy, not the parties) 13 idle% 14 min% 15 max%
+			# 16 17 latency avg, p99 at one query in flight 18 19 the same at LAT_QPS
 			u = done ? 1e6 / hz / done : 0
-			printf "%s %d %.0f %.3f %.0f %.2f %.2f %.2f %.2f %.2f %.2f %.1f %.1f %.1f %.1f %s %s\n", sys, round, qps,
+			printf "%s %d %.0f %.3f %.0f %.2f %.2f %.2f %.2f %.2f %.2f %.1f %.1f %.1f %.1f %s %s %s %s\n", sys, round, qps,
 				sent ? 100 * lost / sent : 0, avg, busy * u, ours * u, cl * u, bt * u, rt * u, kt * u,
 				100 * (busy - ours) / tot, 100 * idle / tot,
-				sum ? 100 * mn / sum : 0, sum ? 100 * mx / sum : 0, l[1], l[2]
+				sum ? 100 * mn / sum : 0, sum ? 100 * mx / sum : 0, l[1], l[2], l[3], l[4]
 		}' "$out" >>"$R.speed"
 }
 
@@ -163,7 +170,12 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	for ((j = 0; j < n; j++)); do
 		sys=${order[(j + round - 1) % n]}
 		measure "$sys" "$round"
-		tail -1 "$R.speed" | awk '{ printf "  round %d %-16s %7.0f qps, lost %.3f%%, CPU per query %.2f us (machine %.2f), other load %.0f%%\n", $2, $1, $3, $4, $7, $6, $12 }'
+		tail -1 "$R.speed" | awk '{
+			w = "client"; v = $8
+			if ($9 > v) { w = "backends"; v = $9 }
+			if ($10 > v) { w = "router (proxy)"; v = $10 }
+			printf "  round %d %-16s %7.0f qps, lost %.3f%%, CPU per query %.2f us (machine %.2f), other load %.0f%%, idle %.0f%%; most CPU: %s %.2f us/query\n",
+				$2, $1, $3, $4, $7, $6, $12, $13, w, v }'
 	done
 done
 
@@ -187,11 +199,11 @@ sort -k1,1 -k3,3n "$R.speed" | awk -v cores="$(nproc)" -v rounds="$ROUNDS" -v or
 		for (i = 1; i <= nm; i++) { split(mv[i], f, " "); if (f[4]) share[f[1]] = sprintf("%.1f%%", 100 * f[3] / f[4]) }
 		share["nftables"] = share["nftables"] ? share["nftables"] : "-"
 		base = med("direct", 7)
-		printf "  %-15s %7s %7s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %5s %5s %11s %6s  %s\n", "system", "qps",
-			"lost", "lat", "lat", "sat", "CPU", "router", "qps", "client", "backs", "proxy", "ksoft", "mach.",
+		printf "  %-15s %7s %7s %6s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %5s %5s %11s %6s  %s\n", "system", "qps",
+			"lost", "1 q", "1 q", "load", "load", "CPU", "router", "qps", "client", "backs", "proxy", "ksoft", "mach.",
 			"other", "idle", "backends", "moved", "bottleneck"
-		printf "  %-15s %7s %7s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %5s %5s %11s %6s\n", "", "", "",
-			"avg us", "p99 us", "avg us", "us/q", "us/q", "by CPU", "us/q", "us/q", "us/q", "us/q", "us/q", "%", "%", "min-max %", "by +1"
+		printf "  %-15s %7s %7s %6s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %5s %5s %11s %6s\n", "", "", "",
+			"avg us", "p99 us", "avg us", "p99 us", "us/q", "us/q", "by CPU", "us/q", "us/q", "us/q", "us/q", "us/q", "%", "%", "min-max %", "by +1"
 		n = split(order, sy, " ")
 		for (i = 1; i <= n; i++) {
 			s = sy[i]; q = med(s, 3); if (q == "") continue
@@ -203,8 +215,8 @@ sort -k1,1 -k3,3n "$R.speed" | awk -v cores="$(nproc)" -v rounds="$ROUNDS" -v or
 			if (bk > w) { who = "the backends"; w = bk }
 			if (px > w) { who = "the router (proxy)"; w = px }
 			bn = id < 10 ? sprintf("CPU; most of it: %s", who) : sprintf("not the CPU (idle %.0f%%)", id)
-			printf "  %-15s %7.0f %6.3f%% %6s %6s %6.0f %6.2f %6s %7.0f %6.2f %6.2f %6.2f %6.2f %6.2f %5.1f %5.1f %5.1f-%-5.1f %6s  %s\n",
-				s, q, med(s, 4), med(s, 16), med(s, 17), med(s, 5), c, s == "direct" ? "-" : sprintf("%.2f", c - base),
+			printf "  %-15s %7.0f %6.3f%% %6s %6s %6s %6s %6.2f %6s %7.0f %6.2f %6.2f %6.2f %6.2f %6.2f %5.1f %5.1f %5.1f-%-5.1f %6s  %s\n",
+				s, q, med(s, 4), med(s, 16), med(s, 17), med(s, 18), med(s, 19), c, s == "direct" ? "-" : sprintf("%.2f", c - base),
 				(c > 0) ? cores * 1e6 / c : 0, cl, bk, px, med(s, 11), med(s, 6), med(s, 12), id, med(s, 14), med(s, 15), (s in share) ? share[s] : "-", bn
 			Q[s] = q; C[s] = c - base
 		}
@@ -219,8 +231,9 @@ sort -k1,1 -k3,3n "$R.speed" | awk -v cores="$(nproc)" -v rounds="$ROUNDS" -v or
 			Q["keyrouter"], C["keyrouter"], Q["dnsdist"], C["dnsdist"], Q["nginx"], C["nginx"], Q["nftables"], C["nftables"], Q["direct"]
 	}'
 cat <<EOF
-  lat avg/p99: every query's latency at $LAT_QPS queries/s; sat avg: dnsperf's average at
-  full load (mostly queueing).  qps by CPU: what the machine's $(nproc) cores would serve at
+  1 q avg/p99: every query's latency with one query in flight (the path, no queueing);
+  load avg/p99: the same at $LAT_QPS queries/s from $PEERS_SOCKETS sockets.  Both carry the
+  machine's scheduling delays when it is shared (other % above 0).  qps by CPU: what the machine's $(nproc) cores would serve at
   that CPU per query if the parties had them to themselves (qps itself falls with
   whatever else runs).  CPU us/q: the CPU the parties took per query completed:
   user + system of dnsperf (client), of the unbound processes (backs), of the proxy's

@@ -260,8 +260,9 @@ peers_kind() {
 # (names from $TOPO_DIR/keys.names, made here; tuples: source ports 20000 ..)
 peers_keys() {
 	if [ "$(peers_kind "$1")" = names ]; then
-		[ -f "$TOPO_DIR/keys.names" ] && [ "$(wc -l <"$TOPO_DIR/keys.names")" = "$2" ] ||
+		if [ ! -f "$TOPO_DIR/keys.names" ] || [ "$(wc -l <"$TOPO_DIR/keys.names")" != "$2" ]; then
 			e2e_names "$2" c >"$TOPO_DIR/keys.names"
+		fi
 		peers_probe names "$TOPO_DIR/keys.names"
 	else
 		peers_probe tuples 20000 "$2"
