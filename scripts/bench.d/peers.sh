@@ -16,13 +16,16 @@
 #     PEERS_THREADS threads, 256 queries in flight, 20,000 names) for PEERS_SECONDS per
 #     system, the systems alternated over PEERS_ROUNDS rounds (order rotated each round);
 #     then every query's latency (average and 99th percentile) for 2 s with one query in
-#     flight and for 2 s at PEERS_LAT_QPS queries/s (a load all of them carry).  Machine CPU per query: user + system +
-#     softirq of /proc/stat over the run, divided by the queries completed; the router's
-#     cost is that minus direct's.  Where the CPU went: dnsperf (the client), the unbound
-#     processes (backends), the proxy's processes (router), softirq (the kernel's packet
-#     work: veths, forwarding, XDP, NAT; it runs for every party).  Medians over rounds.
-# The machine's CPU is shared with whatever else runs on it (the load average is printed
-# before and after): /proc/stat counts it too, so compare only figures of one run.
+#     flight and for 2 s at PEERS_LAT_QPS queries/s (a load all of them carry).  CPU per
+#     query completed: user + system of the parties (dnsperf, the unbound processes, the
+#     proxy's processes, the kernel's softirq threads; the kernel's packet work - veths,
+#     forwarding, XDP, NAT - is charged to the process it interrupts, mostly the sender);
+#     the router's cost is that minus direct's.  Beside it /proc/stat's user + system +
+#     softirq per query, and the share of the machine the parties did not take (other
+#     sessions' load).  The bottleneck: the party that took the most CPU per query when
+#     the cores were busy.  Medians over rounds.
+# The machine's CPU may be shared with whatever else runs on it (the load average is
+# printed before and after): compare only figures of one run.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=../../tests/lib/peers.bash
