@@ -15,8 +15,9 @@
 #  2. Speed: dnsperf from the client (PEERS_SOCKETS sockets on consecutive ports,
 #     PEERS_THREADS threads, 256 queries in flight, 20,000 names) for PEERS_SECONDS per
 #     system, the systems alternated over PEERS_ROUNDS rounds (order rotated each round);
-#     then every query's latency (average and 99th percentile) for 2 s with one query in
-#     flight and for 2 s at PEERS_LAT_QPS queries/s (a load all of them carry).  CPU per
+#     then every query's latency (average and 99th percentile) for 2 s at 1,000 queries/s
+#     from one socket (about one in flight) and for 2 s at PEERS_LAT_QPS queries/s from
+#     all of them (a load every system carries).  CPU per
 #     query completed: user + system of the parties (dnsperf, the unbound processes, the
 #     proxy's processes, the kernel's softirq threads; the kernel's packet work - veths,
 #     forwarding, XDP, NAT - is charged to the process it interrupts, mostly the sender);
@@ -133,9 +134,10 @@ measure() { # SYSTEM ROUND
 		>"$TOPO_DIR/perf.out" 2>&1; } 2>&1 )
 	read -r -a c1 < <(cpu_line); b1=$(ns_ticks "${TOPO_B[@]}"); r1=$(ns_ticks "$TOPO_R"); k1=$(pid_ticks "${KSOFTIRQD[@]}"); x1=$(tx_counts)
 	out=$TOPO_DIR/perf.out
-	# latency, each query's own time: one query in flight (the path, no queueing), and at
-	# a load every system carries
-	lat=$(latency -c 1 -T 1 -q 1 -l 2)
+	# latency, each query's own time: 1,000 queries/s from one socket (about one in flight:
+	# the path, no queueing; dnsperf -q 1 is paced by its own wake-ups, not the answers),
+	# and at a load every system carries
+	lat=$(latency -c 1 -T 1 -q 8 -Q 1000 -l 2)
 	lat="$lat $(latency -c "$PEERS_SOCKETS" -T "$PEERS_THREADS" -q 64 -Q "$LAT_QPS" -l 2)"
 	peers_down "$sys" >/dev/null
 	awk -v sys="$sys" -v round="$round" -v hz="$hz" -v tm="$tm" -v lat="$lat" \
@@ -155,7 +157,7 @@ measure() { # SYSTEM ROUND
 			# 1 system 2 round 3 qps 4 lost% 5 avg_us(saturated) 6 machine us/query
 			# 7 parties us/query, of which 8 client 9 backends 10 proxy 11 softirq threads
 			# 12 other% (busy, not the parties) 13 idle% 14 min% 15 max%
-			# 16 17 latency avg, p99 at one query in flight 18 19 the same at LAT_QPS
+			# 16 17 latency avg, p99 at 1k/s from one socket 18 19 the same at LAT_QPS
 			u = done ? 1e6 / hz / done : 0
 			printf "%s %d %.0f %.3f %.0f %.2f %.2f %.2f %.2f %.2f %.2f %.1f %.1f %.1f %.1f %s %s %s %s\n", sys, round, qps,
 				sent ? 100 * lost / sent : 0, avg, busy * u, ours * u, cl * u, bt * u, rt * u, kt * u,
@@ -203,7 +205,7 @@ sort -k1,1 -k3,3n "$R.speed" | awk -v cores="$(nproc)" -v rounds="$ROUNDS" -v or
 		share["nftables"] = share["nftables"] ? share["nftables"] : "-"
 		base = med("direct", 7)
 		printf "  %-15s %7s %7s %6s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %5s %5s %11s %6s  %s\n", "system", "qps",
-			"lost", "1 q", "1 q", "load", "load", "CPU", "router", "qps", "client", "backs", "proxy", "ksoft", "mach.",
+			"lost", "1k/s", "1k/s", "load", "load", "CPU", "router", "qps", "client", "backs", "proxy", "ksoft", "mach.",
 			"other", "idle", "backends", "moved", "bottleneck"
 		printf "  %-15s %7s %7s %6s %6s %6s %6s %6s %6s %7s %6s %6s %6s %6s %6s %5s %5s %11s %6s\n", "", "", "",
 			"avg us", "p99 us", "avg us", "p99 us", "us/q", "us/q", "by CPU", "us/q", "us/q", "us/q", "us/q", "us/q", "%", "%", "min-max %", "by +1"
@@ -234,9 +236,10 @@ sort -k1,1 -k3,3n "$R.speed" | awk -v cores="$(nproc)" -v rounds="$ROUNDS" -v or
 			Q["keyrouter"], C["keyrouter"], Q["dnsdist"], C["dnsdist"], Q["nginx"], C["nginx"], Q["nftables"], C["nftables"], Q["direct"]
 	}'
 cat <<EOF
-  1 q avg/p99: every query's latency with one query in flight (the path, no queueing);
-  load avg/p99: the same at $LAT_QPS queries/s from $PEERS_SOCKETS sockets.  Both carry the
-  machine's scheduling delays when it is shared (other % above 0).  qps by CPU: what the machine's $(nproc) cores would serve at
+  1k/s avg/p99: every query's latency at 1,000 queries/s from one socket (about one in
+  flight: the path, no queueing); load avg/p99: the same at $LAT_QPS queries/s from
+  $PEERS_SOCKETS sockets.  Both carry the machine's scheduling delays when it is shared
+  (other % above 0).  qps by CPU: what the machine's $(nproc) cores would serve at
   that CPU per query if the parties had them to themselves (qps itself falls with
   whatever else runs).  CPU us/q: the CPU the parties took per query completed:
   user + system of dnsperf (client), of the unbound processes (backs), of the proxy's

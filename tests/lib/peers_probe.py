@@ -59,6 +59,12 @@ def run(items, window, sock_for, item_of, finished):
     poll = select.poll()
     nxt = 0
 
+    def send(s, i):
+        try:
+            s.send(items[i])
+        except OSError:     # an earlier ICMP error on this socket: the retry resends
+            pass
+
     def finish(i, s):
         del pending[i]
         if finished(i, s):
@@ -72,7 +78,7 @@ def run(items, window, sock_for, item_of, finished):
             if s.fileno() not in socks:
                 poll.register(s.fileno(), select.POLLIN)
                 socks[s.fileno()] = s
-            s.send(items[nxt])
+            send(s, nxt)
             pending[nxt] = (s, time.monotonic() + TIMEOUT, 1)
             nxt += 1
         for fd, _ in poll.poll(50):
@@ -80,7 +86,7 @@ def run(items, window, sock_for, item_of, finished):
             while s is not None:
                 try:
                     msg = s.recv(4096)
-                except (BlockingIOError, ConnectionRefusedError):
+                except OSError:     # nothing left, or an ICMP error
                     break
                 qid, b = answer_backend(msg)
                 i = item_of(s, qid)
@@ -97,7 +103,7 @@ def run(items, window, sock_for, item_of, finished):
             if tries >= TRIES:
                 finish(i, s)
             else:
-                s.send(items[i])
+                send(s, i)
                 pending[i] = (s, now + TIMEOUT, tries + 1)
     return got
 
