@@ -31,7 +31,7 @@
 #                 proxy on the VIP, two workers (reuseport): replies come back through it.
 #                 A client's UDP session (its address and port) lasts until 2 s without
 #                 traffic: the upstream socket is reused for all its queries
-#   nginx-r1      the same with `proxy_responses 1` (nginx's own DNS example): a session
+#   nginx-r1      the same with `proxy_responses 1` (the DNS example of NGINX's admin guide): a session
 #                 ends once it has as many answers as queries, so a busy client socket
 #                 opens upstream sessions again and again
 #   nftables      in-kernel DNAT `jhash ip saddr . udp sport mod N map {...}` with
