@@ -154,3 +154,23 @@ slot_gen() { kr ring status web --instance "$P" --json | jq ".[0].slots[$1].gene
 	run -0 kr ring rollback web --instance "$P"
 	run -0 kr unload r0 --instance "$P"
 }
+
+@test "ring migrate/commit/rollback --json: the control word written, parsed by jq; an option of another verb (stage --percent) is refused, nothing changed (issue 26 #11)" {
+	run -0 kr load r0 -c "$KR_TMP/a.json" --mode generic --instance "$P"
+	run -2 kr ring stage web -c "$KR_TMP/ab.json" --percent 5 --instance "$P"
+	assert_output --partial "unrecognized option '--percent'"
+	[ "$(kr ring status web --instance "$P" --json | jq -r '.[0].state')" = idle ]
+	run -2 kr ring commit web --config "$KR_TMP/ab.json" --instance "$P"
+	run -0 kr ring stage web -c "$KR_TMP/ab.json" --instance "$P"
+	run -0 kr ring migrate web --percent 37 --json --instance "$P"
+	echo "$output"
+	[ "$(jq -r '.done + " " + .state + " " + (.percent * 1e6 | round | tostring) + " " + (.staged.slot | tostring)' <<<"$output")" = "migrate migrating 37000000 1" ]
+	[ "$(jq -r .fraction <<<"$output")" = $(( 37 * 4294967296 / 100 + 1 )) ] ||
+		[ "$(jq -r .fraction <<<"$output")" = $(( 37 * 4294967296 / 100 )) ]
+	gen=$(jq -r .staged.generation <<<"$output")
+	[ "$gen" = "$(kr ring status web --instance "$P" --json | jq '.[0].slots[1].generation')" ]
+	run -0 kr ring commit web --json --instance "$P"
+	[ "$(jq -r '.state + " " + (.active_slot | tostring) + " " + (.staged.generation | tostring)' <<<"$output")" = "idle 1 $gen" ]
+	run -1 kr ring rollback web --json --instance "$P"
+	run -0 kr unload r0 --instance "$P"
+}
