@@ -44,6 +44,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -74,10 +75,14 @@
 
 #define BATCH	64
 
-enum { P_BARE, P_KR15, P_KR150, P_NONE, P_LIM15, P_LIM150, NP };
+enum { P_BARE, P_KR15, P_KR150, P_NONE, P_LIM15, P_LIM150, P_BARE2, P_KR2, NP };
 static const char *pname[NP] = { "bare forwarder", "keyrouter, pm 160 ring",
 				 "keyrouter, pm 1600 ring", "(a) no ring lookup",
-				 "(c) 1 random read, pm 160", "(c) 1 random read, pm 1600" };
+				 "(c) 1 random read, pm 160", "(c) 1 random read, pm 1600",
+				 "bare, 2 queues, 2 CPUs", "keyrouter pm 160, 2 queues" };
+/* The paths on the 2-queue veths: a generator thread on each of NQ CPUs. */
+#define NQ	2
+static int two_queues(int p) { return p == P_BARE2 || p == P_KR2; }
 
 static struct keyrouter_bpf *kr;
 static struct kr_bare_fwd_bpf *bare;
@@ -85,7 +90,8 @@ static struct kr_dpbench_none_bpf *vnone;
 static struct kr_dpbench_limit_bpf *vlim;
 static struct kr_xdp_traffic_bpf *trf;
 static int if_kgen, if_bgen, if_krtr, if_brtr, if_out, if_sink;
-static int if_ngen, if_nrtr, if_lgen, if_lrtr;
+static int if_ngen, if_nrtr, if_lgen, if_lrtr, if_kgen2, if_krtr2, if_bgen2, if_brtr2;
+static int ncpus_online;
 static uint8_t pkt[2][PKT_MAX];
 static size_t pkt_len[2];
 static uint32_t npoints[2];
@@ -149,11 +155,16 @@ static void topology(void)
 	   "ip link set lo up && "
 	   "ip link add xfk_gen type veth peer name xfk_rtr && "
 	   "ip link add xfb_gen type veth peer name xfb_rtr && "
-	   "ip link add xf_out type veth peer name xf_sink && "
+	   "ip link add xf_out numtxqueues 2 numrxqueues 2 type veth peer name xf_sink "
+	   "numtxqueues 2 numrxqueues 2 && "
 	   "ip link add xfn_gen type veth peer name xfn_rtr && "
 	   "ip link add xfl_gen type veth peer name xfl_rtr && "
+	   "ip link add xfk2_gen numtxqueues 2 numrxqueues 2 type veth peer name xfk2_rtr "
+	   "numtxqueues 2 numrxqueues 2 && "
+	   "ip link add xfb2_gen numtxqueues 2 numrxqueues 2 type veth peer name xfb2_rtr "
+	   "numtxqueues 2 numrxqueues 2 && "
 	   "for d in xfk_gen xfk_rtr xfb_gen xfb_rtr xf_out xf_sink xfn_gen xfn_rtr xfl_gen "
-	   "xfl_rtr; do ip link set $d up; done");
+	   "xfl_rtr xfk2_gen xfk2_rtr xfb2_gen xfb2_rtr; do ip link set $d up; done");
 	if_kgen = ifindex("xfk_gen");
 	if_bgen = ifindex("xfb_gen");
 	if_krtr = ifindex("xfk_rtr");
@@ -164,6 +175,10 @@ static void topology(void)
 	if_nrtr = ifindex("xfn_rtr");
 	if_lgen = ifindex("xfl_gen");
 	if_lrtr = ifindex("xfl_rtr");
+	if_kgen2 = ifindex("xfk2_gen");
+	if_krtr2 = ifindex("xfk2_rtr");
+	if_bgen2 = ifindex("xfb2_gen");
+	if_brtr2 = ifindex("xfb2_rtr");
 }
 
 /* Maps the variant builds share with the shipped program. */
@@ -211,6 +226,7 @@ static void load_programs(void)
 	if (kr_bare_fwd_bpf__load(bare))
 		die("couldn't load kr_bare_fwd");
 	attach(if_brtr, bpf_program__fd(bare->progs.kr_bare_fwd), "the bare forwarder");
+	attach(if_brtr2, bpf_program__fd(bare->progs.kr_bare_fwd), "the bare forwarder (2q)");
 
 	kr = keyrouter_bpf__open();
 	if (!kr)
@@ -220,6 +236,7 @@ static void load_programs(void)
 	if (keyrouter_bpf__load(kr))
 		die("couldn't load keyrouter.bpf.o");
 	attach(if_krtr, bpf_program__fd(kr->progs.kr_xdp), "keyrouter");
+	attach(if_krtr2, bpf_program__fd(kr->progs.kr_xdp), "keyrouter (2q)");
 
 	vnone = kr_dpbench_none_bpf__open();
 	vlim = kr_dpbench_limit_bpf__open();
@@ -321,7 +338,8 @@ static void build_packets(void)
 	}
 }
 
-static uint64_t sink_frames(void)
+/* Frames the sink counted on CPU cpu (-1: on all CPUs). */
+static uint64_t sink_frames_on(int cpu)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct { uint64_t frames, bytes; } v[ncpu];
@@ -331,8 +349,82 @@ static uint64_t sink_frames(void)
 	if (bpf_map_lookup_elem(bpf_map__fd(trf->maps.sink_stats), &zero, v))
 		die("sink_stats: %s", strerror(errno));
 	for (int i = 0; i < ncpu; i++)
-		sum += v[i].frames;
+		if (cpu < 0 || cpu == i)
+			sum += v[i].frames;
 	return sum;
+}
+
+static uint64_t sink_frames(void)
+{
+	return sink_frames_on(-1);
+}
+
+/* One generator thread of a 2-queue run: pinned to its CPU, so its frames go to that
+ * CPU's receive queue of the router's veth (veth_xdp_xmit: smp_processor_id() % queues),
+ * and the router's and the sink's NAPI polls run there too. */
+struct gen_thread {
+	pthread_t t;
+	pthread_barrier_t *start;
+	int cpu, ifindex, r, err;
+	uint32_t frames, duration;	/* duration: the kernel's ns per frame */
+};
+
+static void *gen_run(void *arg)
+{
+	struct gen_thread *g = arg;
+	struct xdp_md ctx = { .data_end = pkt_len[g->r], .ingress_ifindex = g->ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt[g->r], .data_size_in = pkt_len[g->r],
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = g->frames,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = BATCH);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(g->cpu, &set);
+	g->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	pthread_barrier_wait(g->start);
+	if (!g->err && bpf_prog_test_run_opts(bpf_program__fd(trf->progs.kr_gen), &o))
+		g->err = errno;
+	g->duration = o.duration;
+	return NULL;
+}
+
+/* A 2-queue run: NQ generators at once, one per CPU, `frames` each; Mpps = the sum over
+ * the CPUs of frames the sink counted on that CPU / that generator's kernel time. */
+static double run_queues(int p, uint32_t frames, int64_t *lost, double *wall)
+{
+	struct gen_thread g[NQ];
+	pthread_barrier_t start;
+	uint64_t before[NQ], total_before = sink_frames(), got = 0;
+	double t0, t1, mpps = 0;
+
+	pthread_barrier_init(&start, NULL, NQ + 1);
+	for (int i = 0; i < NQ; i++) {
+		g[i] = (struct gen_thread){ .start = &start, .cpu = i, .r = 0, .frames = frames,
+					    .ifindex = p == P_BARE2 ? if_bgen2 : if_kgen2 };
+		before[i] = sink_frames_on(i);
+		if (pthread_create(&g[i].t, NULL, gen_run, &g[i]))
+			die("pthread_create: %s", strerror(errno));
+	}
+	pthread_barrier_wait(&start);
+	t0 = now_s();
+	for (int i = 0; i < NQ; i++)
+		pthread_join(g[i].t, NULL);
+	t1 = now_s();
+	pthread_barrier_destroy(&start);
+	for (int i = 0; i < NQ; i++) {
+		uint64_t n = sink_frames_on(i) - before[i];
+
+		if (g[i].err)
+			die("live-frames test run on CPU %d: %s", i, strerror(g[i].err));
+		if (g[i].duration == 0)
+			die("the kernel reported no duration");
+		got += n;
+		mpps += n / ((double)g[i].duration * frames) * 1e3;
+	}
+	usleep(20000);
+	*lost = (int64_t)frames * NQ - (int64_t)(sink_frames() - total_before);
+	*wall = got / (t1 - t0) / 1e6;
+	return mpps;
 }
 
 /* One run of `frames` live frames on path p; returns Mpps delivered to the sink: frames
@@ -352,7 +444,8 @@ static double run(int p, uint32_t frames, int64_t *lost, double *wall)
 	uint64_t before = sink_frames(), got;
 	double t0, t1;
 
-	trf->bss->gen_ctr = 0;
+	if (two_queues(p))
+		return run_queues(p, frames, lost, wall);
 	t0 = now_s();
 	if (bpf_prog_test_run_opts(bpf_program__fd(trf->progs.kr_gen), &o))
 		die("live-frames test run: %s", strerror(errno));
@@ -403,16 +496,23 @@ int main(int argc, char **argv)
 	printf("rings: %u points (2048 backends, v2 pm 160), %u points (pm 1600)\n", npoints[0],
 	       npoints[1]);
 	bench_loadavg_print("before");
+	ncpus_online = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpus_online < NQ)
+		printf("only %d CPU online: no 2-queue runs\n", ncpus_online);
 	for (int i = 0; i < rounds; i++)
 		for (int p = 0; p < NP; p++) {
 			int64_t lost;
 
+			if (two_queues(p) && ncpus_online < NQ)
+				continue;
 			all[p][i] = run(p, frames, &lost, &wall[p][i]);
 			lost_total[p] += lost;
 			if (all[p][i] > best[p])
 				best[p] = all[p][i];
 		}
 	for (int p = 0; p < NP; p++) {
+		if (two_queues(p) && ncpus_online < NQ)
+			continue;
 		printf("  %-26s %6.2f Mpps   (rounds:", pname[p], best[p]);
 		for (int i = 0; i < rounds; i++)
 			printf(" %.2f", all[p][i]);
@@ -442,9 +542,21 @@ int main(int argc, char **argv)
 			       npoints[r], ns[pf], ns[pl], ns[pf] - ns[P_NONE],
 			       ns[pl] - ns[P_NONE], (ns[pf] - ns[P_NONE]) / (ns[pl] - ns[P_NONE]));
 		}
+		printf("  lookup's own cost targets: <= 1.15 at %u points, <= 1.3 at %u\n",
+		       npoints[0], npoints[1]);
 	}
+	printf("  keyrouter / (c), one random read of the ring: %.2f at %u points (target >= "
+	       "0.95), %.2f at %u points (target >= 0.9)\n", best[P_KR15] / best[P_LIM15],
+	       npoints[0], best[P_KR150] / best[P_LIM150], npoints[1]);
+	if (ncpus_online >= NQ)
+		printf("  2 queues (a generator and the chain on each of 2 CPUs) / 1 queue: bare "
+		       "%.2f, keyrouter %.2f at %u points (target >= 1.8)\n",
+		       best[P_BARE2] / best[P_BARE], best[P_KR2] / best[P_KR15], npoints[0]);
 	bench_loadavg_print("after");
-	printf("xdp_forward: keyrouter %.2f Mpps, bare %.2f Mpps, ratio %.2f at 1.5M points\n",
-	       best[P_KR15], best[P_BARE], best[P_KR15] / best[P_BARE]);
+	printf("xdp_forward: keyrouter %.2f Mpps, bare %.2f Mpps, ratio %.2f at 1.5M points; "
+	       "vs one read %.2f at 1.5M, %.2f at 15M; 2 queues %.2f\n",
+	       best[P_KR15], best[P_BARE], best[P_KR15] / best[P_BARE],
+	       best[P_KR15] / best[P_LIM15], best[P_KR150] / best[P_LIM150],
+	       ncpus_online >= NQ ? best[P_KR2] / best[P_KR15] : 0.0);
 	return 0;
 }
