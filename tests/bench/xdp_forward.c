@@ -32,6 +32,8 @@
  * as bench_datapath does through test_run:
  *   (a) no ring lookup (backend id from the hash): the common path alone;
  *   (c) (a) + one read of a random word of the ring's image map: the least any lookup adds.
+ *   (e) an index read (a random word of the bucket index) that the points read waits for,
+ *       then (c): the least a lookup through an index adds (kr_dpbench_idxdep).
  * Printed per ring: ns per frame of each path, and the lookup's own cost in real
  * forwarding, (full - (a)) / ((c) - (a)) in ns per frame, and (a) - bare: what the
  * common path adds to a frame.  (The variants also write a counter into the key, one
@@ -69,17 +71,20 @@
 #include "kr_bare_fwd.skel.h"
 #include "kr_dpbench_none.skel.h"
 #include "kr_dpbench_limit.skel.h"
+#include "kr_dpbench_idxdep.skel.h"
 #include "kr_xdp_traffic.skel.h"
 #include "bench_args.h"
 #include "bench_loadavg.h"
 
 #define BATCH	64
 
-enum { P_BARE, P_KR15, P_KR150, P_NONE, P_LIM15, P_LIM150, P_BARE2, P_KR2, NP };
+enum { P_BARE, P_KR15, P_KR150, P_NONE, P_LIM15, P_LIM150, P_BARE2, P_KR2, P_IDX15, P_IDX150,
+       NP };
 static const char *pname[NP] = { "bare forwarder", "keyrouter, pm 160 ring",
 				 "keyrouter, pm 1600 ring", "(a) no ring lookup",
 				 "(c) 1 random read, pm 160", "(c) 1 random read, pm 1600",
-				 "bare, 2 queues, 2 CPUs", "keyrouter pm 160, 2 queues" };
+				 "bare, 2 queues, 2 CPUs", "keyrouter pm 160, 2 queues",
+				 "(e) index + 1 read, pm 160", "(e) index + 1 read, pm 1600" };
 /* The paths on the 2-queue veths: a generator thread on each of NQ CPUs. */
 #define NQ	2
 static int two_queues(int p) { return p == P_BARE2 || p == P_KR2; }
@@ -88,9 +93,11 @@ static struct keyrouter_bpf *kr;
 static struct kr_bare_fwd_bpf *bare;
 static struct kr_dpbench_none_bpf *vnone;
 static struct kr_dpbench_limit_bpf *vlim;
+static struct kr_dpbench_idxdep_bpf *vidx;
 static struct kr_xdp_traffic_bpf *trf;
 static int if_kgen, if_bgen, if_krtr, if_brtr, if_out, if_sink;
 static int if_ngen, if_nrtr, if_lgen, if_lrtr, if_kgen2, if_krtr2, if_bgen2, if_brtr2;
+static int if_egen, if_ertr;
 static int ncpus_online;
 static uint8_t pkt[2][PKT_MAX];
 static size_t pkt_len[2];
@@ -159,12 +166,13 @@ static void topology(void)
 	   "numtxqueues 2 numrxqueues 2 && "
 	   "ip link add xfn_gen type veth peer name xfn_rtr && "
 	   "ip link add xfl_gen type veth peer name xfl_rtr && "
+	   "ip link add xfe_gen type veth peer name xfe_rtr && "
 	   "ip link add xfk2_gen numtxqueues 2 numrxqueues 2 type veth peer name xfk2_rtr "
 	   "numtxqueues 2 numrxqueues 2 && "
 	   "ip link add xfb2_gen numtxqueues 2 numrxqueues 2 type veth peer name xfb2_rtr "
 	   "numtxqueues 2 numrxqueues 2 && "
 	   "for d in xfk_gen xfk_rtr xfb_gen xfb_rtr xf_out xf_sink xfn_gen xfn_rtr xfl_gen "
-	   "xfl_rtr xfk2_gen xfk2_rtr xfb2_gen xfb2_rtr; do ip link set $d up; done");
+	   "xfl_rtr xfk2_gen xfk2_rtr xfb2_gen xfb2_rtr xfe_gen xfe_rtr; do ip link set $d up; done");
 	if_kgen = ifindex("xfk_gen");
 	if_bgen = ifindex("xfb_gen");
 	if_krtr = ifindex("xfk_rtr");
@@ -179,6 +187,8 @@ static void topology(void)
 	if_krtr2 = ifindex("xfk2_rtr");
 	if_bgen2 = ifindex("xfb2_gen");
 	if_brtr2 = ifindex("xfb2_rtr");
+	if_egen = ifindex("xfe_gen");
+	if_ertr = ifindex("xfe_rtr");
 }
 
 /* Maps the variant builds share with the shipped program. */
@@ -240,14 +250,18 @@ static void load_programs(void)
 
 	vnone = kr_dpbench_none_bpf__open();
 	vlim = kr_dpbench_limit_bpf__open();
-	if (!vnone || !vlim)
+	vidx = kr_dpbench_idxdep_bpf__open();
+	if (!vnone || !vlim || !vidx)
 		die("couldn't open the benchmark builds");
 	share_maps(vnone->obj, "(a)");
 	share_maps(vlim->obj, "(c)");
-	if (kr_dpbench_none_bpf__load(vnone) || kr_dpbench_limit_bpf__load(vlim))
+	share_maps(vidx->obj, "(e)");
+	if (kr_dpbench_none_bpf__load(vnone) || kr_dpbench_limit_bpf__load(vlim) ||
+	    kr_dpbench_idxdep_bpf__load(vidx))
 		die("couldn't load the benchmark builds");
 	attach(if_nrtr, bpf_program__fd(vnone->progs.kr_xdp), "(a)");
 	attach(if_lrtr, bpf_program__fd(vlim->progs.kr_xdp), "(c)");
+	attach(if_ertr, bpf_program__fd(vidx->progs.kr_xdp), "(e)");
 }
 
 /* 2048 backends (ids 1..n), all behind xf_out; services: port 9000 -> ring 0 (pm 160),
@@ -434,9 +448,10 @@ static double run_queues(int p, uint32_t frames, int64_t *lost, double *wall)
  * batches raise).  *wall = the same over wall time. */
 static double run(int p, uint32_t frames, int64_t *lost, double *wall)
 {
-	int r = p == P_KR150 || p == P_LIM150 ? 1 : 0;
+	int r = p == P_KR150 || p == P_LIM150 || p == P_IDX150 ? 1 : 0;
 	int gen = p == P_BARE ? if_bgen : p == P_NONE ? if_ngen :
-		  p == P_LIM15 || p == P_LIM150 ? if_lgen : if_kgen;
+		  p == P_LIM15 || p == P_LIM150 ? if_lgen :
+		  p == P_IDX15 || p == P_IDX150 ? if_egen : if_kgen;
 	struct xdp_md ctx = { .data_end = pkt_len[r], .ingress_ifindex = gen };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt[r], .data_size_in = pkt_len[r],
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = frames,
@@ -537,10 +552,16 @@ int main(int argc, char **argv)
 		for (int r = 0; r < 2; r++) {
 			int pf = r ? P_KR150 : P_KR15, pl = r ? P_LIM150 : P_LIM15;
 
+			int pe = r ? P_IDX150 : P_IDX15;
+
 			printf("  %u points: full %.0f, (c) %.0f ns; lookup's own cost in real "
 			       "forwarding: (full - (a)) / ((c) - (a)) = %+.0f / %+.0f ns = %.2f\n",
 			       npoints[r], ns[pf], ns[pl], ns[pf] - ns[P_NONE],
 			       ns[pl] - ns[P_NONE], (ns[pf] - ns[P_NONE]) / (ns[pl] - ns[P_NONE]));
+			printf("  %u points: (e), an index read then the points read, %.0f ns: "
+			       "((e) - (a)) / ((c) - (a)) = %.2f, the floor of an index-then-points "
+			       "lookup; full - (e) = %+.0f ns\n", npoints[r], ns[pe],
+			       (ns[pe] - ns[P_NONE]) / (ns[pl] - ns[P_NONE]), ns[pf] - ns[pe]);
 		}
 		printf("  lookup's own cost targets: <= 1.15 at %u points, <= 1.3 at %u\n",
 		       npoints[0], npoints[1]);
