@@ -239,6 +239,8 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 	uint64_t best_fast = UINT64_MAX, best_naive = UINT64_MAX, gen = 0, sort = 0, dd = 0;
 	uint64_t best_whole = UINT64_MAX, best_cmd = UINT64_MAX, best_naive_wall = UINT64_MAX;
 	uint64_t best_cmd_wall = UINT64_MAX, cmd_sys = 0, cmd_faults = 0, worst_cmd_wall = 0;
+	char runs[512] = "";
+	size_t rl = 0;
 	uint32_t fast_digest = 0, naive_digest = 0, fast_np = 0, naive_np = 0, gen_pts = 0;
 	uint32_t whole_digest = 0;
 	size_t fast_peak = 0, naive_peak = 0;
@@ -300,6 +302,9 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 		}
 		if (t && w > worst_cmd_wall)
 			worst_cmd_wall = w;
+		if (t && rl < sizeof(runs) - 64)
+			rl += (size_t)snprintf(runs + rl, sizeof(runs) - rl, "%s%.0f/%.0f/%.0f",
+					       rl ? ", " : "", w / 1e6, t / 1e6, sy / 1e6);
 	}
 	printf("%-22s points %9u  keyrouter %9.2f ms (generate %.1f, sort %.1f, dedup+digest "
 	       "%.1f)  straightforward %9.2f ms  speedup %5.2fx  peak %.2f B/point (vs %.2f)  "
@@ -325,6 +330,7 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 		       worst_cmd_wall / 1e6, cmd_sys / 1e6, cmd_faults, best_naive_wall / 1e6,
 		       (double)best_naive_wall / (double)best_cmd_wall,
 		       (double)best_naive_wall / (double)worst_cmd_wall);
+		printf("%-22s   each run, wall/CPU/system ms: %s\n", d, runs);
 	} else
 		printf("%-22s `keyrouter ring build` process: %s\n", d,
 		       tool[0] ? "failed" : "build/keyrouter not found");
