@@ -37,7 +37,8 @@
  * (c) and (e) again with the answer's backend at random among the rings' 2048 (the variants
  * route to 16 by default: their backend entries stay in the L1), and the shipped program
  * with a 16-point window (tests/bpf/progs/kr_win16.bpf.c), and (e) with the 32-point window
- * counted in place of the one word (kr_dpbench_idxwin).
+ * counted in place of the one word (kr_dpbench_idxwin), and the shipped program routing to 16
+ * backends without the backend table (kr_hotbe, bpf/kr_ring.h KR_BENCH_HOT_BACKENDS).
  * Printed per ring: ns per frame of each path, and the lookup's own cost in real
  * forwarding, (full - (a)) / ((c) - (a)) in ns per frame, and (a) - bare: what the
  * common path adds to a frame.  (The variants also write a counter into the key, one
@@ -89,6 +90,7 @@
 #include "kr_dpbench_idxdep.skel.h"
 #include "kr_win16.skel.h"
 #include "kr_dpbench_idxwin.skel.h"
+#include "kr_hotbe.skel.h"
 #include "kr_xdp_traffic.skel.h"
 #include "bench_args.h"
 #include "bench_loadavg.h"
@@ -96,7 +98,7 @@
 #define BATCH	64
 
 enum { P_BARE, P_KR15, P_KR150, P_NONE, P_LIM15, P_LIM150, P_BARE2, P_KR2, P_IDX15, P_IDX150,
-       P_W16_15, P_W16_150, P_LIMB150, P_IDXB150, P_IDXW15, P_IDXW150, NP };
+       P_W16_15, P_W16_150, P_LIMB150, P_IDXB150, P_IDXW15, P_IDXW150, P_HOT15, P_HOT150, NP };
 static const char *pname[NP] = { "bare forwarder", "keyrouter, pm 160 ring",
 				 "keyrouter, pm 1600 ring", "(a) no ring lookup",
 				 "(c) 1 random read, pm 160", "(c) 1 random read, pm 1600",
@@ -104,7 +106,8 @@ static const char *pname[NP] = { "bare forwarder", "keyrouter, pm 160 ring",
 				 "(e) index + 1 read, pm 160", "(e) index + 1 read, pm 1600",
 				 "keyrouter window 16, pm 160", "keyrouter window 16, pm 1600",
 				 "(c) 2048 backends, pm 1600", "(e) 2048 backends, pm 1600",
-				 "(e) + window, pm 160", "(e) + window, pm 1600" };
+				 "(e) + window, pm 160", "(e) + window, pm 1600",
+				 "keyrouter, 16 hot backends, 160", "keyrouter, 16 hot backends, 1600" };
 /* The paths on the 2-queue veths: a generator thread on each of NQ CPUs. */
 #define NQ	2
 static int two_queues(int p) { return p == P_BARE2 || p == P_KR2; }
@@ -117,11 +120,12 @@ static struct kr_dpbench_idxdep_bpf *vidx, *vidxb;
 static struct kr_dpbench_limit_bpf *vlimb;
 static struct kr_win16_bpf *vw16;
 static struct kr_dpbench_idxwin_bpf *vidxw;
+static struct kr_hotbe_bpf *vhot;
 static struct kr_xdp_traffic_bpf *trf;
 static int if_kgen, if_bgen, if_krtr, if_brtr, if_out, if_sink;
 static int if_ngen, if_nrtr, if_lgen, if_lrtr, if_kgen2, if_krtr2, if_bgen2, if_brtr2;
 static int if_egen, if_ertr, if_wgen, if_wrtr, if_cbgen, if_cbrtr, if_ebgen, if_ebrtr;
-static int if_ewgen, if_ewrtr;
+static int if_ewgen, if_ewrtr, if_hgen, if_hrtr;
 static int ncpus_online;
 static uint8_t pkt[2][PKT_MAX];
 static size_t pkt_len[2];
@@ -195,13 +199,14 @@ static void topology(void)
 	   "ip link add xfcb_gen type veth peer name xfcb_rtr && "
 	   "ip link add xfeb_gen type veth peer name xfeb_rtr && "
 	   "ip link add xfew_gen type veth peer name xfew_rtr && "
+	   "ip link add xfh_gen type veth peer name xfh_rtr && "
 	   "ip link add xfk2_gen numtxqueues 2 numrxqueues 2 type veth peer name xfk2_rtr "
 	   "numtxqueues 2 numrxqueues 2 && "
 	   "ip link add xfb2_gen numtxqueues 2 numrxqueues 2 type veth peer name xfb2_rtr "
 	   "numtxqueues 2 numrxqueues 2 && "
 	   "for d in xfk_gen xfk_rtr xfb_gen xfb_rtr xf_out xf_sink xfn_gen xfn_rtr xfl_gen "
 	   "xfl_rtr xfk2_gen xfk2_rtr xfb2_gen xfb2_rtr xfe_gen xfe_rtr xfw_gen xfw_rtr xfcb_gen xfcb_rtr "
-	   "xfeb_gen xfeb_rtr xfew_gen xfew_rtr; do ip link set $d up; done");
+	   "xfeb_gen xfeb_rtr xfew_gen xfew_rtr xfh_gen xfh_rtr; do ip link set $d up; done");
 	if_kgen = ifindex("xfk_gen");
 	if_bgen = ifindex("xfb_gen");
 	if_krtr = ifindex("xfk_rtr");
@@ -226,6 +231,8 @@ static void topology(void)
 	if_ebrtr = ifindex("xfeb_rtr");
 	if_ewgen = ifindex("xfew_gen");
 	if_ewrtr = ifindex("xfew_rtr");
+	if_hgen = ifindex("xfh_gen");
+	if_hrtr = ifindex("xfh_rtr");
 }
 
 /* Maps the variant builds share with the shipped program. */
@@ -292,7 +299,8 @@ static void load_programs(void)
 	vidxb = kr_dpbench_idxdep_bpf__open();
 	vw16 = kr_win16_bpf__open();
 	vidxw = kr_dpbench_idxwin_bpf__open();
-	if (!vnone || !vlim || !vidx || !vlimb || !vidxb || !vw16 || !vidxw)
+	vhot = kr_hotbe_bpf__open();
+	if (!vnone || !vlim || !vidx || !vlimb || !vidxb || !vw16 || !vidxw || !vhot)
 		die("couldn't open the benchmark builds");
 	share_maps(vnone->obj, "(a)");
 	share_maps(vlim->obj, "(c)");
@@ -301,17 +309,19 @@ static void load_programs(void)
 	share_maps(vidxb->obj, "(e), 2048 backends");
 	share_maps(vw16->obj, "window 16");
 	share_maps(vidxw->obj, "(e) + window");
+	share_maps(vhot->obj, "16 hot backends");
 	vlimb->data->kr_bench_backend_mask = 2047;	/* the 2048 backends (ids 1..2048) */
 	vidxb->data->kr_bench_backend_mask = 2047;
 	if (kr_dpbench_none_bpf__load(vnone) || kr_dpbench_limit_bpf__load(vlim) ||
 	    kr_dpbench_idxdep_bpf__load(vidx) || kr_dpbench_limit_bpf__load(vlimb) ||
 	    kr_dpbench_idxdep_bpf__load(vidxb) || kr_win16_bpf__load(vw16) ||
-	    kr_dpbench_idxwin_bpf__load(vidxw))
+	    kr_dpbench_idxwin_bpf__load(vidxw) || kr_hotbe_bpf__load(vhot))
 		die("couldn't load the benchmark builds");
 	attach(if_cbrtr, bpf_program__fd(vlimb->progs.kr_xdp), "(c), 2048 backends");
 	attach(if_ebrtr, bpf_program__fd(vidxb->progs.kr_xdp), "(e), 2048 backends");
 	attach(if_wrtr, bpf_program__fd(vw16->progs.kr_xdp), "window 16");
 	attach(if_ewrtr, bpf_program__fd(vidxw->progs.kr_xdp), "(e) + window");
+	attach(if_hrtr, bpf_program__fd(vhot->progs.kr_xdp), "16 hot backends");
 	attach(if_nrtr, bpf_program__fd(vnone->progs.kr_xdp), "(a)");
 	attach(if_lrtr, bpf_program__fd(vlim->progs.kr_xdp), "(c)");
 	attach(if_ertr, bpf_program__fd(vidx->progs.kr_xdp), "(e)");
@@ -525,13 +535,13 @@ static double run_queues(int p, uint32_t frames, int64_t *lost, double *wall)
 static double run(int p, uint32_t frames, int64_t *lost, double *wall)
 {
 	int r = p == P_KR150 || p == P_LIM150 || p == P_IDX150 || p == P_W16_150 ||
-		p == P_LIMB150 || p == P_IDXB150 || p == P_IDXW150 ? 1 : 0;
+		p == P_LIMB150 || p == P_IDXB150 || p == P_IDXW150 || p == P_HOT150 ? 1 : 0;
 	int gen = p == P_BARE ? if_bgen : p == P_NONE ? if_ngen :
 		  p == P_LIM15 || p == P_LIM150 ? if_lgen :
 		  p == P_IDX15 || p == P_IDX150 ? if_egen :
 		  p == P_W16_15 || p == P_W16_150 ? if_wgen : p == P_LIMB150 ? if_cbgen :
 		  p == P_IDXB150 ? if_ebgen : p == P_IDXW15 || p == P_IDXW150 ? if_ewgen :
-		  if_kgen;
+		  p == P_HOT15 || p == P_HOT150 ? if_hgen : if_kgen;
 	struct xdp_md ctx = { .data_end = pkt_len[r], .ingress_ifindex = gen };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt[r], .data_size_in = pkt_len[r],
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = frames,
@@ -651,6 +661,9 @@ int main(int argc, char **argv)
 		       "ns: full - that = %+.0f / %+.0f ns at %u / %u points\n", ns[P_IDXW15],
 		       ns[P_IDXW150], ns[P_KR15] - ns[P_IDXW15], ns[P_KR150] - ns[P_IDXW150],
 		       npoints[0], npoints[1]);
+		printf("  the full lookup routing to 16 hot backends (no backend table): %.0f / %.0f "
+		       "ns: full - that = %+.0f / %+.0f ns\n", ns[P_HOT15], ns[P_HOT150],
+		       ns[P_KR15] - ns[P_HOT15], ns[P_KR150] - ns[P_HOT150]);
 		printf("  window of 16 points instead of 32: %.0f / %.0f ns against %.0f / %.0f "
 		       "at %u / %u points\n", ns[P_W16_15], ns[P_W16_150], ns[P_KR15], ns[P_KR150],
 		       npoints[0], npoints[1]);
