@@ -201,3 +201,19 @@ slot_gen() { kr ring status web --instance "$P" --json | jq ".[0].slots[$1].gene
 	run -0 kr ring rollback web --instance "$P"
 	run -0 kr unload r0 --instance "$P"
 }
+
+@test "apply --strict during a migration: the ring it would skip fails it before anything is written; without --strict it is skipped, exit 0 (issue 26 #11)" {
+	kr_config "$KR_TMP/b.json" 160 2
+	run -0 kr load r0 -c "$KR_TMP/a.json" --mode generic --instance "$P"
+	run -0 kr ring stage web -c "$KR_TMP/ab.json" --instance "$P"
+	before=$(kr status --json --instance "$P" | jq -c '[.rings, .backends]')
+	run -1 kr apply -c "$KR_TMP/b.json" --strict --instance "$P"
+	assert_output --partial "ring 'web' differs but is staged (--strict): nothing was changed"
+	refute_output --partial "stopped"
+	[ "$(kr status --json --instance "$P" | jq -c '[.rings, .backends]')" = "$before" ]
+	run -0 kr apply -c "$KR_TMP/b.json" --instance "$P"
+	assert_output --partial "apply leaves it alone"
+	run -0 kr ring rollback web --instance "$P"
+	run -0 kr apply -c "$KR_TMP/b.json" --strict --instance "$P"
+	run -0 kr unload r0 --instance "$P"
+}

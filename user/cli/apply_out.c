@@ -387,7 +387,7 @@ int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_c
 		if (!rc)
 			print_summary(&p.n);
 	}
-	if (rc)
+	if (rc && !(rc == -EBUSY && o->strict))	/* --strict's refusal said it changed nothing */
 		pr_warn("keyrouter: apply of '%s' stopped: %s; what was published before still "
 			"routes, the next apply converges\n", config, strerror(-rc));
 	kr_apply_plan_free(&p);
