@@ -723,12 +723,16 @@ static void result(struct checker *c, struct target *t, bool ok, uint32_t rtt_us
 	fig_write(c, t);
 }
 
-static void schedule(struct target *t, uint64_t from)
+/* The next probe: one interval after the one just due (not after the moment it was sent,
+ * so a late loop does not stretch the intervals), minus the jitter (it only shortens them:
+ * fall x interval + timeout stays the bound), and never in the past. */
+static void schedule(struct target *t, uint64_t now)
 {
 	uint32_t j = t->h.jitter_ms ? (uint32_t)(random() % (t->h.jitter_ms + 1)) : 0;
 
-	/* jitter only shortens the interval: fall x interval + timeout stays the bound */
-	t->next_ms = from + t->h.interval_ms - j;
+	t->next_ms = t->next_ms + t->h.interval_ms - j;
+	if (t->next_ms < now)
+		t->next_ms = now;
 }
 
 static void drain_socket(struct checker *c, struct target *t)
@@ -848,8 +852,13 @@ static int run(struct checker *c)
 		for (uint32_t i = 0; i < c->n; i++) {
 			struct target *t = &c->t[i];
 
-			if (t->in_flight && now >= t->deadline_ms)
-				result(c, t, false, 0, "no answer within the timeout");
+			if (t->in_flight && now >= t->deadline_ms) {
+				/* a reply already waiting counts (the checker itself may have
+				 * been late to look) */
+				drain_socket(c, t);
+				if (t->in_flight)
+					result(c, t, false, 0, "no answer within the timeout");
+			}
 			if (!t->in_flight && now >= t->next_ms) {
 				t->seq++;
 				t->fig.probes++;
