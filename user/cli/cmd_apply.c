@@ -6,6 +6,7 @@
 #include "ops.h"
 #include "apply_out.h"
 #include "opts.h"
+#include "lock_wait.h"
 
 static void usage(FILE *f)
 {
@@ -25,7 +26,8 @@ static void usage(FILE *f)
 		"                       loaded)\n"
 		"  -p, --pin-dir DIR    maps pinned in DIR instead (e.g. by `bpftool prog loadall\n"
 		"                       build/bpf/keyrouter.bpf.o DIR/progs pinmaps DIR`)\n"
-		"  -n, --dry-run        print what would change, change nothing\n");
+		"  -n, --dry-run        print what would change, change nothing\n"
+		KR_WAIT_OPT_HELP);
 }
 
 static void help(FILE *f, const void *ctx)
@@ -36,13 +38,14 @@ static void help(FILE *f, const void *ctx)
 
 static int cmd_apply(int argc, char **argv)
 {
-	const char *config = NULL, *instance = NULL, *pin_dir = NULL;
+	const char *config = NULL, *instance = NULL, *pin_dir = NULL, *wait = NULL;
 	struct kr_ops_apply_opts o = {};
 	const struct kr_opt opts[] = {
 		KR_OPT_STR("config", 'c', &config),
 		KR_OPT_STR("instance", 'i', &instance),
 		KR_OPT_STR("pin-dir", 'p', &pin_dir),
 		KR_OPT_FLAG("dry-run", 'n', &o.dry_run),
+		KR_OPT_STR("wait", 0, &wait),
 		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .usage = help };
@@ -55,6 +58,8 @@ static int cmd_apply(int argc, char **argv)
 	if (!config || first != argc || (instance && pin_dir))
 		return kr_usage_error("expected -c CONFIG (and at most one of --instance, "
 				      "--pin-dir)");
+	if (kr_lock_wait_opt(wait, -1))
+		return 2;
 	cfg = kr_cli_config_load(config);
 	if (!cfg)
 		return 1;

@@ -11,6 +11,7 @@
 #include "ops_report.h"
 #include "opts.h"
 #include "ring_sm.h"
+#include "lock_wait.h"
 
 #define COMMON_OPTS_HELP \
 	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n" \
@@ -26,28 +27,30 @@ static const char *const usages[] = {
 	"Build RING as CONFIG defines it and publish it into the ring's standby slot, with\n"
 	"the migration fraction 0: no key moves yet. Needs the ring idle (a third version\n"
 	"only after commit or rollback). RING may be a subset ring, \"RING[tag,...]\".\n\n"
-	"  -c, --config FILE    the configuration holding the new version\n" STAGE_OPTS_HELP,
+	"  -c, --config FILE    the configuration holding the new version\n" STAGE_OPTS_HELP
+	KR_WAIT_OPT_HELP,
 	[KR_OPS_MIGRATE] =
 	"Usage: keyrouter ring migrate RING --percent P [--instance NAME | --pin-dir DIR]\n\n"
 	"Route P percent of the keys (0..100, resolution 2^-32, e.g. 0.01 or 12.5) with the\n"
 	"staged version; a key goes to the standby slot when mix32(crc32(key)) < P% * 2^32,\n"
 	"so raising P only moves more keys over, never back. One write of the ring's\n"
 	"control word: it takes effect at once, nothing is rebuilt or reloaded.\n\n"
-	"  -P, --percent P      share of keys on the staged version\n" COMMON_OPTS_HELP,
+	"  -P, --percent P      share of keys on the staged version\n" COMMON_OPTS_HELP
+	KR_WAIT_OPT_HELP,
 	[KR_OPS_COMMIT] =
 	"Usage: keyrouter ring commit RING [--instance NAME | --pin-dir DIR]\n\n"
 	"Make the staged version the active one for every key (one control-word write);\n"
 	"the previous version stays in the standby slot until the next stage.\n\n"
-	COMMON_OPTS_HELP,
+	COMMON_OPTS_HELP KR_WAIT_OPT_HELP,
 	[KR_OPS_ROLLBACK] =
 	"Usage: keyrouter ring rollback RING [--instance NAME | --pin-dir DIR]\n\n"
 	"Send every key back to the active version at once (fraction 0, ring idle).\n\n"
-	COMMON_OPTS_HELP,
+	COMMON_OPTS_HELP KR_WAIT_OPT_HELP,
 };
 
 struct ring_args {
 	const char *instance, *pin_dir, *config, *percent;
-	const char *ring;
+	const char *ring, *wait;
 	bool json;
 };
 
@@ -60,6 +63,7 @@ static int parse(int argc, char **argv, const char *usage, bool need_ring,
 		KR_OPT_STR("config", 'c', &a->config),
 		KR_OPT_STR("percent", 'P', &a->percent),
 		KR_OPT_FLAG("json", 'j', &a->json),
+		KR_OPT_STR("wait", 0, &a->wait),
 		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .help = usage };
@@ -76,6 +80,8 @@ static int parse(int argc, char **argv, const char *usage, bool need_ring,
 				      "at most one RING argument");
 	if (a->instance && a->pin_dir)
 		return kr_usage_error("give --instance NAME or --pin-dir DIR, not both");
+	if (kr_lock_wait_opt(a->wait, -1))
+		return 2;
 	return -1;
 }
 

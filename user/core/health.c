@@ -189,8 +189,8 @@ bool kr_probe_match(const struct kr_health_eff *h, uint32_t seq, const uint8_t *
 
 		/* Version Negotiation: long header, version 0, DCID = our SCID, SCID = our
 		 * DCID (RFC 9000 §17.2.1), then supported versions */
-		if (len < 7 || !(r[0] & 0x80) || r[1] || r[2] || r[3] || r[4] || r[5] != 8 ||
-		    len < 6 + 1 + 8 + 1 + 8 + 4)
+		if (len < 1 + 4 + 1 + 8 + 1 + 8 + 4 || !(r[0] & 0x80) || r[1] || r[2] || r[3] ||
+		    r[4] || r[5] != 8)
 			return false;
 		quic_cid(seq, cid, 's');
 		if (memcmp(r + 6, cid, 8) || r[14] != 8)
