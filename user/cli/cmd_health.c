@@ -427,9 +427,16 @@ static int build_targets(struct checker *c)
 					t->be = all[id];
 					kr_sockaddr_format(&cb->addr, t->label);
 					c->n++;
+					/* not probed (said why): a backend the checker cannot
+					 * reach is not taken for a dead one */
 					if (target_net(c, t, meta.ifname, meta.ifindex)) {
-						err = -EINVAL;
-						goto out;
+						if (t->udp >= 0)
+							close(t->udp);
+						if (!t->l2 && t->tx >= 0)
+							close(t->tx);
+						c->n--;
+						pr_warn("keyrouter: health: %s (id %u) is not checked\n",
+							t->label, id);
 					}
 				}
 		}
