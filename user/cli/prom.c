@@ -112,7 +112,7 @@ static const struct {
 		"(backend set), 2 the health checker." },
 	[F_BE_SINCE] = { "keyrouter_backend_state_since_timestamp_seconds", "gauge",
 		"Unix time at which the backend's current state was set (by backend set or the "
-		"health checker; absent when apply set it)." },
+		"health checker; 0 when apply set it, the time is not recorded)." },
 	[F_HC_PROBES] = { "keyrouter_health_probes_total", "counter",
 		"Health probes the checker sent to the backend." },
 	[F_HC_FAILED] = { "keyrouter_health_probes_failed_total", "counter",
@@ -290,9 +290,12 @@ static void health_backend(struct prom *p, __u32 id, const struct kr_backend *be
 
 	(void)end;
 	sample(p, F_BE_OWNER, u64s(b, kr_backend_owner(be)), k1, v1, k2, v2, k3, v3, NULL);
-	if (p->hm.set >= 0 && id < p->hm.max && !bpf_map_lookup_elem(p->hm.set, &id, &s) &&
-	    s.since_ns && s.state == be->state && s.owner == kr_backend_owner(be))
-		sample(p, F_BE_SINCE, times(b, s.since_ns), k1, v1, k2, v2, k3, v3, NULL);
+	/* always the series (a state change changes values, not the set of series); 0: the
+	 * time is not known (apply set it) */
+	if (!(p->hm.set >= 0 && id < p->hm.max && !bpf_map_lookup_elem(p->hm.set, &id, &s) &&
+	      s.state == be->state && s.owner == kr_backend_owner(be)))
+		s.since_ns = 0;
+	sample(p, F_BE_SINCE, times(b, s.since_ns), k1, v1, k2, v2, k3, v3, NULL);
 	if (p->hm.be < 0 || id >= p->hm.max || bpf_map_lookup_elem(p->hm.be, &id, &f) ||
 	    !(f.flags & KR_HEALTH_F_CHECKED))
 		return;
