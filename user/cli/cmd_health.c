@@ -616,10 +616,34 @@ static int locked_write(struct checker *c, struct target *t, __u8 state)
 	return err;
 }
 
+/* Write state (the lock taken, bounded); on success the checker's view follows, the
+ * transition is counted and the ring's record updated.  false: not written (said why, or an
+ * operator's state it leaves alone). */
+static bool transition(struct checker *c, struct target *t, __u8 state)
+{
+	uint32_t up, total;
+	int err = locked_write(c, t, state);
+
+	if (err == -EPERM) {
+		t->fig.flags |= KR_HEALTH_F_OVERRIDE;
+		return false;
+	}
+	if (err) {
+		logf_("health: %s: could not mark it %s (%s): trying again at the next probe\n",
+		      t->label, state == KR_BACKEND_UP ? "up" : "down",
+		      err == -EAGAIN ? "the instance's lock" : strerror(-err));
+		return false;
+	}
+	kr_hsm_set(&t->sm, state == KR_BACKEND_UP);
+	t->fig.transitions++;
+	ring_count(c, t->ri, &up, &total);
+	ring_record(c, t->ri, false, up, total);
+	return true;
+}
+
 static void want_down(struct checker *c, struct target *t, const char *why)
 {
 	uint32_t up, total;
-	int err;
 
 	ring_count(c, t->ri, &up, &total);
 	if (kr_health_panic(up, total, ring_panic(c, t->ri))) {
@@ -633,46 +657,18 @@ static void want_down(struct checker *c, struct target *t, const char *why)
 		ring_record(c, t->ri, true, up, total);
 		return;
 	}
-	err = locked_write(c, t, KR_BACKEND_DOWN);
-	if (err == -EPERM) {
-		t->fig.flags |= KR_HEALTH_F_OVERRIDE;
-		return;
-	}
-	if (err) {
-		logf_("health: %s: could not mark it down (%s): trying again at the next probe\n",
-		      t->label, err == -EAGAIN ? "the instance's lock" : strerror(-err));
-		return;
-	}
-	kr_hsm_set(&t->sm, false);
 	t->fig.flags &= ~KR_HEALTH_F_HELD;
 	t->held_logged = false;
-	t->fig.transitions++;
-	logf_("health: %s (id %u, ring %s): down after %u failed probes (%s)\n", t->label, t->id,
-	      c->cfg->rings[t->ri].name, t->sm.fail_run, why);
-	ring_count(c, t->ri, &up, &total);
-	ring_record(c, t->ri, false, up, total);
+	if (transition(c, t, KR_BACKEND_DOWN))
+		logf_("health: %s (id %u, ring %s): down after %u failed probes (%s)\n", t->label,
+		      t->id, c->cfg->rings[t->ri].name, t->sm.fail_run, why);
 }
 
 static void want_up(struct checker *c, struct target *t)
 {
-	uint32_t up, total;
-	int err = locked_write(c, t, KR_BACKEND_UP);
-
-	if (err == -EPERM) {
-		t->fig.flags |= KR_HEALTH_F_OVERRIDE;
-		return;
-	}
-	if (err) {
-		logf_("health: %s: could not mark it up (%s): trying again at the next probe\n",
-		      t->label, err == -EAGAIN ? "the instance's lock" : strerror(-err));
-		return;
-	}
-	kr_hsm_set(&t->sm, true);
-	t->fig.transitions++;
-	logf_("health: %s (id %u, ring %s): up after %u answered probes\n", t->label, t->id,
-	      c->cfg->rings[t->ri].name, t->sm.ok_run);
-	ring_count(c, t->ri, &up, &total);
-	ring_record(c, t->ri, false, up, total);
+	if (transition(c, t, KR_BACKEND_UP))
+		logf_("health: %s (id %u, ring %s): up after %u answered probes\n", t->label,
+		      t->id, c->cfg->rings[t->ri].name, t->sm.ok_run);
 }
 
 /* The live entry: an operator's down/drain is left alone; someone else's up or down is
