@@ -309,6 +309,16 @@ kill_detect() {
 	grep -q "^  state set by operator since .*left alone by the checker" <<<"$output"
 	run -0 kr backend set "$a1" up
 	wait_state "$a1" up 5
+	# the configuration's drain: owner config, since when, left alone too
+	jq '(.rings[] | select(.name == "dns4") | .backends[0].state) = "drain"' "$TOPO_DIR/h.json" >"$TOPO_DIR/drain.json"
+	run -0 kr apply -c "$TOPO_DIR/drain.json"
+	sleep 1
+	[ "$(be_field "$a1" .state)" = drain ]
+	[ "$(be_field "$a1" .owner)" = config ]
+	[ "$(be_field "$a1" .since_unix)" != null ]
+	[ "$(be_field "$a1" .health.left_alone)" = true ]
+	run -0 kr backend set "$a1" up
+	wait_state "$a1" up 5
 	# 3 of 4 dead: at most half of the ring goes down, the rest is held up and said so
 	kill_server 2 unbound
 	kill_server 3 unbound

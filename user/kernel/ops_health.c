@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include "log.h"
 #include "ops_health.h"
+#include "apply_plan.h"
 
 __u64 kr_health_now_ns(void)
 {
@@ -55,6 +56,26 @@ int kr_health_maps_open(const struct kr_inst *in, const struct kr_ops_maps *m, b
 		return err;
 	}
 	return 0;
+}
+
+void kr_health_note_apply(const struct kr_inst *in, const struct kr_plan_backend *b, __u32 n)
+{
+	int fd = n ? kr_ops_map_open(in, KR_OPS_MAP_HEALTH_SET, true) : -1;
+	__u64 now = kr_health_now_ns();
+
+	if (fd < 0)
+		return;
+	for (__u32 i = 0; i < n; i++) {
+		struct kr_health_set cur = {}, rec = { .since_ns = now, .state = b[i].v.state,
+						       .owner = KR_OWNER_CONFIG };
+
+		if (kr_backend_owner(&b[i].v) != KR_OWNER_CONFIG ||
+		    (!bpf_map_lookup_elem(fd, &b[i].id, &cur) && cur.since_ns &&
+		     cur.state == rec.state && cur.owner == rec.owner))
+			continue;
+		bpf_map_update_elem(fd, &b[i].id, &rec, BPF_EXIST);
+	}
+	close(fd);
 }
 
 int kr_health_write_state(const struct kr_ops_maps *m, const struct kr_health_maps *h,

@@ -113,4 +113,10 @@ int kr_health_write_state(const struct kr_ops_maps *m, const struct kr_health_ma
 
 __u64 kr_health_now_ns(void);
 
+struct kr_plan_backend;
+/* apply wrote these kr_backends entries: record when the configuration set a state (owner
+ * config) that kr_health_set does not hold yet.  Only where kr_health_set exists (a checker
+ * or backend set made it): apply creates none of the health maps. */
+void kr_health_note_apply(const struct kr_inst *in, const struct kr_plan_backend *b, __u32 n);
+
 #endif
