@@ -361,3 +361,36 @@ kill_detect() {
 	run -2 kr backend set "$a" drain --wait soon
 	[[ "$output" == *"bad --wait 'soon'"* ]]
 }
+
+@test "health: an apply that changes a ring while the checker runs: it finds the ring's backends again by itself" {
+	jq '(.rings[] | select(.name == "dns4") | .backends) |= .[0:3]' "$TOPO_DIR/h.json" >"$TOPO_DIR/three.json"
+	run -0 kr apply -c "$TOPO_DIR/three.json"
+	local n
+	for ((n = 0; n < 100; n++)); do
+		[ "$(kr status --json | jq -r .health_checker.backends)" = 11 ] && break
+		sleep 0.1
+	done
+	[ "$(kr status --json | jq -r .health_checker.backends)" = 11 ]
+	grep -q '^health: the instance changed (apply): finding its backends again' "$TOPO_DIR/health.log"
+	run -0 kr apply -c "$TOPO_DIR/h.json"
+	for ((n = 0; n < 100; n++)); do
+		[ "$(kr status --json | jq -r .health_checker.backends)" = 12 ] && break
+		sleep 0.1
+	done
+	[ "$(kr status --json | jq -r .health_checker.backends)" = 12 ]
+	wait_state "${TOPO_B4[4]}:53" up 5
+	[ "$(be_field "${TOPO_B4[4]}:53" .health.probes)" -gt 0 ]
+	# SIGHUP (systemctl reload): the file again; a broken one keeps the one read before
+	cp "$TOPO_DIR/h.json" "$TOPO_DIR/h.good"
+	echo '{' >"$TOPO_DIR/h.json"
+	kill -HUP "$(cat "$TOPO_DIR/health.pid")"
+	for ((n = 0; n < 50; n++)); do
+		grep -q 'is not valid (above): checking on with the configuration read before' "$TOPO_DIR/health.log" && break
+		sleep 0.1
+	done
+	cp "$TOPO_DIR/h.good" "$TOPO_DIR/h.json"
+	grep -q '^health: SIGHUP: reading .*h.json again' "$TOPO_DIR/health.log"
+	grep -q 'is not valid (above): checking on with the configuration read before' "$TOPO_DIR/health.log"
+	sleep 1
+	[ "$(kr status --json | jq -r '.health_checker.running, .health_checker.backends' | paste -sd' ')" = "true 12" ]
+}

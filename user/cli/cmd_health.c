@@ -42,6 +42,7 @@
 
 #define DEFAULT_WAIT_MS	5000
 #define BEAT_MS		500
+#define SCAN_MS		2000	/* how often the live instance is compared (apply) */
 #define PKT_MAX		2048
 
 static void usage(FILE *f)
@@ -116,7 +117,7 @@ struct checker {
 	struct target *t;
 	uint32_t n;
 	int rings_id[KR_MAX_RINGS];	/* config ring -> kernel ring id, -1 none */
-	int txfd[4];			/* raw sockets: packet, ipip4 (v4 outer), ... cached */
+	int pkt_fd;			/* AF_PACKET, for every l2 target */
 };
 
 static volatile sig_atomic_t stop, reload;
@@ -235,22 +236,20 @@ static int open_udp(struct target *t, int fam)
 	return 0;
 }
 
-static int tx_socket(struct checker *c, int kind)
+/* The AF_PACKET socket of the l2 probes, shared (protocol 0: it receives nothing). */
+static int packet_socket(struct checker *c)
 {
-	static const int dom[] = { AF_PACKET, AF_INET, AF_INET6, AF_INET6 };
-	static const int proto[] = { 0, IPPROTO_IPIP, IPPROTO_IPV6, IPPROTO_IPIP };
-	int one = 1024;
+	if (c->pkt_fd < 0)
+		c->pkt_fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	return c->pkt_fd;
+}
 
-	if (c->txfd[kind] >= 0)
-		return c->txfd[kind];
-	c->txfd[kind] = socket(dom[kind], SOCK_RAW | SOCK_CLOEXEC, proto[kind]);
-	if (c->txfd[kind] >= 0) {
-		/* send only: what the raw socket would receive is not read */
-		setsockopt(c->txfd[kind], SOL_SOCKET, SO_RCVBUF, &one, sizeof(one));
-		if (kind == 0)
-			shutdown(c->txfd[kind], SHUT_RD);
-	}
-	return c->txfd[kind];
+/* Raw sockets of ipip probes only send: what they would receive is not read. */
+static void small_rcvbuf(int fd)
+{
+	int sz = 1024;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 }
 
 /* The service's VIP of the backend's family; wildcard services: the backend's own address. */
@@ -282,7 +281,7 @@ static int target_net(struct checker *c, struct target *t, const char *meta_ifna
 		t->ifindex = t->be.ifindex ? t->be.ifindex : meta_ifindex;
 		if (!if_indextoname(t->ifindex, ifname))
 			snprintf(ifname, sizeof(ifname), "%s", meta_ifname);
-		t->tx = tx_socket(c, 0);
+		t->tx = packet_socket(c);
 		if (t->tx < 0 || dev_mac(t->tx, ifname, t->smac)) {
 			pr_warn("keyrouter: health: %s: no raw socket on device '%s' (%s): needs "
 				"CAP_NET_RAW\n", t->label, ifname, strerror(errno));
@@ -296,12 +295,9 @@ static int target_net(struct checker *c, struct target *t, const char *meta_ifna
 	} else {
 		const uint8_t *src = fam == 4 ? s->fwd.source4 : s->fwd.source6;
 		bool has = fam == 4 ? s->fwd.has_source4 : s->fwd.has_source6;
-		int kind = t->be.family == 4 ? 1 : (fam == 6 ? 2 : 3);
 		const uint8_t *osrc = t->be.family == 4 ? s->fwd.source4 : s->fwd.source6;
 		bool ohas = t->be.family == 4 ? s->fwd.has_source4 : s->fwd.has_source6;
 
-		if (fam == 4 && t->be.family == 4)
-			kind = 1;
 		if (!has) {
 			pr_warn("keyrouter: health: %s: service '%s' has no forward.source%d: the "
 				"router's address the replies come back to\n", t->label, s->name, fam);
@@ -309,10 +305,9 @@ static int target_net(struct checker *c, struct target *t, const char *meta_ifna
 		}
 		memset(t->src, 0, 16);
 		memcpy(t->src, src, fam == 4 ? 4 : 16);
-		/* one socket per outer source: not shared when sources differ (rare) */
+		/* its own socket: bound to the service's outer source */
 		t->tx = socket(t->be.family == 4 ? AF_INET : AF_INET6, SOCK_RAW | SOCK_CLOEXEC,
 			       fam == 4 ? IPPROTO_IPIP : IPPROTO_IPV6);
-		(void)kind;
 		if (t->tx < 0) {
 			pr_warn("keyrouter: health: %s: no raw socket (%s): needs CAP_NET_RAW\n",
 				t->label, strerror(errno));
@@ -326,11 +321,7 @@ static int target_net(struct checker *c, struct target *t, const char *meta_ifna
 				pr_warn("keyrouter: health: %s: outer source not bound (%s)\n",
 					t->label, strerror(errno));
 		}
-		{
-			int sz = 1024;
-
-			setsockopt(t->tx, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-		}
+		small_rcvbuf(t->tx);
 	}
 	if (open_udp(t, fam)) {
 		pr_warn("keyrouter: health: %s: no UDP socket on the router's address (%s)\n",
@@ -359,7 +350,9 @@ static bool same_ap(const struct kr_backend *be, const struct kr_sockaddr *a)
 	       !memcmp(be->addr, a->ip, a->family == 4 ? 4 : 16);
 }
 
-/* Does ring_id reference id in either slot (bt of both read once per build)? */
+/* The targets: every backend of a ring a service uses (in its subset) whose probe is not
+ * "none", by the ids the ring's published slots reference for its address; each id once
+ * (probed through the first such service). */
 static int build_targets(struct checker *c)
 {
 	struct kr_backend *all = NULL;
@@ -816,6 +809,73 @@ static int start(struct checker *c)
 	return 0;
 }
 
+/* What the targets depend on in the live instance: the ring ids of the configuration's
+ * rings, the generation of each of their slots (apply publishes a new one when the ring's
+ * backends change) and the forwarding of every checked id. */
+static uint64_t live_signature(struct checker *c)
+{
+	uint64_t h = 1469598103934665603ull;
+
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+	for (uint32_t ri = 0; ri < c->cfg->nrings; ri++) {
+		int id = kr_ops_ring_find(&c->in, c->cfg->rings[ri].name);
+
+		MIX(id);
+		for (__u32 k = 0; id >= 0 && k < 2; k++) {
+			struct kr_ops_slot s = {};
+
+			kr_ops_slot_read(&c->m, (__u32)id, k, false, &s);
+			MIX(s.present ? s.hdr.generation : 0);
+			kr_ops_slot_free(&s);
+		}
+	}
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct kr_backend be = {};
+
+		bpf_map_lookup_elem(c->m.backends, &c->t[i].id, &be);
+		be.state = 0;
+		be.flags = 0;
+		for (size_t b = 0; b < sizeof(be); b++)
+			MIX(((const uint8_t *)&be)[b]);
+	}
+#undef MIX
+	return h;
+}
+
+/* The targets again (the configuration or the instance changed); a backend probed before
+ * keeps its runs of answers and failures and its schedule. */
+static int rebuild(struct checker *c)
+{
+	struct target *old = c->t;
+	uint32_t nold = c->n;
+
+	c->t = NULL;
+	c->n = 0;
+	if (start(c))
+		return -1;
+	for (uint32_t i = 0; i < c->n; i++)
+		for (uint32_t j = 0; j < nold; j++)
+			if (old[j].id == c->t[i].id) {
+				c->t[i].sm.ok_run = old[j].sm.ok_run;
+				c->t[i].sm.fail_run = old[j].sm.fail_run;
+				c->t[i].seq = old[j].seq;
+				c->t[i].next_ms = old[j].next_ms;
+				break;
+			}
+	{
+		struct target *now = c->t;
+		uint32_t n = c->n;
+
+		c->t = old;
+		c->n = nold;
+		targets_free(c);
+		c->t = now;
+		c->n = n;
+	}
+	logf_("health: checking %u backends of instance '%s'\n", c->n, c->in.name);
+	return 0;
+}
+
 static int load_config(struct checker *c)
 {
 	struct kr_config *cfg = kr_cli_config_load(c->config);
@@ -829,25 +889,39 @@ static int load_config(struct checker *c)
 
 static int run(struct checker *c)
 {
-	uint64_t started = kr_health_now_ns(), rounds = 0, last_beat = 0;
+	uint64_t started = kr_health_now_ns(), rounds = 0, last_beat = 0, last_scan, sig;
 	struct pollfd *pf = NULL;
 
 	if (start(c))
 		return 1;
+	sig = live_signature(c);
+	last_scan = now_ms();
 	logf_("health: checking %u backends of instance '%s' (pid %d)\n", c->n, c->in.name,
 	      (int)getpid());
 	while (!stop) {
 		uint64_t now = now_ms(), next = now + BEAT_MS;
 		int r;
 
-		if (reload) {
-			reload = 0;
-			logf_("health: SIGHUP: reading %s again\n", c->config);
-			if (!load_config(c)) {
-				targets_free(c);
-				if (start(c))
-					return 1;
+		if (now - last_scan >= SCAN_MS) {
+			last_scan = now;
+			if (live_signature(c) != sig) {
+				logf_("health: the instance changed (apply): finding its backends "
+				      "again\n");
+				reload = 2;
 			}
+		}
+		if (reload) {
+			int why = reload;
+
+			reload = 0;
+			if (why == 1)
+				logf_("health: SIGHUP: reading %s again\n", c->config);
+			if (why == 1 && load_config(c))
+				logf_("health: %s is not valid (above): checking on with the "
+				      "configuration read before\n", c->config);
+			if (rebuild(c))
+				return 1;
+			sig = live_signature(c);
 			free(pf);
 			pf = NULL;
 		}
@@ -910,7 +984,7 @@ static int run(struct checker *c)
 static int cmd_health(int argc, char **argv)
 {
 	const char *wait = NULL;
-	struct checker c = { .txfd = { -1, -1, -1, -1 } };
+	struct checker c = { .pkt_fd = -1 };
 	const struct kr_opt opts[] = {
 		KR_OPT_STR("config", 'c', &c.config),
 		KR_OPT_STR("instance", 'i', &c.instance),
@@ -958,9 +1032,8 @@ static int cmd_health(int argc, char **argv)
 	kr_ops_inst_close(&c.in);
 out_maps:
 	targets_free(&c);
-	for (int k = 0; k < 4; k++)
-		if (c.txfd[k] >= 0)
-			close(c.txfd[k]);
+	if (c.pkt_fd >= 0)
+		close(c.pkt_fd);
 	kr_health_maps_close(&c.hm);
 	kr_ops_maps_close(&c.m);
 out_cfg:

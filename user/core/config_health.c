@@ -48,7 +48,6 @@ static int get_seconds(struct ctx *c, json_t *o, const char *key, double min, do
 /* "text" or "hex:0a0b..": the bytes of a udp request or expected reply. */
 static int get_bytes(struct ctx *c, json_t *o, const char *key, uint8_t **out, uint16_t *len)
 {
-	struct kr_key k;
 	const char *s;
 	char err[160];
 	int r = cfg_get_str(c, o, key, &s);
@@ -75,7 +74,6 @@ static int get_bytes(struct ctx *c, json_t *o, const char *key, uint8_t **out, u
 		}
 		memcpy(*out, s, (size_t)n);
 	}
-	(void)k;
 	*len = (uint16_t)n;
 	return 0;
 }
