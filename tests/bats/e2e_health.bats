@@ -39,7 +39,6 @@ teardown_file() {
 
 setup() {
 	e2e_setup
-
 }
 
 kr() { topo_kr "$@" --instance "$TOPO_INSTANCE"; }
@@ -148,6 +147,7 @@ kill_detect() {
 	[ "$(jq '[.backends[] | select(.state == "up" and .health.probes > 0)] | length' <<<"$output")" = 12 ]
 	[ "$(jq -r '.health_checker.running' <<<"$output")" = true ]
 	run -0 kr status --prometheus
+	"$("$E2E_ROOT"/scripts/promtool.sh)" check metrics <<<"$output"
 	grep -q "^keyrouter_health_checker_up{instance=\"$TOPO_INSTANCE\"} 1$" <<<"$output"
 	[ "$(grep -c '^keyrouter_health_probes_total{.*} [1-9]' <<<"$output")" = 12 ]
 	[ "$(grep -c '^keyrouter_health_panic{.*} 0$' <<<"$output")" = 3 ]
