@@ -79,6 +79,8 @@ void kr_health_resolve(const struct kr_config *cfg, uint32_t ri, uint32_t bi, ui
 		out->jitter_ms = out->interval_ms * KR_HC_DEF_JITTER_PCT / 100;
 	if (out->timeout_ms > out->interval_ms)	/* an interval given without a timeout */
 		out->timeout_ms = out->interval_ms;
+	if (out->jitter_ms * 2 > out->interval_ms)	/* the ring's jitter, a backend's interval */
+		out->jitter_ms = out->interval_ms / 2;
 	if (out->probe == KR_PROBE_AUTO) {
 		switch (si < cfg->nservices ? cfg->services[si].key.type : 0) {
 		case KR_KEY_DNS: out->probe = KR_PROBE_DNS; break;
