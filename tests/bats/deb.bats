@@ -2,7 +2,8 @@
 # The Debian package, for real: built with dpkg-buildpackage (scripts/deb.sh, from a copy of
 # the tree; lintian must report no error), installed on this machine with dpkg, then the
 # installed files are used as an operator would: the installed keyrouter (lookup, config
-# check, and the systemd unit's own start/reload/stop commands -- load, apply, unload -- in
+# check, and the systemd unit's own start/reload/stop commands -- load, apply, upgrade,
+# unload -- and the postinst's in-place upgrade in
 # a namespace with the installed BPF object, under exactly the unit's capability bounding
 # set), the installed units through `systemd-analyze verify`, man pages, bash completion;
 # finally `dpkg --purge` must leave nothing behind.  (~1 minute, most of it the build.)
@@ -163,6 +164,17 @@ setup() {
 	[ "$status" = 0 ]
 	assert_output --partial "loaded on $IF (generic mode"
 	# loaded and running, as status reports
+	run -0 nsenter --net="/run/netns/$ns" /usr/sbin/keyrouter status --instance "$IF"
+	assert_output --partial "instance $IF: $IF (attached), generic mode"
+	# a restart's start (its stop kept the program: a restart job): ExecStartPre upgrades
+	# the running program in place to the installed build; then the package's upgrade
+	# (postinst configure OLD-VERSION) does the same for the instances loaded here
+	run -0 unit ExecStartPre
+	echo "$output"
+	assert_output --regexp "upgraded instance '$IF' on $IF in place: program [0-9]+ .* -> [0-9]+"
+	run -0 nsenter --net="/run/netns/$ns" /var/lib/dpkg/info/keyrouter.postinst configure 0.0.1
+	echo "$output"
+	assert_output --partial "upgraded instance '$IF' on $IF in place"
 	run -0 nsenter --net="/run/netns/$ns" /usr/sbin/keyrouter status --instance "$IF"
 	assert_output --partial "instance $IF: $IF (attached), generic mode"
 	# the exporter unit's command under its own bounding set serves this instance

@@ -7,7 +7,7 @@
 # follow any state whose possible time overlaps its own [sent, received] -- measured times
 # only, no slack.  Also: every transition (migrate, commit, rollback) changed where keys
 # go, as predicted and as seen in the packets routed while its state alone was in force;
-# a stage changed nothing; every transition started after the first packet and ended
+# a stage (or an upgrade) changed nothing; every transition started after the first packet and ended
 # before the last; the client kept 10000 packets/s on average (the load the test claims).
 #   ops_swapcheck.py SENT TRANSITIONS EXP_A EXP_B RECV...
 # SENT: "time key"; TRANSITIONS: ops_swapdrive.py's log; EXP_X: "key backend" on ring X;
@@ -78,8 +78,10 @@ def main():
         ambiguous += len(allowed) > 1
         if len(ks) == 1 and ks[0] > 0 and b != predict(key, ks[0] - 1):
             seen_change[ks[0]] += 1
-    routing = [k for k in range(1, n) if st[k][2] != "stage"]
-    stages = [k for k in range(1, n) if st[k][2] == "stage"]
+    # a stage, or an in-place upgrade of the program (ops_upgrade.bats): routing unchanged
+    keep = ("stage", "upgrade")
+    routing = [k for k in range(1, n) if st[k][2] not in keep]
+    stages = [k for k in range(1, n) if st[k][2] in keep]
     keys = [k for _, k in sent[::7]]
     no_change = [k for k in routing if all(predict(x, k) == predict(x, k - 1) for x in keys)]
     unseen = [k for k in routing if not seen_change[k]]

@@ -254,7 +254,7 @@ SH
 	wait "$writer"
 	run -0 cat "$T/w.out"
 	assert_line "keyrouter: waiting for another keyrouter command on instance '$N' (it holds the lock of /sys/fs/bpf/keyrouter/$N; 'fuser -v /sys/fs/bpf/keyrouter/$N' shows which process)"
-	assert_output --partial "backend 10.0.0.1:1 (id 0, 1 ring): drain"
+	assert_output --regexp "backend 10.0.0.1:1 \(id [0-9]+, 1 ring\): drain"
 }
 
 @test "the interface renamed after the load: status says attached and the new name; unload by either name" {

@@ -288,3 +288,11 @@ int kr_cli_stage(const struct kr_inst *in, const char *config, const struct kr_c
 	kr_apply_plan_free(&p);
 	return rc ? 1 : 0;
 }
+
+const char *kr_cli_instance(const char *instance, const char *pin_dir,
+			    const char *file_instance)
+{
+	if (instance || pin_dir)
+		return instance;
+	return file_instance && file_instance[0] ? file_instance : NULL;
+}

@@ -63,8 +63,7 @@ static int cmd_apply(int argc, char **argv)
 	cfg = kr_cli_config_load(config);
 	if (!cfg)
 		return 1;
-	if (!instance && !pin_dir && cfg->instance)
-		instance = cfg->instance;
+	instance = kr_cli_instance(instance, pin_dir, cfg->instance);
 	if (kr_ops_inst_open(&in, instance, pin_dir)) {
 		kr_config_free(cfg);
 		return 1;

@@ -61,26 +61,7 @@ static void unload_usage(FILE *f)
  * ifindex 0: the instance loaded on an interface then named IFNAME instead. */
 static int find_instance(__u32 ifindex, const char *ifname, char *out, size_t outlen)
 {
-	char root[256];
-	struct kr_ops_meta meta;
-	struct dirent *e;
-	int found = -ENOENT;
-	DIR *d;
-
-	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
-	d = opendir(root);
-	if (!d)
-		return -ENOENT;
-	while (found && (e = readdir(d)))
-		if (e->d_name[0] != '.' && !kr_ops_meta_read(e->d_name, &meta) &&
-		    (ifindex ? meta.ifindex == ifindex :
-		     !strncmp(meta.ifname, ifname, sizeof(meta.ifname))) &&
-		    meta.netns_ino == kr_ops_netns_ino() && strlen(e->d_name) < outlen) {
-			memcpy(out, e->d_name, strlen(e->d_name) + 1);
-			found = 0;
-		}
-	closedir(d);
-	return found;
+	return kr_ops_instance_on(ifindex, ifname, out, outlen);
 }
 
 static int read_meta(const struct kr_inst *in, struct kr_ops_meta *meta)

@@ -121,7 +121,7 @@ static void show_rings(struct view *v)
 		struct kr_ops_ring meta;
 
 		if (kr_ops_ring_get(v->in, id, &meta) || !meta.name[0] ||
-		    kr_ops_ring_report(v->in, v->m, id, false, &r))
+		    kr_ops_ring_report(v->in, v->m, id, KR_REPORT_NO_DIFF, &r))
 			continue;
 		if (v->fmt == FMT_JSON) {
 			printf("%s", n ? "," : "");

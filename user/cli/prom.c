@@ -362,7 +362,7 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 	const char *inst = in->name, *name;
 	char b[32];
 
-	if (kr_ops_ring_report(in, m, id, false, &r)) {
+	if (kr_ops_ring_report(in, m, id, KR_REPORT_NO_DIFF, &r)) {
 		p->errors++;
 		return;
 	}

@@ -6,6 +6,7 @@
  *   config_pos.c     comments, the JSON path, line:column positions, the messages
  *   config_secret.c  the keyed-hash secret file
  *   config_dump.c    the normalized configuration as JSON
+ *   config_ids.c     backend "id" pins: one id per server, one server per id
  */
 #ifndef KR_CONFIG_INT_H
 #define KR_CONFIG_INT_H
@@ -86,6 +87,10 @@ const char *cfg_jtype(const json_t *v);
 int cfg_parse_health(struct ctx *c, json_t *o, bool ring, struct kr_cfg_health *out);
 /* The "health" object of the normalized configuration (config show). */
 json_t *cfg_health_json(const struct kr_cfg_health *h, bool ring);
+
+/* The backends' "id" pins over every ring (config_ids.c): conflicts reported, a server's
+ * pin copied to its other rings. */
+void cfg_check_backend_ids(struct ctx *c);
 
 /* A QUIC-LB server ID in hex (2 * n + 1 bytes of out). */
 void cfg_qlb_hex(const uint8_t *p, unsigned n, char *out);

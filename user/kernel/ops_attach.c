@@ -56,7 +56,7 @@ static struct bpf_program *find_prog(struct bpf_object *obj, enum bpf_prog_type 
 }
 
 /* Only the program of the chosen mode is loaded. */
-static struct bpf_program *select_prog(struct bpf_object *obj, enum kr_ops_mode mode)
+struct bpf_program *kr_ops_select_prog(struct bpf_object *obj, enum kr_ops_mode mode)
 {
 	enum bpf_prog_type want = mode == KR_OPS_MODE_TC ? BPF_PROG_TYPE_SCHED_CLS :
 							    BPF_PROG_TYPE_XDP;
@@ -170,15 +170,18 @@ static int attach_tc(struct kr_ops_attach *a, struct bpf_program *prog,
 	return 0;
 }
 
-/* The object embedded in the tool (the skeleton's bytes), or the file the user names. */
-static struct bpf_object *open_object(const char *obj_path)
+/* The object embedded in the tool (the skeleton's bytes), or the file the user names.  Both
+ * under the skeleton's object name: the names of the internal maps (.bss, .rodata: pinned
+ * as keyroute_bss, keyroute_rodata) do not depend on the file's name, so that `upgrade`
+ * finds the pins of a program loaded from another file. */
+struct bpf_object *kr_ops_object_open(const char *obj_path)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "keyrouter_bpf");
 	const void *bytes;
 	size_t size;
 
 	if (obj_path)
-		return bpf_object__open_file(obj_path, NULL);
+		return bpf_object__open_file(obj_path, &opts);
 	bytes = keyrouter_bpf__elf_bytes(&size);
 	return bpf_object__open_mem(bytes, size, &opts);
 }
@@ -189,7 +192,7 @@ int kr_ops_attach(struct kr_ops_attach *a, const char *obj_path, struct kr_ops_m
 	int err;
 
 	memset(a, 0, sizeof(*a));
-	a->obj = open_object(obj_path);
+	a->obj = kr_ops_object_open(obj_path);
 	if (!a->obj) {
 		err = -errno;
 		a->obj = NULL;
@@ -197,7 +200,7 @@ int kr_ops_attach(struct kr_ops_attach *a, const char *obj_path, struct kr_ops_m
 			obj_path ? obj_path : "(built in)", strerror(-err));
 		return err;
 	}
-	prog = select_prog(a->obj, meta->mode);
+	prog = kr_ops_select_prog(a->obj, meta->mode);
 	if (!prog) {
 		pr_warn("keyrouter: the BPF object '%s' has no %s program\n",
 			obj_path ? obj_path : "(built in)",

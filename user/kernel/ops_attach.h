@@ -5,6 +5,7 @@
 #include "ops.h"
 
 struct bpf_object;
+struct bpf_program;
 struct xdp_program;
 
 struct kr_ops_attach {
@@ -20,6 +21,10 @@ void kr_ops_attach_close(struct kr_ops_attach *a);
 /* Undo kr_ops_attach() of this command (its program handle first, else as kr_ops_detach);
  * 0 when the program is no longer attached. */
 int kr_ops_attach_undo(struct kr_ops_attach *a, const struct kr_ops_meta *meta);
+/* The BPF object: OBJ_PATH, or the one built into the tool when NULL (NULL + errno). */
+struct bpf_object *kr_ops_object_open(const char *obj_path);
+/* The program of MODE in OBJ, the only one to be loaded (NULL: the object has none). */
+struct bpf_program *kr_ops_select_prog(struct bpf_object *obj, enum kr_ops_mode mode);
 /* Detach what meta describes (-ENOENT: not attached any more, -ENODEV: no interface). */
 int kr_ops_detach(const struct kr_ops_meta *meta);
 

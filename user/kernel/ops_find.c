@@ -206,3 +206,26 @@ int kr_ops_instances_describe(char *buf, size_t len)
 	closedir(d);
 	return n;
 }
+
+int kr_ops_instance_on(__u32 ifindex, const char *ifname, char *out, size_t len)
+{
+	char root[256];
+	struct kr_ops_meta meta;
+	struct dirent *e;
+	int found = -ENOENT;
+	DIR *d;
+
+	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
+	d = opendir(root);
+	while (d && found && (e = readdir(d)))
+		if (e->d_name[0] != '.' && !kr_ops_meta_read(e->d_name, &meta) &&
+		    (ifindex ? meta.ifindex == ifindex :
+		     !strncmp(meta.ifname, ifname, sizeof(meta.ifname))) &&
+		    meta.netns_ino == kr_ops_netns_ino() && strlen(e->d_name) < len) {
+			memcpy(out, e->d_name, strlen(e->d_name) + 1);
+			found = 0;
+		}
+	if (d)
+		closedir(d);
+	return found;
+}

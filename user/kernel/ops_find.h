@@ -49,4 +49,8 @@ int kr_ops_meta_read(const char *name, struct kr_ops_meta *meta);
  * root, or "" when there is none.  Returns how many. */
 int kr_ops_instances_describe(char *buf, size_t len);
 
+/* The instance recorded as loaded on IFINDEX in this network namespace (its name into out),
+ * or -ENOENT.  ifindex 0: the instance loaded on an interface then named IFNAME instead. */
+int kr_ops_instance_on(__u32 ifindex, const char *ifname, char *out, size_t len);
+
 #endif
