@@ -41,7 +41,7 @@ struct kr_backend {
 	__u8 mac[6];		/* l2: destination MAC of the backend */
 	__u8 pad[2];
 	__u32 ifindex;		/* l2: egress device (0: the ingress device) */
-	__u32 flags;
+	__u32 flags;		/* KR_BACKEND_F_* (the data path ignores them) */
 };
 KR_LAYOUT_SIZE(kr_backend, 36);
 KR_LAYOUT_AT(kr_backend, addr, 0);
@@ -52,6 +52,16 @@ KR_LAYOUT_AT(kr_backend, mac, 20);
 KR_LAYOUT_AT(kr_backend, pad, 26);
 KR_LAYOUT_AT(kr_backend, ifindex, 28);
 KR_LAYOUT_AT(kr_backend, flags, 32);
+
+/* kr_backend.flags: who set .state, written in the same map update as the state
+ * (docs/operations.md "Health checking"): the health checker never brings back a backend
+ * that an operator or the configuration set down or drained. */
+enum kr_backend_owner {
+	KR_OWNER_CONFIG = 0,	/* apply (the configuration's state, or nobody yet) */
+	KR_OWNER_OPERATOR = 1,	/* keyrouter backend set */
+	KR_OWNER_CHECKER = 2,	/* keyrouter health */
+};
+#define KR_BACKEND_F_OWNER	3u	/* enum kr_backend_owner */
 
 /* ---- what the ring stage decided for one packet ----------------------------------- */
 /* Subset membership (map kr_subset_members, HASH without prealloc): an entry

@@ -22,6 +22,7 @@
 #include "ring_sm.h"
 #include "ops_stats.h"
 #include "quic_lb.h"
+#include "health_out.h"
 
 enum fmt { FMT_TEXT, FMT_JSON };
 
@@ -34,6 +35,7 @@ struct view {
 	enum fmt fmt;
 	bool full;		/* status (everything) or stats (counters) */
 	bool not_up;		/* a backend shown is down or draining */
+	struct kr_health_maps hm;	/* the health checker's maps (fds -1: none) */
 	enum kr_ops_attach_state attach;	/* of a recorded instance (show_instance) */
 	struct kr_ops_meta meta;
 };
@@ -255,7 +257,9 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 			printf("%s\"%.*s\"", p == rn ? "" : ",", (int)l, p);
 			p += l + (p[l] == ',');
 		}
-		printf("]}");
+		printf("]");
+		kr_health_show_backend(&v->hm, id, be, true);
+		printf("}");
 	} else {
 		/* the first rings by name; --json lists them all */
 		const char *cut = rn;
@@ -268,6 +272,8 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 		       addr, id, state_name(be->state), (unsigned long long)pk,
 		       (unsigned long long)by, nr, cut ? (int)(cut - rn - 1) : (int)strlen(rn), rn,
 		       cut ? ",..." : "");
+		if (v->full)
+			kr_health_show_backend(&v->hm, id, be, false);
 	}
 }
 
@@ -415,6 +421,8 @@ static void show(struct view *v)
 	show_instance(v);
 	show_counters(v);
 	show_rings(v);
+	if (v->full)
+		kr_health_show_checker(v->in, &v->hm, v->fmt == FMT_JSON);
 	show_quic_lb(v);
 	if (v->full)
 		show_services(v);
@@ -573,6 +581,7 @@ static int run(int argc, char **argv, bool full)
 	in.dir_fd = -1;
 	v.in = &in;
 	v.m = &m;
+	kr_health_maps_open(&in, &m, false, &v.hm);
 	/* text --watch redraws the screen of a terminal; into a file or a pipe each round
 	 * is appended, separated by a blank line */
 	clear = a.watch > 0 && v.fmt == FMT_TEXT && isatty(STDOUT_FILENO);
@@ -586,6 +595,7 @@ static int run(int argc, char **argv, bool full)
 			break;
 		usleep((useconds_t)(a.watch * 1e6));
 	}
+	kr_health_maps_close(&v.hm);
 	kr_ops_maps_close(&m);
 	kr_ops_inst_close(&in);
 	return not_attached(&v);

@@ -446,6 +446,10 @@ static int plan_backends(struct planner *pl)
 			if (err)
 				return err;
 			v.state = is_new || cfg != KR_BACKEND_UP ? cfg : cur->state;
+			/* who set the state (KR_BACKEND_F_OWNER) goes with it: the config's
+			 * own, or the runtime state's writer (backend set, the checker) */
+			if (!is_new && cfg == KR_BACKEND_UP)
+				v.flags = cur->flags & KR_BACKEND_F_OWNER;
 			if (v.state > KR_BACKEND_DRAIN)
 				v.state = KR_BACKEND_UP;
 			if (!memcmp(cur, &v, sizeof(v))) {

@@ -15,6 +15,7 @@
 #include "ops_apply.h"
 #include "ring_sm.h"
 #include "ops_backends.h"
+#include "ops_health.h"
 #include "ops_ports.h"
 #include "ops_publish.h"
 #include "ops_quic_lb.h"
@@ -344,6 +345,7 @@ static int exec_rings(const struct kr_inst *in, const struct kr_ops_maps *m,
 			return rc;
 		}
 	}
+	kr_health_note_apply(in, p->backends, p->nbackends);	/* since when (status) */
 	for (__u32 i = 0; i < p->nrings; i++) {	/* 3. rings */
 		struct kr_plan_ring *pr = &p->rings[i];
 
