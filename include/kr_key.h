@@ -57,7 +57,7 @@ struct kr_scratch {
 	__u8 key[KR_KEY_BUF];
 	struct kr_service svc;
 };
-KR_LAYOUT_SIZE(kr_scratch, 808);
+KR_LAYOUT_SIZE(kr_scratch, 816);
 KR_LAYOUT_AT(kr_scratch, win, 0);
 KR_LAYOUT_AT(kr_scratch, key, 512);
 KR_LAYOUT_AT(kr_scratch, svc, 768);
