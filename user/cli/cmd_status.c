@@ -22,6 +22,7 @@
 #include "ring_sm.h"
 #include "ops_stats.h"
 #include "quic_lb.h"
+#include "svc_out.h"
 
 enum fmt { FMT_TEXT, FMT_JSON };
 
@@ -411,6 +412,10 @@ static void show(struct view *v)
 	show_quic_lb(v);
 	if (v->full)
 		show_services(v);
+	if (v->fmt == FMT_JSON)	/* per-service counters (svc_out.c) */
+		kr_svc_out_json(stdout, v->in, v->m);
+	else
+		kr_svc_out_text(stdout, v->in, v->m);
 	show_backends(v);
 	if (v->fmt == FMT_JSON)
 		printf("}\n");
