@@ -332,7 +332,7 @@ struct kr_trace_ctl {
 	__u64 expires_ns;	/* bpf_ktime_get_ns() after which the data path switches the
 				 * trace off by itself (a tracer that died); 0: never */
 	__u32 prefix_len;	/* 0..KR_TRACE_PREFIX_MAX: the key starts with prefix */
-	__u32 pad;
+	__u32 owner;		/* process id of the tracer (the tool's; not read here) */
 	__u8 prefix[KR_TRACE_PREFIX_MAX];
 };
 KR_LAYOUT_SIZE(kr_trace_ctl, 72);
@@ -344,7 +344,7 @@ KR_LAYOUT_AT(kr_trace_ctl, flags, 16);
 KR_LAYOUT_AT(kr_trace_ctl, verdicts, 20);
 KR_LAYOUT_AT(kr_trace_ctl, expires_ns, 24);
 KR_LAYOUT_AT(kr_trace_ctl, prefix_len, 32);
-KR_LAYOUT_AT(kr_trace_ctl, pad, 36);
+KR_LAYOUT_AT(kr_trace_ctl, owner, 36);
 KR_LAYOUT_AT(kr_trace_ctl, prefix, 40);
 
 enum kr_trace_verdict {
