@@ -94,6 +94,7 @@ static __always_inline __u64 kr_trace_generation(__u32 ring_id, __u32 slot)
 	return hdr ? hdr->generation : 0;
 }
 
+#ifndef KR_NO_TRACE
 /* Filters, sampling, then one event.  Only called when c->on. */
 static __noinline int kr_trace_emit(const struct kr_trace_ctl *c, const struct kr_scratch *s,
 				    const struct kr_route *r, __u32 frame_len, __u32 word)
@@ -165,5 +166,6 @@ static __noinline int kr_trace_emit(const struct kr_trace_ctl *c, const struct k
 	bpf_ringbuf_submit(e, 0);
 	return 1;
 }
+#endif /* KR_NO_TRACE */
 
 #endif /* KR_TRACE_H */

@@ -32,7 +32,7 @@ void kr_ops_fmt_bytes(__u64 b, char *buf, size_t len)
 }
 
 /* The deduplicated ring of an image (kept duplicates dropped), owners = global ids. */
-static int image_to_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
+int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
 {
 	const struct kr_image_hdr *h = buf;
 	const char *base = buf;
@@ -82,7 +82,7 @@ double kr_ops_slots_moved(const struct kr_ops_maps *m, __u32 id)
 	if (kr_ops_slot_image(m, id, 0, &ia, &sa) || kr_ops_slot_image(m, id, 1, &ib, &sb))
 		goto out;
 	no = max_owner(ia) > max_owner(ib) ? max_owner(ia) : max_owner(ib);
-	if (image_to_an(ia, &a, no + 1) || image_to_an(ib, &b, no + 1))
+	if (kr_ops_image_an(ia, &a, no + 1) || kr_ops_image_an(ib, &b, no + 1))
 		goto out;
 	if (kr_an_diff(&a, &b, &moved, NULL, NULL))
 		goto out;

@@ -8,6 +8,8 @@
 #include "ops.h"
 #include "ops_kernel.h"
 
+struct kr_an_ring;
+
 struct kr_ops_ring_report {
 	__u32 id;
 	struct kr_ops_ring meta;
@@ -31,6 +33,10 @@ void kr_ops_ring_report_free(struct kr_ops_ring_report *r);
 void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r);
 /* One JSON object (no trailing newline). */
 void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r);
+
+/* The deduplicated ring of an image buffer (kept duplicates dropped), owners = global
+ * backend ids (< nowners): what analytics measures.  0 or -errno. */
+int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners);
 
 /* Moved share between the images in the two slots of a ring (0..1), or -1. */
 double kr_ops_slots_moved(const struct kr_ops_maps *m, __u32 id);

@@ -74,7 +74,7 @@ void kr_svc_out_text(FILE *f, const struct kr_inst *in, const struct kr_ops_maps
 		const struct kr_ops_svc *s = &v[i];
 		bool any = false;
 
-		fprintf(f, "service %s %s (id %u):", s->name, s->vip, s->id);
+		fprintf(f, "counters of service %s (%s, id %u):", s->name, s->vip, s->id);
 		for (size_t o = 0; o < NOUTCOME; o++)
 			fprintf(f, " %s %llu", outcome[o],
 				(unsigned long long)kr_ops_named_get(&s->c, outcome[o]));

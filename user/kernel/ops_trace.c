@@ -117,7 +117,12 @@ int kr_ops_trace_poll(struct kr_ops_trace *t, int timeout_ms)
 			return err;
 	}
 	n = ring_buffer__poll(t->rb, timeout_ms);
-	return n < 0 ? n : n;
+	return n;
+}
+
+int kr_ops_trace_drain(struct kr_ops_trace *t)
+{
+	return ring_buffer__consume(t->rb);
 }
 
 void kr_ops_trace_stop(struct kr_ops_trace *t)

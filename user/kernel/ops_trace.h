@@ -38,6 +38,8 @@ int kr_ops_trace_start(struct kr_ops_trace *t, const struct kr_trace_ctl *ctl,
 /* Deliver the events that arrive within timeout_ms (renewing the lease): the number
  * delivered, or -errno (-EINTR when a signal interrupted the wait). */
 int kr_ops_trace_poll(struct kr_ops_trace *t, int timeout_ms);
+/* Deliver what is in the ring buffer now, without waiting. */
+int kr_ops_trace_drain(struct kr_ops_trace *t);
 /* Switch it off (when this session still owns it) and deliver what is left. */
 void kr_ops_trace_stop(struct kr_ops_trace *t);
 /* The data path's figures (summed over CPUs). */
