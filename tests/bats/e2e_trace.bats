@@ -241,6 +241,12 @@ check_events() { # EVENTS PRED...
 	p=$(grep "service=\"pl\",outcome=\"routed\"" <<<"$output" | awk '{ print $2 }')
 	[ "$p" = "$(jq '.service_counters[] | select(.name == "pl") | .routed' "$TOPO_DIR/c1.json")" ]
 	# rates under --watch (from the second round)
-	run -0 timeout 3 topo_kr status "${KI[@]}" --watch 1
+	PPS=200 send payload "$TOPO_VIP4" 7000 <(head -600 "$TOPO_DIR/pl.keys") &
+	run timeout 3.5 nsenter --net="/run/netns/$TOPO_R" "$TOPO_KEYROUTER" status "${KI[@]}" --watch 1
+	wait
+	[ "$status" -eq 124 ]	# --watch runs until stopped
 	assert_line --regexp '^  per second: packets [0-9.]+ routed'
+	# pl received 200 packets/s: a round's rate of pl is near it (one round of the three)
+	grep -A1 '^counters of service pl ' <<<"$output" | awk '/per second/ { print $4 }' >"$TOPO_DIR/rates"
+	awk '$1 > 100 && $1 < 300 { ok++ } END { exit !ok }' "$TOPO_DIR/rates"
 }
