@@ -646,6 +646,15 @@ static __always_inline void kr_trace_decision(struct kr_state *st, __u32 verdict
 	c = bpf_map_lookup_elem(&kr_trace_ctl, key);
 	if (!c || !c->on)
 		return;
+	/* 1 in c->sample: random gaps, uniform on 1..2 * sample - 1 (mean: sample), counted
+	 * down in the per-CPU scratch, so an unsampled packet costs a decrement, not a call */
+	if (c->sample > 1) {
+		if (st->s->trace_gap > 1) {
+			st->s->trace_gap--;
+			return;
+		}
+		st->s->trace_gap = 1 + bpf_get_prandom_u32() % (2 * c->sample - 1);
+	}
 	/* verdict, why, route reason, key length (0 when too long): one word */
 	kr_trace_emit(c, st->s, &st->route, st->frame_len,
 		      verdict | (st->why & 0xffff) << 8 |

@@ -13,7 +13,10 @@
  *
  * The cost when the trace is off is one inlined array lookup, one load and one branch per
  * packet of a service (kr_trace_decision); a build with KR_NO_TRACE has none of it (the
- * benchmark's comparison, tests/bench/bench_datapath.c).  Include after kr_maps.h.
+ * benchmark's comparison, tests/bench/bench_datapath.c).  On, a packet the 1-in-N sampling
+ * skips costs a decrement of a per-CPU count (kr_scratch.trace_gap); a sampled one the
+ * call of kr_trace_emit (filters, then the event).  Sampling before filtering keeps 1 in N
+ * of the matching packets on average, as the gaps do not depend on the packets.  Include after kr_maps.h.
  */
 #ifndef KR_TRACE_H
 #define KR_TRACE_H
@@ -95,7 +98,7 @@ static __always_inline __u64 kr_trace_generation(__u32 ring_id, __u32 slot)
 }
 
 #ifndef KR_NO_TRACE
-/* Filters, sampling, then one event.  Only called when c->on. */
+/* Filters, then one event.  Only called when c->on, for a packet the sampling chose. */
 static __noinline int kr_trace_emit(const struct kr_trace_ctl *c, const struct kr_scratch *s,
 				    const struct kr_route *r, __u32 frame_len, __u32 word)
 {
@@ -123,8 +126,6 @@ static __noinline int kr_trace_emit(const struct kr_trace_ctl *c, const struct k
 	if (!ts)
 		return 0;
 	ts->matched++;
-	if (c->sample > 1 && bpf_get_prandom_u32() % c->sample)
-		return 0;
 	now = bpf_ktime_get_ns();
 	if (c->expires_ns && now > c->expires_ns) {
 		/* the tracer stopped renewing: off, until a tracer writes the control again */
@@ -163,7 +164,10 @@ static __noinline int kr_trace_emit(const struct kr_trace_ctl *c, const struct k
 			break;
 		((__u64 *)e->key)[i] = ((const __u64 *)s->key)[i];
 	}
-	bpf_ringbuf_submit(e, 0);
+	/* wake the reader only once some data is waiting (a wake-up per event costs more
+	 * than the event); the reader also looks every 50 ms */
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&kr_trace_rb, BPF_RB_AVAIL_DATA) >=
+			   KR_TRACE_WAKE_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 1;
 }
 #endif /* KR_NO_TRACE */

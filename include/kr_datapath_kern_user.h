@@ -317,8 +317,8 @@ KR_LAYOUT_AT(kr_svc_name, pad, 84);
 /* ---- decision trace (bpf/kr_trace.h; `keyrouter trace`, `keyrouter top`) ------------ */
 /* kr_trace_ctl (ARRAY, one entry), written by the tool at run time: the data path reads
  * `on` for every packet of a service (one inlined array lookup, one load, one branch when
- * off), and when on applies the filters, then samples 1 in `sample`, then writes one
- * struct kr_trace_event into the ring buffer kr_trace_rb. */
+ * off), and when on samples 1 in `sample` packets, applies the filters to those, and
+ * writes one struct kr_trace_event per match into the ring buffer kr_trace_rb. */
 #define KR_TRACE_F_SERVICE	(1u << 0)	/* only stats_id */
 #define KR_TRACE_F_BACKEND	(1u << 1)	/* only packets routed to backend_id */
 #define KR_TRACE_PREFIX_MAX	32
@@ -411,8 +411,8 @@ KR_LAYOUT_AT(kr_trace_event, key, 64);
 
 /* Per-CPU figures of the trace (map kr_trace_stats, one entry), written only while on. */
 struct kr_trace_stats {
-	__u64 matched;		/* packets that passed the filters */
-	__u64 sampled;		/* of those, chosen by the sampling and written */
+	__u64 matched;		/* packets chosen by the sampling that passed the filters */
+	__u64 sampled;		/* of those, written into the ring buffer */
 	__u64 lost;		/* chosen, but the ring buffer was full (the reader is behind) */
 	__u64 expired;		/* times the data path switched an expired trace off */
 };
@@ -422,6 +422,7 @@ KR_LAYOUT_AT(kr_trace_stats, sampled, 8);
 KR_LAYOUT_AT(kr_trace_stats, lost, 16);
 KR_LAYOUT_AT(kr_trace_stats, expired, 24);
 #define KR_TRACE_RB_BYTES	(4u << 20)	/* kr_trace_rb: ~13,000 events */
+#define KR_TRACE_WAKE_BYTES	(256u << 10)	/* wake the reader from this much data on */
 
 /* kr_devices / kr_device_macs value: the MAC the router uses as source on an egress device
  * (l2 mode).  kr_device_macs (ARRAY indexed by ifindex, below KR_DEVICE_SLOTS) holds the

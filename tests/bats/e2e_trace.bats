@@ -163,7 +163,7 @@ check_events() { # EVENTS PRED...
 	n=$(grep -c '"key_hex"' "$TOPO_DIR/t3.json")
 	echo "sampled $n of 6000 (expected 600, sigma 23.2)"
 	[ "$n" -ge $((600 - 70)) ] && [ "$n" -le $((600 + 70)) ]
-	jq -e 'select(.summary) | .summary.matched == 6000' "$TOPO_DIR/t3.json"
+	jq -e --argjson n "$n" 'select(.summary) | .summary.matched == $n and .summary.lost == 0' "$TOPO_DIR/t3.json"
 	[ "$(jq -r 'select(.key_hex) | .service' "$TOPO_DIR/t3.json" | sort -u)" = mc ]
 	# backend filter: only packets routed to b2
 	b2="${TOPO_B4[2]}:53"

@@ -539,7 +539,7 @@ static int cmd_top(int argc, char **argv)
 	for (uint32_t round = 0; !stop && (!nrounds || round < nrounds); round++) {
 		t0 = mono_s();
 		while (!stop && mono_s() - t0 < ival) {
-			int n = kr_ops_trace_poll(&t, 100);
+			int n = kr_ops_trace_poll(&t, 50);
 
 			if (n < 0 && n != -EINTR)
 				break;

@@ -207,7 +207,7 @@ static int cmd_trace(int argc, char **argv)
 	if (kr_ops_trace_start(&t, &ctl, on_event, &r))
 		goto out_trace;
 	while (!stop && !(r.count && r.printed >= r.count) && !(until && mono_s() >= until)) {
-		int n = kr_ops_trace_poll(&t, 200);
+		int n = kr_ops_trace_poll(&t, 50);
 
 		if (n < 0 && n != -EINTR) {
 			pr_warn("keyrouter: reading the trace: %s\n", strerror(-n));
