@@ -151,7 +151,8 @@ check_events() { # EVENTS PRED...
 	[ "$status" -eq 0 ]
 	n=$(wc -l <"$TOPO_DIR/t2.new")
 	# about 37 % of the 2000 keys took the staged slot (3 sigma of a binomial: 65)
-	[ "$n" -gt $((740 - 65)) ] && [ "$n" -lt $((740 + 65)) ]
+	[ "$n" -gt $((740 - 65)) ]
+	[ "$n" -lt $((740 + 65)) ]
 	# the two slots' generations differ
 	[ "$(jq -r 'select(.generation != null and .key_hex != null) | "\(.slot) \(.generation)"' "$TOPO_DIR/t2.json" | sort -u | wc -l)" -eq 2 ]
 }
@@ -162,7 +163,8 @@ check_events() { # EVENTS PRED...
 	trace_wait
 	n=$(grep -c '"key_hex"' "$TOPO_DIR/t3.json")
 	echo "sampled $n of 6000 (expected 600, sigma 23.2)"
-	[ "$n" -ge $((600 - 70)) ] && [ "$n" -le $((600 + 70)) ]
+	[ "$n" -ge $((600 - 70)) ]
+	[ "$n" -le $((600 + 70)) ]
 	jq -e --argjson n "$n" 'select(.summary) | .summary.matched == $n and .summary.lost == 0' "$TOPO_DIR/t3.json"
 	[ "$(jq -r 'select(.key_hex) | .service' "$TOPO_DIR/t3.json" | sort -u)" = mc ]
 	# backend filter: only packets routed to b2

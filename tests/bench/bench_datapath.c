@@ -249,7 +249,8 @@ static void *drain(void *arg)
 	struct ring_buffer *rb = arg;
 
 	while (!drain_stop)
-		ring_buffer__poll(rb, 10);
+		if (ring_buffer__poll(rb, 10) == 0)
+			ring_buffer__consume(rb);	/* as keyrouter trace: woken from 256 KiB on */
 	return NULL;
 }
 

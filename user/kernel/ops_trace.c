@@ -116,7 +116,11 @@ int kr_ops_trace_poll(struct kr_ops_trace *t, int timeout_ms)
 		if (err)
 			return err;
 	}
+	/* the data path wakes the reader only once KR_TRACE_WAKE_BYTES wait: what came in
+	 * meanwhile is taken when the wait times out */
 	n = ring_buffer__poll(t->rb, timeout_ms);
+	if (n == 0)
+		n = ring_buffer__consume(t->rb);
 	return n;
 }
 
@@ -134,6 +138,7 @@ void kr_ops_trace_stop(struct kr_ops_trace *t)
 	t->ctl.on = 0;
 	if (!kr_ops_trace_ctl_read(t, &cur) && cur.owner == (__u32)getpid())
 		ctl_write(t);
+	ring_buffer__consume(t->rb);	/* the events written before it went off */
 }
 
 int kr_ops_trace_off(struct kr_ops_trace *t)
