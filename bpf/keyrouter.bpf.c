@@ -655,6 +655,7 @@ static __always_inline void kr_trace_decision(struct kr_state *st, __u32 verdict
 		}
 		st->s->trace_gap = 1 + bpf_get_prandom_u32() % (2 * c->sample - 1);
 	}
+	st->route.key_hash = st->hash;	/* (a QUIC-LB route did not set it) */
 	/* verdict, why, route reason, key length (0 when too long): one word */
 	kr_trace_emit(c, st->s, &st->route, st->frame_len,
 		      verdict | (st->why & 0xffff) << 8 |
