@@ -244,8 +244,9 @@ check_events() { # EVENTS PRED...
 	[ "$p" = "$(jq '.service_counters[] | select(.name == "pl") | .routed' "$TOPO_DIR/c1.json")" ]
 	# rates under --watch (from the second round)
 	PPS=200 send payload "$TOPO_VIP4" 7000 <(head -600 "$TOPO_DIR/pl.keys") &
+	pid=$!
 	run timeout 3.5 nsenter --net="/run/netns/$TOPO_R" "$TOPO_KEYROUTER" status "${KI[@]}" --watch 1
-	wait
+	wait "$pid"
 	[ "$status" -eq 124 ]	# --watch runs until stopped
 	assert_line --regexp '^  per second: packets [0-9.]+ routed'
 	# pl received 200 packets/s: a round's rate of pl is near it (one round of the three)
