@@ -93,7 +93,12 @@ struct kr_image_hdr {
 	__u32 digest;		/* ring digest (deduplicated ring, as in the vectors' headers) */
 	__u64 generation;	/* set by the publisher, increases per publish */
 	__u64 published_ns;	/* CLOCK_REALTIME of the publish, informational */
-	__u32 pad[4];
+	/* The tool's note, written before the publish (ring stage): the share of the key space
+	 * this image's ring owns differently from the image of generation moved_vs in the
+	 * other slot, in units of 2^-32 (0 .. 2^32); moved_vs = 0: no note.  Read by `ring
+	 * status` instead of diffing two images at every call; not read by the data path. */
+	__u64 moved;
+	__u64 moved_vs;
 };
 KR_LAYOUT_SIZE(kr_image_hdr, 88);
 KR_LAYOUT_AT(kr_image_hdr, magic, 0);
@@ -112,7 +117,8 @@ KR_LAYOUT_AT(kr_image_hdr, point_multiple, 48);
 KR_LAYOUT_AT(kr_image_hdr, digest, 52);
 KR_LAYOUT_AT(kr_image_hdr, generation, 56);
 KR_LAYOUT_AT(kr_image_hdr, published_ns, 64);
-KR_LAYOUT_AT(kr_image_hdr, pad, 72);
+KR_LAYOUT_AT(kr_image_hdr, moved, 72);
+KR_LAYOUT_AT(kr_image_hdr, moved_vs, 80);
 _Static_assert(sizeof(struct kr_image_hdr) <= KR_CHUNK_BYTES, "header fits chunk 0");
 
 /* The backend table in chunk 0, after the header (bt_chunk == 0). */

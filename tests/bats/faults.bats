@@ -35,16 +35,34 @@ JSON
 
 kr() { nsenter --net="/run/netns/$N" "$KK" "$@" --instance "$N"; }
 
-@test "fault: the attached interface is removed -- state readable, apply harmless, unload cleans up" {
+@test "fault: the attached interface is removed -- state readable, status 3, apply refuses (then re-attaches once it is back), unload cleans up" {
 	ip -n "$N" link del v0
-	run -0 kr status
+	# readable, but not attached: status says so and exits 3
+	run -3 kr status
 	assert_output --partial "ring r (id 0)"
+	assert_output --partial "its interface 'v0' (index"
+	# apply cannot attach it anywhere: it fails, says why, changes nothing
+	run -1 kr apply -c "$T/c.json"
+	assert_output --partial "its interface 'v0' is gone, so its program cannot be attached again"
+	refute_output --partial "nothing changed"
+	# the interface made again under its name: apply attaches the (pinned) program to it
+	ip -n "$N" link add v0 type veth peer name v1
+	ip -n "$N" link set v0 up
 	run -0 kr apply -c "$T/c.json"
-	assert_output --partial "nothing changed"
+	assert_output --partial "attached it again (generic mode)"
+	run -0 kr status
+	assert_line --index 0 --partial "v0 (attached)"
+	[ "$(ip -n "$N" -d link show v0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')" = "$PROG" ]
+	ip -n "$N" link del v0
 	run -0 kr unload v0
 	assert_output --partial "interface 'v0'"
 	assert_output --partial "is gone; only the pins are removed"
 	[ ! -e "/sys/fs/bpf/keyrouter/$N" ]
+	# its pin was the last reference: the kernel frees the program (asynchronously)
+	for _ in $(seq 1 50); do
+		bpftool prog show id "$PROG" >/dev/null 2>&1 || break
+		sleep 0.1
+	done
 	! bpftool prog show id "$PROG" >/dev/null 2>&1 || fail "program $PROG still exists"
 }
 

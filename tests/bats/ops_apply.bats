@@ -138,3 +138,39 @@ slot_gen() { kr ring status web --instance "$P" --json | jq ".[0].slots[$1].gene
 	[ "$(slot_gen 1)" = 4 ]
 	[ "$(slot_packets 1)" = 0 ]
 }
+
+@test "ring status takes the moved share ring stage noted in the staged image (no diff of two 2M-point images per call): diff's exact figure, a fraction of the images' memory" {
+	kr_config "$KR_TMP/big.json" 1000000 1 2
+	run -0 kr load r0 -c "$KR_TMP/a.json" --mode generic --instance "$P"
+	run -0 kr ring stage web -c "$KR_TMP/big.json" --instance "$P"
+	want=$("$KR_BIN" diff --old-config "$KR_TMP/a.json" --new-config "$KR_TMP/big.json" --ring web --json | jq -r .moved)
+	/usr/bin/time -f '%M' -o "$KR_TMP/rss" "$KR_BIN" ring status web --instance "$P" --json >"$KR_TMP/rs.json"
+	got=$(jq -r '.[0].moved_share' "$KR_TMP/rs.json")
+	kib=$(jq '[.[0].slots[].memlock // 0] | add / 1024 | floor' "$KR_TMP/rs.json")
+	echo "moved: ring status $got, diff $want; ring status max RSS $(cat "$KR_TMP/rss") KiB, images $kib KiB"
+	awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 1e-9) }'
+	# reading both images (12 MB) and diffing them takes more than the images' size
+	[ "$(cat "$KR_TMP/rss")" -lt "$kib" ]
+	run -0 kr ring rollback web --instance "$P"
+	run -0 kr unload r0 --instance "$P"
+}
+
+@test "ring migrate/commit/rollback --json: the control word written, parsed by jq; an option of another verb (stage --percent) is refused, nothing changed (issue 26 #11)" {
+	run -0 kr load r0 -c "$KR_TMP/a.json" --mode generic --instance "$P"
+	run -2 kr ring stage web -c "$KR_TMP/ab.json" --percent 5 --instance "$P"
+	assert_output --partial "unrecognized option '--percent'"
+	[ "$(kr ring status web --instance "$P" --json | jq -r '.[0].state')" = idle ]
+	run -2 kr ring commit web --config "$KR_TMP/ab.json" --instance "$P"
+	run -0 kr ring stage web -c "$KR_TMP/ab.json" --instance "$P"
+	run -0 kr ring migrate web --percent 37 --json --instance "$P"
+	echo "$output"
+	[ "$(jq -r '.done + " " + .state + " " + (.percent * 1e6 | round | tostring) + " " + (.staged.slot | tostring)' <<<"$output")" = "migrate migrating 37000000 1" ]
+	[ "$(jq -r .fraction <<<"$output")" = $(( 37 * 4294967296 / 100 + 1 )) ] ||
+		[ "$(jq -r .fraction <<<"$output")" = $(( 37 * 4294967296 / 100 )) ]
+	gen=$(jq -r .staged.generation <<<"$output")
+	[ "$gen" = "$(kr ring status web --instance "$P" --json | jq '.[0].slots[1].generation')" ]
+	run -0 kr ring commit web --json --instance "$P"
+	[ "$(jq -r '.state + " " + (.active_slot | tostring) + " " + (.staged.generation | tostring)' <<<"$output")" = "idle 1 $gen" ]
+	run -1 kr ring rollback web --json --instance "$P"
+	run -0 kr unload r0 --instance "$P"
+}

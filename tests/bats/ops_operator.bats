@@ -350,10 +350,10 @@ prog_of() { ip -n "$1" -d link show v0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\
 	assert_output --partial "no bpf filesystem was mounted at /sys/fs/bpf here"
 	assert_output --partial "a keyrouter XDP program (kr_xdp, program id $PROG) is attached to 'v0' in this network namespace"
 	ip -n "$N" link del v0
-	run -0 kn "$N" status --instance "$N"
+	run -3 kn "$N" status --instance "$N"
 	assert_line --index 0 --regexp "^instance $N: v0 \(interface gone"
 	refute_output --partial "(attached)"
-	run -0 kn "$N" status --json --instance "$N"
+	run -3 --separate-stderr kn "$N" status --json --instance "$N"
 	[ "$(jq -r .instance.attached <<<"$output")" = interface-gone ]
 }
 

@@ -4,7 +4,8 @@
 # only the binary extracted: scripts/promtool.sh) and by what it must say: one group per
 # family, HELP and TYPE for each, outcome counters that add up to the packets sent,
 # backend state as a value (the series keeps its labels), label values escaped (the
-# interface is named q"\z), and a valid document when nothing is loaded.
+# interface is named q"\z), a valid document when nothing is loaded, and an exporter that
+# a client holding many slow connections (tests/bats/exporter_slow.py) cannot silence.
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
@@ -26,6 +27,7 @@ setup() {
 
 teardown() {
 	[ -n "${EXPORTER_PID:-}" ] && kill "$EXPORTER_PID" 2>/dev/null
+	[ -n "${SLOW_PID:-}" ] && kill "$SLOW_PID" 2>/dev/null
 	if [ -n "${N:-}" ]; then
 		nsenter --net="/run/netns/$N" "$KK" unload "$IFACE" --instance "$N" >/dev/null 2>&1
 	fi
@@ -160,9 +162,11 @@ grouped() {
 
 @test "backend state is a value: down changes keyrouter_backend_state/up, not the series' labels" {
 	instance
-	s='keyrouter_backend_state{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
-	u='keyrouter_backend_up{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
-	r='keyrouter_backend_rings{instance="'$N'",backend="10.99.0.11:7000",id="0"}'
+	# its id: the canonical one, its home (docs/operations.md "Backend identity")
+	id=$(/usr/bin/python3 "$BATS_TEST_DIRNAME/backend_ids_ref.py" home 10.99.0.11:7000)
+	s='keyrouter_backend_state{instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
+	u='keyrouter_backend_up{instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
+	r='keyrouter_backend_rings{instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
 	kr status --prometheus --instance "$N" >"$T/a"
 	[ "$(value "$T/a" "$s")" = 0 ]
 	[ "$(value "$T/a" "$u")" = 1 ]
@@ -265,4 +269,51 @@ grouped() {
 	[ "$(value "$T/after" "keyrouter_packets_total{instance=\"$N\",outcome=\"routed\"}")" = 60 ]
 	run -2 $K exporter --listen 127.0.0.1
 	assert_output --partial "bad --listen '127.0.0.1'"
+}
+
+@test "exporter: 200 connections held open from one address, trickling their headers, do not stop a scrape from another" {
+	ip netns add "$N"
+	ip -n "$N" link set lo up
+	# an instance of its own, not loaded: other suites on the machine may have loaded some
+	nsenter --net="/run/netns/$N" "$KK" exporter --listen "127.0.0.1:$PORT" --instance "$N" 2>"$T/exporter.err" 3>&- &
+	EXPORTER_PID=$!
+	for _ in $(seq 50); do
+		nsenter --net="/run/netns/$N" curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break
+		sleep 0.1
+	done
+	mkfifo "$T/hold"
+	nsenter --net="/run/netns/$N" /usr/bin/python3 "$BATS_TEST_DIRNAME/exporter_slow.py" \
+		127.0.0.2 127.0.0.1 "$PORT" 200 2 <"$T/hold" >"$T/slow" 3>&- &
+	SLOW_PID=$!
+	exec 4>"$T/hold"
+	for _ in $(seq 100); do [ -s "$T/slow" ] && break; sleep 0.1; done
+	cat "$T/slow"
+	# the exporter kept only its per-address bound of them (8 by default) ...
+	run -0 cat "$T/slow"
+	assert_output "held 8 of 200"
+	# ... so a scrape from elsewhere is served while they are held
+	run -0 nsenter --net="/run/netns/$N" curl -sS -m 5 -o "$T/scrape" -w '%{http_code}' "http://127.0.0.1:$PORT/metrics"
+	assert_output 200
+	grep -q '^keyrouter_up{.*} 0$' "$T/scrape"
+	exec 4>&-
+	wait "$SLOW_PID"
+	# the refusals are logged once, with their count, not once per connection
+	cat "$T/exporter.err"
+	[ "$(grep -c 'connection limit' "$T/exporter.err")" = 1 ]
+	# a per-address bound of 1 turns the slow client's second connection away at once
+	kill -TERM "$EXPORTER_PID"; wait "$EXPORTER_PID" || true
+	nsenter --net="/run/netns/$N" "$KK" exporter --listen "127.0.0.1:$PORT" --per-address 1 2>/dev/null 3>&- &
+	EXPORTER_PID=$!
+	for _ in $(seq 50); do
+		nsenter --net="/run/netns/$N" curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break
+		sleep 0.1
+	done
+	run -0 bash -c "nsenter --net=/run/netns/$N /usr/bin/python3 $BATS_TEST_DIRNAME/exporter_slow.py 127.0.0.2 127.0.0.1 $PORT 5 1 </dev/null"
+	assert_output "held 1 of 5"
+	run -2 $K exporter --listen "127.0.0.1:$PORT" --per-address 0
+	assert_output --partial "bad --per-address '0'"
+	run -2 $K exporter --listen "127.0.0.1:$PORT" --max-connections 4 --per-address 8
+	assert_output --partial "expected 1..4"
+	run -2 $K exporter --listen "127.0.0.1:$PORT" --timeout 0
+	assert_output --partial "bad --timeout '0'"
 }

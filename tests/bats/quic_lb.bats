@@ -3,7 +3,8 @@
 # encodes to its CID (`quic-lb encode`) and decodes to its server ID (`quic-lb decode`), in
 # userspace and through the kernel's program (`--via-kernel`, BPF_PROG_TEST_RUN); the
 # unroutable verdicts (config rotation 7, too short, longer than 20) are the same in both;
-# usage errors are clear.
+# the key from a file (--key-file) and the lengths and keys of a configured service
+# (-c FILE --service NAME) give the same CIDs; usage errors are clear.
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
@@ -90,4 +91,73 @@ decode_all() {
 	assert_output --partial "exceed 19 octets"
 	run -0 $K quic-lb decode --help
 	assert_output --partial "<cid hex> unroutable <reason>"
+}
+
+@test "quic-lb --key-file: the key from a mode-600 file gives every keyed vector's CID and server ID; a readable file is refused" {
+	local n=0 bad=0 cr sl nl key sid nonce cid last= kf=$BATS_TEST_TMPDIR/k
+	while read -r cr sl nl key sid nonce cid; do
+		case "$cr" in '#'*|'') continue ;; esac
+		[ "$key" = - ] && continue
+		(umask 077; echo "$key" >"$kf")
+		last=$key
+		out=$($K quic-lb encode --config-rotation "$cr" --server-id "$sid" --nonce "$nonce" --key-file "$kf")
+		if [ "$out" != "$cid" ]; then echo "encode $cid: got $out"; bad=$((bad + 1)); fi
+		out=$($K quic-lb decode --server-id-len "$sl" --nonce-len "$nl" --key-file "$kf" "$cid")
+		if [ "$out" != "$cid $sid" ]; then echo "decode $cid: got $out"; bad=$((bad + 1)); fi
+		n=$((n + 1))
+	done < "$V"
+	echo "$n keyed vectors, $bad wrong"
+	[ "$n" -ge 20 ]
+	[ "$bad" = 0 ]
+	chmod 644 "$kf"
+	run -1 $K quic-lb decode --server-id-len 3 --nonce-len 4 --key-file "$kf" 0720b1d07b359d3c
+	assert_output --partial "has mode 0644"
+	refute_output --partial "$last"
+	run -2 $K quic-lb decode --server-id-len 3 --nonce-len 4 --key-file "$kf" --key "$last" 0720b1d07b359d3c
+	assert_output --partial "exclude each other"
+}
+
+@test "quic-lb -c FILE --service NAME: lengths and keys of the service's configurations, each CID by its own rotation, with the backend of its server ID" {
+	local d=$BATS_TEST_TMPDIR key=8f95f09245765f80256934e50c66207f
+	(umask 077; echo "$key" >"$d/qlb1.key")
+	cat >"$d/c.json" <<-'EOF'
+	{ "rings": [ { "name": "web", "format": "v2", "point_multiple": 40, "backends": [
+	    { "address": "10.2.0.11:443", "mac": "02:00:00:00:00:11", "quic_lb_server_ids": { "0": "0a01", "1": "0b0001" } },
+	    { "address": "10.2.0.13:443", "mac": "02:00:00:00:00:13", "quic_lb_server_ids": { "0": "0a03", "1": "0b0003" } } ] } ],
+	  "services": [ { "name": "web", "vip": "10.2.0.100", "port": 443, "ring": "web",
+	    "key": { "type": "quic", "cid_length": 9 }, "forward": { "mode": "l2" },
+	    "quic_lb": [ { "config_rotation": 0, "server_id_length": 2, "nonce_length": 6 },
+	                 { "config_rotation": 1, "server_id_length": 3, "nonce_length": 8, "key_file": "qlb1.key" } ] },
+	    { "name": "plain", "vip": "10.2.0.101", "port": 53, "ring": "web", "key": { "type": "dns" }, "forward": { "mode": "l2" } } ] }
+	EOF
+	# rotation 1 is keyed: the same CID as with the key given by hand
+	run -0 $K quic-lb encode -c "$d/c.json" --service web --config-rotation 1 --server-id 0b0003 --nonce 1122334455667788
+	assert_output "$($K quic-lb encode --config-rotation 1 --server-id 0b0003 --nonce 1122334455667788 --key $key)"
+	c1=$output
+	run -0 $K quic-lb encode -c "$d/c.json" --service web --config-rotation 0 --server-id 0a01 --nonce 112233445566
+	assert_output "$($K quic-lb encode --config-rotation 0 --server-id 0a01 --nonce 112233445566)"
+	c0=$output
+	# a rotation-2 CID: no configuration for it
+	run -0 $K quic-lb decode -c "$d/c.json" --service web "$c1" "$c0" 4b0102030405060708 e720b1d07b359d3c
+	assert_line -n 0 "$c1 0b0003 backend 10.2.0.13:443"
+	assert_line -n 1 "$c0 0a01 backend 10.2.0.11:443"
+	assert_line -n 2 "4b0102030405060708 unroutable config rotation 2: service web has no configuration for it"
+	assert_line -n 3 "e720b1d07b359d3c unroutable config rotation 7 (reserved for unroutable CIDs)"
+	user=$output
+	if [ "$(id -u)" = 0 ]; then
+		run -0 $K quic-lb decode -c "$d/c.json" --service web --via-kernel "$c1" "$c0" 4b0102030405060708 e720b1d07b359d3c
+		[ "$output" = "$user" ]
+	fi
+	run -1 $K quic-lb encode -c "$d/c.json" --service web --config-rotation 1 --server-id 0b03 --nonce 1122334455667788
+	assert_output --partial "takes a 3-octet server ID and a 8-octet nonce (given: 2 and 8)"
+	run -1 $K quic-lb encode -c "$d/c.json" --service web --config-rotation 2 --server-id 0b03 --nonce 11223344
+	assert_output --partial "no QUIC-LB configuration for config rotation 2"
+	run -2 $K quic-lb decode -c "$d/c.json" --service web --server-id-len 2 "$c0"
+	assert_output --partial "come from the service's QUIC-LB configurations"
+	run -2 $K quic-lb decode --service web --server-id-len 2 --nonce-len 6 "$c0"
+	assert_output --partial "-c FILE and --service NAME go together"
+	run -1 $K quic-lb decode -c "$d/c.json" --service nope "$c0"
+	assert_output --partial "no service 'nope'"
+	run -1 $K quic-lb decode -c "$d/c.json" --service plain "$c0"
+	assert_output --partial "has no \"quic_lb\" configuration"
 }

@@ -143,11 +143,12 @@ e2e_config() {
 	} >"$out"
 }
 
-# e2e_predict CONFIG SERVICE KEYSFILE: "KEY I" per line of KEYSFILE (human key forms), I the
+# e2e_predict CONFIG SERVICE KEYSFILE [LOOKUP ARGS]: "KEY I" per line of KEYSFILE (human key forms), I the
 # topology's backend index that `keyrouter lookup` predicts for the key.
 e2e_predict() {
 	local cfg=$1 svc=$2 keys=$3 out i map=""
-	out=$("$TOPO_KEYROUTER" lookup -c "$cfg" --service "$svc" --addr --keys-file "$keys") || return 1
+	shift 3
+	out=$("$TOPO_KEYROUTER" lookup -c "$cfg" --service "$svc" --addr --keys-file "$keys" "$@") || return 1
 	for ((i = 1; i <= TOPO_N; i++)); do map+="${TOPO_B4[i]} $i ${TOPO_B6[i]} $i "; done
 	# the routed backend's address: the field after "route <index>"
 	paste -d' ' <(awk '{ print $1 }' "$keys") \

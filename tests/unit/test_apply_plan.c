@@ -30,6 +30,15 @@
 	"{ \"name\": \"" name "\", \"vip\": \"10.9.0.1\", \"port\": " #port ", "            \
 	"\"key\": { \"type\": \"payload\" }, \"ring\": \"web\", \"forward\": { \"mode\": \"l2\" } }"
 
+/* Canonical ids in the tests' 1024 ids: the servers' homes (backend_ids.h; known answers
+ * of tests/bats/backend_ids_ref.py home ADDR 1024). */
+#define H1 568u		/* 10.0.0.1:53 */
+#define H2 271u		/* 10.0.0.2:53 */
+#define H3 609u		/* 10.0.0.3:53 */
+#define H4 718u		/* 10.0.0.4:53 */
+#define H5 13u		/* 10.0.0.5:53, and 10.0.0.12:53 too */
+#define HAPI 540u	/* 10.0.1.1:80 */
+
 static struct kr_config *cfg_of(const char *text)
 {
 	char *errs = NULL;
@@ -150,6 +159,15 @@ static void done(struct kr_apply_plan *p, struct kr_config *cfg)
 static const char cfg3[] = CFG_HEAD WEB3 " ], \"services\": [ " SVC("dns", 53) " ] }";
 static const char cfg2[] = CFG_HEAD WEB2 " ], \"services\": [ " SVC("dns", 53) " ] }";
 
+/* The plan writes entry id for 10.0.0.LAST. */
+static bool planned_id(const struct kr_apply_plan *p, uint32_t id, uint8_t last)
+{
+	for (uint32_t i = 0; i < p->nbackends; i++)
+		if (p->backends[i].id == id)
+			return p->backends[i].v.family == 4 && p->backends[i].v.addr[3] == last;
+	return false;
+}
+
 /* Nothing published: everything new; the same config again: nothing to do. */
 static struct kr_live *test_first_apply(void)
 {
@@ -168,9 +186,9 @@ static struct kr_live *test_first_apply(void)
 	      p.rings[0].slot == 0 && !p.rings[0].was_present,
 	      "first apply: published because nothing is published yet");
 	CHECK_EQ_U(p.n.backends_added, 3, "first apply: 3 backends added");
-	CHECK(p.nbackends == 3 && p.backends[0].id == 0 && p.backends[2].id == 2 &&
-	      p.backends[1].v.addr[3] == 2 && p.backends[1].v.family == 4,
-	      "first apply: ids 0..2, entries carry the addresses");
+	CHECK(p.nbackends == 3 && planned_id(&p, H1, 1) && planned_id(&p, H2, 2) &&
+	      planned_id(&p, H3, 3), "first apply: ids = the servers' homes, entries carry the "
+	      "addresses");
 	CHECK(p.nservices == 1 && p.services[0].added && p.services[0].v.ring_id == 0 &&
 	      p.services[0].v.key_type == KR_KEY_PAYLOAD, "first apply: service 'dns' added");
 	CHECK(!p.nservices_del && !p.nrings_del && !p.nbackends_release,
@@ -201,10 +219,10 @@ static void test_remove_backend(struct kr_live *lv)
 	CHECK(p.rings[0].act == KR_PLAN_PUBLISH && p.rings[0].why == KR_PLAN_WHY_CHANGED &&
 	      p.rings[0].was_present && !p.rings[0].new_id,
 	      "one backend less: the ring is republished because it changed");
-	CHECK(p.rings[0].unit->gid[0] == 0 && p.rings[0].unit->gid[1] == 2,
-	      "the remaining backends keep ids 0 and 2");
-	CHECK(p.nbackends_release == 1 && p.backends_release[0] == 1,
-	      "id 1 (10.0.0.2) is released: no image references it afterwards");
+	CHECK(p.rings[0].unit->gid[0] == H1 && p.rings[0].unit->gid[1] == H3,
+	      "the remaining backends keep their ids");
+	CHECK(p.nbackends_release == 1 && p.backends_release[0] == H2,
+	      "10.0.0.2's id is released: no image references it afterwards");
 	CHECK(!p.nbackends && p.n.backends_same == 2, "no kr_backends entry rewritten");
 	live_apply(lv, &p);
 	done(&p, c);
@@ -255,7 +273,7 @@ static void test_health(struct kr_live *lv)
 	      "a backend set down at runtime stays down when the config says up");
 	done(&p, c);
 	rc = plan(drain, lv, NULL, &p, &c, &e);
-	CHECK(rc == 0 && p.nbackends == 1 && p.backends[0].id == 2 && !p.backends[0].added &&
+	CHECK(rc == 0 && p.nbackends == 1 && p.backends[0].id == H3 && !p.backends[0].added &&
 	      p.backends[0].v.state == KR_BACKEND_DRAIN, "the config saying drain changes it");
 	done(&p, c);
 	b.state = KR_BACKEND_UP;
@@ -324,8 +342,8 @@ static void test_ring_removed(struct kr_live *lv)
 	      "ring 'web' (id 0) is removed");
 	CHECK(p.nservices == 1 && p.nservices_del == 1, "service 'a' added, 'dns' removed");
 	CHECK_EQ_U(p.nbackends_release, 3, "the ids of both of web's slots are released");
-	CHECK(p.rings[0].unit->gid[0] == 3,
-	      "the new backend takes the lowest id no image references before the apply (3)");
+	CHECK(p.rings[0].unit->gid[0] == HAPI, "the new backend takes its home (%u)",
+	      p.rings[0].unit->gid[0]);
 	done(&p, c);
 }
 
@@ -463,11 +481,11 @@ static void test_shared_ids(void)
 		done(&p, c);
 		goto out;
 	}
-	CHECK(gid(&p, "web", 0) == 0 && gid(&p, "web", 1) == 1 && gid(&p, "web", 2) == 2,
-	      "shared: web's servers take ids 0..2 (%u %u %u)", gid(&p, "web", 0),
+	CHECK(gid(&p, "web", 0) == H1 && gid(&p, "web", 1) == H2 && gid(&p, "web", 2) == H3,
+	      "shared: web's servers take their homes (%u %u %u)", gid(&p, "web", 0),
 	      gid(&p, "web", 1), gid(&p, "web", 2));
-	CHECK(gid(&p, "api", 0) == 2 && gid(&p, "api", 1) == 1 && gid(&p, "api", 2) == 3,
-	      "shared: api keeps its own order over the same ids (2 1) and 10.0.0.4 takes 3 "
+	CHECK(gid(&p, "api", 0) == H3 && gid(&p, "api", 1) == H2 && gid(&p, "api", 2) == H4,
+	      "shared: api keeps its own order over the same ids and 10.0.0.4 takes its home "
 	      "(%u %u %u)", gid(&p, "api", 0), gid(&p, "api", 1), gid(&p, "api", 2));
 	CHECK(p.nbackends == 4 && p.n.backends_added == 4 && !p.n.backends_same,
 	      "shared: 4 entries written for 4 servers in 6 ring places (%u)", p.nbackends);
@@ -483,22 +501,22 @@ static void test_shared_ids(void)
 
 	/* 10.0.0.2 leaves both rings: released; 10.0.0.3 stays in both: kept */
 	rc = plan(two_less, lv, NULL, &p, &c, &e);
-	CHECK(rc == 0 && p.nbackends_release == 1 && released(&p, 1),
-	      "release: the server that left both rings (id 1) is released, nothing else");
-	CHECK(gid(&p, "web", 1) == 2 && gid(&p, "api", 0) == 2,
+	CHECK(rc == 0 && p.nbackends_release == 1 && released(&p, H2),
+	      "release: the server that left both rings (10.0.0.2) is released, nothing else");
+	CHECK(gid(&p, "web", 1) == H3 && gid(&p, "api", 0) == H3,
 	      "release: 10.0.0.3 keeps id 2 in both rings");
 	live_apply(lv, &p);
 	done(&p, c);
 	/* api goes: 10.0.0.4 (only in api) released, 10.0.0.3 (also in web) kept */
 	rc = plan(one, lv, NULL, &p, &c, &e);
-	CHECK(rc == 0 && p.nrings_del == 1 && p.nbackends_release == 1 && released(&p, 3) &&
-	      !released(&p, 2), "release: ring api removed: its own server (id 3) released, "
-	      "the one web shares (id 2) kept");
+	CHECK(rc == 0 && p.nrings_del == 1 && p.nbackends_release == 1 && released(&p, H4) &&
+	      !released(&p, H3), "release: ring api removed: its own server (10.0.0.4) "
+	      "released, the one web shares (10.0.0.3) kept");
 	live_apply(lv, &p);
 	done(&p, c);
 	/* an entry nothing references (what a killed apply may leave): released */
 	{
-		struct kr_backend stray = *live_get(lv, 0);
+		struct kr_backend stray = *live_get(lv, H1);
 
 		stray.addr[3] = 99;
 		live_backend_set(lv, 9, &stray);
@@ -532,11 +550,11 @@ static void test_in_place(void)
 
 	CHECK(apply_converges(a, lv, "in place: first apply"), "in place: first apply");
 	rc = plan(moved, lv, NULL, &p, &c, &e);
-	b = rc ? NULL : planned(&p, 1);
-	CHECK(rc == 0 && gid(&p, "web", 1) == 1 && gid(&p, "api", 0) == 1,
-	      "in place: 10.0.0.2 keeps id 1 in both rings after its MAC changed");
+	b = rc ? NULL : planned(&p, H2);
+	CHECK(rc == 0 && gid(&p, "web", 1) == H2 && gid(&p, "api", 0) == H2,
+	      "in place: 10.0.0.2 keeps its id in both rings after its MAC changed");
 	CHECK(p.nbackends == 1 && b && b->in_place && !b->added && b->v.mac[5] == 0x22 &&
-	      p.n.backends_changed == 1, "in place: one entry (id 1) changes its MAC, in place");
+	      p.n.backends_changed == 1, "in place: one entry (10.0.0.2's) changes its MAC, in place");
 	CHECK(!p.n.rings_published && p.n.rings_same == 2 && !p.nbackends_release,
 	      "in place: no ring is published, nothing released");
 	live_apply(lv, &p);
@@ -547,11 +565,11 @@ static void test_in_place(void)
 
 	CHECK(apply_converges(a, lv, "in place: back"), "in place: back to MAC :02");
 	rc = plan(both, lv, NULL, &p, &c, &e);
-	CHECK(rc == 0 && gid(&p, "web", 1) == 1 && gid(&p, "api", 0) == 3,
-	      "two forwardings: web's 10.0.0.2/:02 keeps id 1 (exact first, whatever the ring "
-	      "order), api's 10.0.0.2/:22 takes a new id 3 (%u %u)", gid(&p, "web", 1),
+	CHECK(rc == 0 && gid(&p, "web", 1) == H2 && gid(&p, "api", 0) == H2 + 1,
+	      "two forwardings: web's 10.0.0.2/:02 keeps its home (exact first, whatever the "
+	      "ring order), api's 10.0.0.2/:22 takes the next id (%u %u)", gid(&p, "web", 1),
 	      gid(&p, "api", 0));
-	b = rc ? NULL : planned(&p, 3);
+	b = rc ? NULL : planned(&p, H2 + 1);
 	CHECK(p.nbackends == 1 && b && b->added && !b->in_place,
 	      "two forwardings: one entry added, nothing changed in place");
 	CHECK(ring_of(&p, "api")->act == KR_PLAN_PUBLISH && ring_of(&p, "web")->act ==
@@ -560,10 +578,10 @@ static void test_in_place(void)
 	/* ring stage api with the new MAC while web (not staged) keeps the old one: a new id,
 	 * web's server is not changed under it */
 	rc = plan(both, lv, "api", &p, &c, &e);
-	b = rc ? NULL : planned(&p, 3);
-	CHECK(rc == 0 && gid(&p, "api", 0) == 3 && p.nbackends == 1 && b && b->added &&
+	b = rc ? NULL : planned(&p, H2 + 1);
+	CHECK(rc == 0 && gid(&p, "api", 0) == H2 + 1 && p.nbackends == 1 && b && b->added &&
 	      !b->in_place && p.rings[0].act == KR_PLAN_STAGE,
-	      "ring stage of the new MAC: a new id 3 (%u), id 1 kept for web", gid(&p, "api", 0));
+	      "ring stage of the new MAC: a new id (%u), web's kept", gid(&p, "api", 0));
 	done(&p, c);
 	kr_live_free(lv);
 	free(lv);
@@ -585,19 +603,19 @@ static void test_state_merge(void)
 	int rc;
 
 	rc = plan(mixed, lv, NULL, &p, &c, &e);
-	CHECK(rc == 0 && p.nbackends == 2 && planned(&p, 0) && planned(&p, 1),
+	CHECK(rc == 0 && p.nbackends == 2 && planned(&p, H1) && planned(&p, H2),
 	      "merge: two servers in three rings: two entries, each written once (%u)",
 	      p.nbackends);
-	CHECK(planned(&p, 0) && planned(&p, 0)->v.state == KR_BACKEND_DRAIN,
+	CHECK(planned(&p, H1) && planned(&p, H1)->v.state == KR_BACKEND_DRAIN,
 	      "merge: 10.0.0.1 drain in one ring, up in two: drain");
-	CHECK(planned(&p, 1) && planned(&p, 1)->v.state == KR_BACKEND_DOWN,
+	CHECK(planned(&p, H2) && planned(&p, H2)->v.state == KR_BACKEND_DOWN,
 	      "merge: 10.0.0.2 down in one ring, drain in one, up in one: down");
 	done(&p, c);
 	CHECK(apply_converges(up, lv, "merge: all up"), "merge: all up, applied");
 	rc = plan(mixed, lv, NULL, &p, &c, &e);
 	CHECK(rc == 0 && p.nbackends == 2 && p.n.backends_changed == 2 &&
-	      planned(&p, 0)->v.state == KR_BACKEND_DRAIN &&
-	      planned(&p, 1)->v.state == KR_BACKEND_DOWN,
+	      planned(&p, H1)->v.state == KR_BACKEND_DRAIN &&
+	      planned(&p, H2)->v.state == KR_BACKEND_DOWN,
 	      "merge: on a running instance too (2 entries changed)");
 	done(&p, c);
 	kr_live_free(lv);
@@ -627,15 +645,16 @@ static void test_per_ring_ids_converge(void)
 	p.rings[1].unit->gid[1] = 4;
 	live_apply(lv, &p);
 	for (uint32_t i = 0; i < 2; i++) {
-		struct kr_backend v = *live_get(lv, i);
+		struct kr_backend v = *live_get(lv, i ? H2 : H1);
 
 		live_backend_set(lv, i == 0 ? 4 : 5, &v);
 	}
 	done(&p, c);
 
 	rc = plan(two, lv, NULL, &p, &c, &e);
-	CHECK(rc == 0 && gid(&p, "api", 0) == 1 && gid(&p, "api", 1) == 0,
-	      "per-ring ids: api's servers take the lowest id of their identity (1 0)");
+	CHECK(rc == 0 && gid(&p, "api", 0) == H2 && gid(&p, "api", 1) == H1,
+	      "per-ring ids: api's servers take the id of their identity nearest after their "
+	      "home (their home)");
 	CHECK(ring_of(&p, "api")->act == KR_PLAN_PUBLISH && ring_of(&p, "api")->why ==
 	      KR_PLAN_WHY_CHANGED && ring_of(&p, "web")->act == KR_PLAN_SAME,
 	      "per-ring ids: api is republished (its ids changed), web is not");
@@ -675,10 +694,147 @@ static void test_no_ids_and_migrating(void)
 	lv->backends_max = 1024;
 	lv->ring[1].ctl = kr_ctl_make(0, 1ull << 30, KR_RING_MIGRATING);
 	rc = plan(four, lv, NULL, &p, &c, &e);
-	CHECK(rc == 0 && ring_of(&p, "api")->act == KR_PLAN_SKIP && gid(&p, "api", 2) == 3,
-	      "api migrating: left alone (its new server would be id 3)");
+	CHECK(rc == 0 && ring_of(&p, "api")->act == KR_PLAN_SKIP && gid(&p, "api", 2) == H4,
+	      "api migrating: left alone (its new server would take its home)");
 	CHECK(!p.nbackends && !p.nbackends_release && !kr_apply_plan_changes(&p),
 	      "api migrating: no entry written for a server no image will reference");
+	done(&p, c);
+	kr_live_free(lv);
+	free(lv);
+}
+
+/* The live id of 10.0.0.LAST:53 (UINT32_MAX: none). */
+static uint32_t live_id(const struct kr_live *lv, uint8_t last)
+{
+	for (uint32_t i = 0; i < lv->nbackends; i++)
+		if (lv->backends[i].v.family == 4 && lv->backends[i].v.addr[3] == last &&
+		    lv->backends[i].v.state <= KR_BACKEND_DRAIN)
+			return lv->backends[i].id;
+	return UINT32_MAX;
+}
+
+/* Canonical ids (issue 23 point 4): the same config in another order of rings and backends
+ * (another router) gives every server the same id on empty maps; 10.0.0.5 and 10.0.0.12
+ * share home 13: the lower address takes it.  An apply history keeps live ids; where a new
+ * server's home was held when it came, a fresh load gives the canonical ids. */
+static void test_canonical(void)
+{
+	static const char a[] = CFG(RING("web", BE(1, 01, "") ", " BE(5, 05, "") ", "
+					 BE(12, 0c, "") ", " BE(2, 02, "")) ", "
+				    RING("api", BE(12, 0c, "") ", " BE(3, 03, "")));
+	static const char b[] = CFG(RING("api", BE(3, 03, "") ", " BE(12, 0c, "")) ", "
+				    RING("web", BE(12, 0c, "") ", " BE(2, 02, "") ", "
+					 BE(5, 05, "") ", " BE(1, 01, "")));
+	static const char only12[] = CFG(RING("web", BE(1, 01, "") ", " BE(12, 0c, "")));
+	static const char h1[] = CFG(RING("web", BE(1, 01, "") ", " BE(2, 02, "")));
+	static const char h2[] = CFG(RING("web", BE(1, 01, "") ", " BE(2, 02, "") ", "
+					  BE(3, 03, "") ", " BE(4, 04, "")));
+	static const char h3[] = CFG(RING("web", BE(4, 04, "") ", " BE(1, 01, "")) ", "
+				     RING("api", BE(3, 03, "")));
+	static const uint8_t last[] = { 1, 2, 3, 4, 5, 12 };
+	static const uint32_t want[] = { H1, H2, H3, UINT32_MAX, H5, H5 + 1 };
+	struct kr_live *la = live_new(), *lb = live_new(), *lh = live_new(), *lf = live_new();
+	bool same = true, canon = true;
+
+	CHECK(apply_converges(a, la, "canonical: a") && apply_converges(b, lb, "canonical: b"),
+	      "canonical: the config and its reordering applied on two fresh instances");
+	for (uint32_t i = 0; i < sizeof(last); i++) {
+		same = same && live_id(la, last[i]) == live_id(lb, last[i]);
+		canon = canon && live_id(la, last[i]) == want[i];
+	}
+	CHECK(same, "canonical: every server has the same id on both");
+	CHECK(canon, "canonical: the known answers (homes; 10.0.0.5 %u, 10.0.0.12 %u)",
+	      live_id(la, 5), live_id(la, 12));
+
+	/* history: 10.0.0.12 came first and holds 13; 10.0.0.5 comes later: 14; kept */
+	CHECK(apply_converges(only12, lh, "history: .12") && apply_converges(a, lh, "history: a"),
+	      "history: 10.0.0.12 first, then the whole config");
+	CHECK(live_id(lh, 12) == H5 && live_id(lh, 5) == H5 + 1,
+	      "history: the live id of 10.0.0.12 is kept (%u), 10.0.0.5 the next free (%u)",
+	      live_id(lh, 12), live_id(lh, 5));
+	CHECK(apply_converges(b, lh, "history: b") && live_id(lh, 12) == H5,
+	      "history: applying the reordered config renumbers nothing");
+	kr_live_free(lh);	/* unload: empty maps */
+	lh->backends_max = 1024;
+	CHECK(apply_converges(a, lh, "reload: a") && live_id(lh, 5) == H5 &&
+	      live_id(lh, 12) == H5 + 1, "reload (empty maps): the canonical ids again");
+
+	/* history without a held home: add, remove, reorder -> the ids of a fresh instance */
+	CHECK(apply_converges(h1, lf, "h1") && apply_converges(h2, lf, "h2") &&
+	      apply_converges(h3, lf, "h3"), "history: 2 servers, then 4, then 3 in two rings");
+	kr_live_free(la);	/* another fresh instance */
+	la->backends_max = 1024;
+	CHECK(apply_converges(h3, la, "fresh h3"), "fresh: the last config of the history");
+	CHECK(live_id(lf, 1) == live_id(la, 1) && live_id(lf, 3) == live_id(la, 3) &&
+	      live_id(lf, 4) == live_id(la, 4) && live_id(lf, 4) == H4 && live_id(lf, 2) ==
+	      UINT32_MAX, "history: the ids of a fresh instance (10.0.0.4 %u)", live_id(lf, 4));
+	kr_live_free(la);
+	kr_live_free(lb);
+	kr_live_free(lh);
+	kr_live_free(lf);
+	free(la);
+	free(lb);
+	free(lh);
+	free(lf);
+}
+
+/* Pinned ids (the configuration's "id"): taken first (10.0.0.2 pinned to 10.0.0.5's home:
+ * 10.0.0.5 the next id; known answers: backend_ids_ref.py ids CONFIG 1024), the same in a
+ * ring that does not give it; a changed pin moves a live server (its rings republished, the
+ * old id released); a pin another live server holds, or beyond kr_backends: refused. */
+static void test_pins(void)
+{
+#define PIN(n) ", \"id\": " #n
+	static const char a[] = CFG(RING("web", BE(1, 01, PIN(7)) ", " BE(2, 02, PIN(13)) ", "
+					 BE(5, 05, "")) ", "
+				    RING("api", BE(1, 01, "") ", " BE(3, 03, "")));
+	static const char moved[] = CFG(RING("web", BE(1, 01, PIN(9)) ", " BE(2, 02, PIN(13)) ", "
+					     BE(5, 05, "")) ", "
+					RING("api", BE(1, 01, "") ", " BE(3, 03, "")));
+	static const char busy[] = CFG(RING("web", BE(1, 01, PIN(14)) ", " BE(2, 02, PIN(13)) ", "
+					    BE(5, 05, "")) ", "
+				       RING("api", BE(1, 01, "") ", " BE(3, 03, "")));
+	static const char far[] = CFG(RING("web", BE(1, 01, PIN(2000)) ", " BE(2, 02, PIN(13)) ", "
+					   BE(5, 05, "")));
+	/* web (not staged) pins a new 10.0.0.6 to 10.0.0.4's home; api is staged with 10.0.0.4 */
+	static const char stage[] = CFG(RING("web", BE(1, 01, PIN(9)) ", " BE(2, 02, PIN(13)) ", "
+					     BE(5, 05, "") ", " BE(6, 06, PIN(718))) ", "
+					RING("api", BE(1, 01, "") ", " BE(3, 03, "") ", "
+					     BE(4, 04, "")));
+#undef PIN
+	struct kr_live *lv = live_new();
+	struct kr_apply_plan p;
+	struct kr_config *c;
+	struct kr_err e;
+	int rc;
+
+	CHECK(apply_converges(a, lv, "pins"), "pins: applied, converged");
+	CHECK(live_id(lv, 1) == 7 && live_id(lv, 2) == 13 && live_id(lv, 5) == 14 &&
+	      live_id(lv, 3) == H3, "pins: 7, 13; 10.0.0.5 (home 13) 14; 10.0.0.3 its home "
+	      "(%u %u %u %u)", live_id(lv, 1), live_id(lv, 2), live_id(lv, 5), live_id(lv, 3));
+	rc = plan(a, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && gid(&p, "api", 0) == 7, "pins: api (no \"id\" there) has 10.0.0.1 at 7");
+	done(&p, c);
+	rc = plan(moved, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && gid(&p, "web", 0) == 9 && gid(&p, "api", 0) == 9 && planned(&p, 9) &&
+	      planned(&p, 9)->added && released(&p, 7) && p.n.rings_published == 2,
+	      "pin 7 -> 9: a new entry 9, both rings republished, 7 released (%s)", e.msg);
+	live_apply(lv, &p);
+	done(&p, c);
+	rc = plan(busy, lv, NULL, &p, &c, &e);
+	CHECK(rc == -EBUSY && strstr(e.msg, "backend 10.0.0.1:53: \"id\" 14 is in use by the "
+				     "live backend 10.0.0.5:53") && strstr(e.msg, "nothing was changed"),
+	      "a pin another live server holds: refused (%s)", e.msg);
+	done(&p, c);
+	rc = plan(stage, lv, "api", &p, &c, &e);
+	CHECK(rc == 0 && gid(&p, "api", 2) == H4 + 1 && gid(&p, "api", 0) == 9 &&
+	      p.nbackends == 1 && planned(&p, H4 + 1),
+	      "ring stage: a pin of a ring not staged is kept free: 10.0.0.4 takes %u, not its "
+	      "home %u", gid(&p, "api", 2), H4);
+	done(&p, c);
+	rc = plan(far, lv, NULL, &p, &c, &e);
+	CHECK(rc == -ERANGE && strstr(e.msg, "\"id\" 2000 is beyond this instance's kr_backends "
+				      "(1024 ids)"), "a pin beyond kr_backends: refused (%s)", e.msg);
 	done(&p, c);
 	kr_live_free(lv);
 	free(lv);
@@ -744,6 +900,8 @@ int main(void)
 	test_state_merge();
 	test_per_ring_ids_converge();
 	test_no_ids_and_migrating();
+	test_canonical();
+	test_pins();
 	test_svc_ids();
 	return tap_done();
 }

@@ -178,10 +178,54 @@ static void test_errors(void)
 	free(big);
 }
 
+/* Backend "id" pins (user/core/config_ids.c): range, one id per server over the rings (and
+ * copied to the rings that do not give it), one server per id, positioned errors. */
+static void test_backend_ids(void)
+{
+#define R2(a, b) "{ \"rings\": [ { \"name\": \"a\", \"format\": \"v2\", \"backends\": [ " a " ] },\n" \
+		 "  { \"name\": \"b\", \"format\": \"v2\", \"backends\": [ " b " ] } ] }"
+	char *errs = NULL;
+	struct kr_config *c;
+
+	c = parse(R2("{ \"address\": \"10.0.0.1:53\", \"id\": 7 }, { \"address\": \"10.0.0.2:53\" }",
+		     "{ \"address\": \"10.0.0.1:53\" }"), &errs);
+	CHECK(c && c->rings[0].backends[0].has_id && c->rings[0].backends[0].id == 7 &&
+	      !c->rings[0].backends[1].has_id, "id: parsed; a backend without one has none");
+	CHECK(c && c->rings[1].backends[0].has_id && c->rings[1].backends[0].id == 7,
+	      "id: the server's pin holds in the ring that does not give it");
+	kr_config_free(c);
+	free(errs);
+	c = parse(R2("{ \"address\": \"10.0.0.1:53\", \"id\": 65536 }",
+		     "{ \"address\": \"10.0.0.2:53\", \"id\": \"3\" }"), &errs);
+	CHECK(!c && errs && strstr(errs, "t.json:1:93: rings[0].backends[0].id: 65536 is out of "
+				   "range: expected 0..65535") &&
+	      strstr(errs, "rings[1].backends[0].id: expected an integer 0..65535, got a string"),
+	      "id: out of range, not an integer");
+	free(errs);
+	c = parse(R2("{ \"address\": \"10.0.0.1:53\", \"id\": 7 }, { \"address\": \"10.0.0.2:53\", "
+		     "\"id\": 7 }", "{ \"address\": \"10.0.0.1:53\", \"id\": 8 }"), &errs);
+	CHECK(!c && errs && count_lines(errs) == 2, "id: two conflicts, two errors");
+	CHECK(errs && strstr(errs, "t.json:2:82: rings[1].backends[0].id: backend 10.0.0.1:53 has "
+			     "id 8 here and id 7 in ring 'a' (rings[0].backends[0])"),
+	      "id: one server, two ids: refused, both places named");
+	CHECK(errs && strstr(errs, "rings[0].backends[1].id: id 7 of backend 10.0.0.2:53 is also "
+			     "the id of 10.0.0.1:53 in ring 'a' (rings[0].backends[0]): each server "
+			     "needs an id of its own"), "id: one id, two servers: refused");
+	free(errs);
+	c = parse(R2("{ \"address\": \"10.0.0.1:53\", \"mac\": \"02:00:00:00:00:01\", \"id\": 7 }",
+		     "{ \"address\": \"10.0.0.1:53\", \"mac\": \"02:00:00:00:00:02\", \"id\": 7 }"),
+		  &errs);
+	CHECK(!c && errs && strstr(errs, "(another forwarding: another server)"),
+	      "id: the same address under two MACs is two servers: one id is refused");
+	free(errs);
+#undef R2
+}
+
 int main(void)
 {
 	test_comments();
 	test_values();
 	test_errors();
+	test_backend_ids();
 	return tap_done();
 }

@@ -214,7 +214,7 @@ static int in_instance_netns(const struct kr_inst *in, const char *cmd, const ch
 	__u32 key = 0;
 
 	if (in->meta_fd < 0 || bpf_map_lookup_elem(in->meta_fd, &key, &meta) ||
-	    meta.magic != KR_OPS_META_MAGIC || !meta.netns_ino ||
+	    !kr_ops_meta_recorded(&meta) || !meta.netns_ino ||
 	    meta.netns_ino == kr_ops_netns_ino())
 		return 0;
 	kr_ops_netns_hint(meta.netns_ino, hint, sizeof(hint));
@@ -287,4 +287,12 @@ int kr_cli_stage(const struct kr_inst *in, const char *config, const struct kr_c
 		       pr->active);
 	kr_apply_plan_free(&p);
 	return rc ? 1 : 0;
+}
+
+const char *kr_cli_instance(const char *instance, const char *pin_dir,
+			    const char *file_instance)
+{
+	if (instance || pin_dir)
+		return instance;
+	return file_instance && file_instance[0] ? file_instance : NULL;
 }

@@ -13,6 +13,13 @@
  * configuration's warnings are printed too. */
 struct kr_config *kr_cli_config_load(const char *path);
 
+/* The one rule of every command that takes -c FILE and works on a running instance
+ * (apply, ring stage, lookup --live, diff --old-published): --instance NAME, else
+ * --pin-dir DIR (NULL returned), else the file's "instance" (file_instance: NULL or ""
+ * when it has none), else NULL (the tool's default, "default"). */
+const char *kr_cli_instance(const char *instance, const char *pin_dir,
+			    const char *file_instance);
+
 /*
  * apply (and load) of CONFIG on instance IN: read, plan, execute unless o->dry_run, and
  * print: the plan (dry run), or what was done (rings published/removed on stderr, at the

@@ -1,11 +1,79 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* keyrouter apply: converge the pinned maps on a configuration. */
+#include <errno.h>
 #include <stdio.h>
+#include <net/if.h>
+#include <bpf/bpf.h>
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
 #include "apply_out.h"
+#include "ops_attach.h"
+#include "ops_find.h"
 #include "opts.h"
+
+/*
+ * Liveness first: an instance loaded by `keyrouter load` whose program is not attached any
+ * more (detached behind keyrouter's back, or its interface removed and made again under
+ * the same name) gets its program, pinned in the instance, attached again where the record
+ * says before the configuration is applied.  Where that cannot be done (the interface is
+ * gone, a load that did not finish, no pinned program), apply fails and says why: an apply
+ * that "changed nothing" must mean the instance routes.
+ */
+static int restore_attachment(const struct kr_inst *in, const char *config, bool dry_run)
+{
+	struct kr_ops_meta meta = {};
+	enum kr_ops_attach_state st;
+	__u32 key = 0, ifindex;
+
+	if (in->meta_fd < 0 || bpf_map_lookup_elem(in->meta_fd, &key, &meta) ||
+	    !kr_ops_meta_recorded(&meta))
+		return 0;	/* no record (--pin-dir, maps pinned by hand) */
+	if (meta.magic == KR_OPS_META_LOADING) {
+		pr_warn("keyrouter: instance '%s': the load on '%s' did not finish (interrupted): "
+			"run 'keyrouter load %s -c %s --instance %s' (it undoes the unfinished one "
+			"first), or 'keyrouter unload %s --instance %s'; nothing was changed\n",
+			in->name, meta.ifname, meta.ifname, config, in->name, meta.ifname, in->name);
+		return -EINPROGRESS;
+	}
+	if (meta.netns_ino && meta.netns_ino != kr_ops_netns_ino())
+		return 0;	/* kr_cli_apply refuses, and says where to run it */
+	st = kr_ops_attach_state(&meta, NULL);
+	if (st == KR_ATTACHED)
+		return 0;
+	if (st == KR_IFACE_GONE) {
+		ifindex = strlen(meta.ifname) < IF_NAMESIZE ? if_nametoindex(meta.ifname) : 0;
+		if (!ifindex) {
+			pr_warn("keyrouter: instance '%s' is not attached: its interface '%s' is "
+				"gone, so its program cannot be attached again; once an interface of "
+				"that name is back, apply attaches it ('keyrouter unload %s --instance "
+				"%s' removes the instance); nothing was changed\n", in->name,
+				meta.ifname, meta.ifname, in->name);
+			return -ENODEV;
+		}
+		meta.ifindex = ifindex;	/* the interface, made again */
+	}
+	if (dry_run) {
+		pr_info("keyrouter: instance '%s': its program (id %u) is not attached to '%s': "
+			"apply would attach it again (%s mode)\n", in->name, meta.prog_id,
+			meta.ifname, kr_ops_mode_name(meta.mode));
+		return 0;
+	}
+	if (kr_ops_reattach(in->dir, &meta)) {
+		pr_warn("keyrouter: instance '%s' is not attached and its program could not be "
+			"attached again: 'keyrouter unload %s --instance %s' then 'keyrouter load' "
+			"give it a new one; nothing was changed\n", in->name, meta.ifname, in->name);
+		return -EIO;
+	}
+	if (bpf_map_update_elem(in->meta_fd, &key, &meta, BPF_ANY)) {
+		pr_warn("keyrouter: couldn't record the attachment: %s\n", strerror(errno));
+		return -errno;
+	}
+	pr_info("keyrouter: instance '%s': its program (id %u) was not attached to '%s' any "
+		"more: attached it again (%s mode)\n", in->name, meta.prog_id, meta.ifname,
+		kr_ops_mode_name(meta.mode));
+	return 0;
+}
 
 static void usage(FILE *f)
 {
@@ -19,6 +87,10 @@ static void usage(FILE *f)
 		"nothing (and says so). Killed at any point, the data plane keeps routing with\n"
 		"what was published; the next apply converges. Rings being migrated (staged) are\n"
 		"left alone until committed or rolled back.\n\n"
+		"An instance loaded by `keyrouter load` whose program is not attached any more\n"
+		"(detached by something else; its interface removed and made again under the\n"
+		"same name) gets it attached again first. Where that cannot be done (the\n"
+		"interface is gone, a load that did not finish) apply fails and says why.\n\n"
 		"  -c, --config FILE    the configuration (JSON)\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default: the config's\n"
 		"                       \"instance\", else \"default\"; never whichever happens to be\n"
@@ -58,13 +130,12 @@ static int cmd_apply(int argc, char **argv)
 	cfg = kr_cli_config_load(config);
 	if (!cfg)
 		return 1;
-	if (!instance && !pin_dir && cfg->instance)
-		instance = cfg->instance;
+	instance = kr_cli_instance(instance, pin_dir, cfg->instance);
 	if (kr_ops_inst_open(&in, instance, pin_dir)) {
 		kr_config_free(cfg);
 		return 1;
 	}
-	err = kr_cli_apply(&in, config, cfg, &o);
+	err = restore_attachment(&in, config, o.dry_run) ? 1 : kr_cli_apply(&in, config, cfg, &o);
 	kr_ops_inst_close(&in);
 	kr_config_free(cfg);
 	return err;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "an_published.h"
+#include "apply_out.h"
 #include "analytics.h"
 #include "cmd.h"
 #include "opts.h"
@@ -31,7 +32,8 @@ static const char diff_help[] =
 	"  --ring NAME, --old-ring NAME, --new-ring NAME\n"
 	"  --old-published        the ring published by `keyrouter apply` in an instance (its\n"
 	"                         active slot): the bill of applying NEW.  With\n"
-	"  --instance NAME        (default \"default\") or --pin-dir DIR; the ring's name is\n"
+	"  --instance NAME        (default: the new configuration's \"instance\", else\n"
+	"                         \"default\") or --pin-dir DIR; the ring's name is\n"
 	"                         --ring/--old-ring, or the new config ring's name\n"
 	"Examples:\n"
 	"  diff --version v2 --old-backends a.txt --new-backends b.txt      (membership)\n"
@@ -441,6 +443,11 @@ static int cmd_diff(int argc, char **argv)
 	for (int s = 1; s >= 0; s--) {	/* new first: a published old ring may take its name */
 		if (s == 0 && o.side[0].published && !o.side[0].ring && b[1].name[0])
 			o.side[0].ring = b[1].name;
+		/* the rule of every command with -c FILE on a live instance (kr_cli_instance):
+		 * the new configuration's "instance" */
+		if (s == 0 && o.side[0].published)
+			o.side[0].instance = kr_cli_instance(o.side[0].instance, o.side[0].pin_dir,
+							     b[1].instance);
 		if (kr_ops_an_src_build(&o.side[s], &b[s], &err)) {
 			pr_warn("keyrouter: diff: %s ring: %s\n", s ? "new" : "old", err.msg);
 			goto out;

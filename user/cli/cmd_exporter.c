@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <microhttpd.h>
@@ -21,6 +23,7 @@
 #include "opts.h"
 #include "log.h"
 #include "prom.h"
+#include "util.h"
 
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -101,6 +104,13 @@ int kr_cli_prom_status(const char *instance, const char *pin_dir, const char *ou
 }
 
 /* ---- exporter ----------------------------------------------------------------------- */
+
+/* Connection limits.  A Prometheus server scrapes over one connection at a time; the
+ * per-address bound keeps a client that opens many connections and trickles their headers
+ * (each stays "active", so the idle timeout never fires) from filling the global bound. */
+#define EXPORTER_MAX_CONN	512u
+#define EXPORTER_PER_ADDR	8u
+#define EXPORTER_TIMEOUT	10u
 
 struct exporter {
 	const char *instance, *pin_dir;
@@ -218,7 +228,8 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *s
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: keyrouter exporter --listen ADDR:PORT [--instance NAME | --pin-dir DIR]\n\n"
+		"Usage: keyrouter exporter --listen ADDR:PORT [--instance NAME | --pin-dir DIR]\n"
+		"                          [--max-connections N] [--per-address N] [--timeout S]\n\n"
 		"Serve the Prometheus exposition of `keyrouter status --prometheus` over HTTP at\n"
 		"/metrics, read from the pinned maps at every scrape. The exporter keeps no state,\n"
 		"changes nothing and takes no lock: it can run beside applies and be killed or\n"
@@ -228,10 +239,61 @@ static void usage(FILE *f)
 		"  -i, --instance NAME     only the instance NAME (default: every instance under\n"
 		"                          /sys/fs/bpf/keyrouter; none loaded: keyrouter_up 0)\n"
 		"  -p, --pin-dir DIR       only the maps pinned in DIR\n"
+		"      --max-connections N connections open at once, all clients (default %u)\n"
+		"      --per-address N     connections open at once from one client address\n"
+		"                          (default %u): a client that holds connections open and\n"
+		"                          trickles its requests cannot take the others' places\n"
+		"      --timeout S         close a connection idle for S seconds (default %u)\n"
 		"  -h, --help              this text\n\n"
 		"GET / is a page that links /metrics; other paths answer 404, other methods 405.\n"
+		"A connection beyond a limit is closed at once (the client sees a reset); the\n"
+		"exporter raises its open-files limit to fit --max-connections when it can.\n"
 		"Capabilities needed: CAP_BPF (CAP_SYS_ADMIN on older kernels) to open the pins,\n"
-		"and read access to the bpf filesystem; nothing to bind ports >= 1024.\n");
+		"and read access to the bpf filesystem; nothing to bind ports >= 1024.\n",
+		EXPORTER_MAX_CONN, EXPORTER_PER_ADDR, EXPORTER_TIMEOUT);
+}
+
+/* The HTTP library's messages (MHD_USE_ERROR_LOG), one line each, but a message repeated
+ * within a minute (a client held beyond a limit gets "reached connection limit" for every
+ * connection it opens) only once, with the count of repeats when it changes. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	static char last[256];
+	static unsigned long repeats;
+	static time_t last_at;
+	time_t now = time(NULL);
+	char msg[512];
+	size_t len;
+
+	(void)cls;
+	if (!strcmp(fmt, last) && now - last_at < 60) {
+		repeats++;
+		return;
+	}
+	if (repeats)
+		pr_warn("keyrouter exporter: (the last message %lu more times)\n", repeats);
+	repeats = 0;
+	last_at = now;
+	snprintf(last, sizeof(last), "%s", fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	len = strlen(msg);
+	pr_warn("keyrouter exporter: %s%s", msg, len && msg[len - 1] == '\n' ? "" : "\n");
+}
+
+/* Room for max connections, the listening socket, the pins a scrape opens and stdio:
+ * raise the soft open-files limit (up to the hard one) when it is lower. */
+static void files_fit(uint32_t max)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)max + 256;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want)
+		pr_warn("keyrouter exporter: open files limited to %llu (hard limit): fewer than "
+			"--max-connections %u connections may be served\n",
+			(unsigned long long)rl.rlim_cur, max);
 }
 
 static void help(FILE *f, const void *ctx)
@@ -243,9 +305,14 @@ static void help(FILE *f, const void *ctx)
 static int cmd_exporter(int argc, char **argv)
 {
 	struct exporter ex = {};
-	const char *listen = NULL;
+	const char *listen = NULL, *max_s = NULL, *per_s = NULL, *timeout_s = NULL;
+	uint32_t max_conn = EXPORTER_MAX_CONN, per_addr = EXPORTER_PER_ADDR,
+		 timeout = EXPORTER_TIMEOUT;
 	const struct kr_opt opts[] = {
 		KR_OPT_STR("listen", 'l', &listen),
+		KR_OPT_STR("max-connections", 0, &max_s),
+		KR_OPT_STR("per-address", 0, &per_s),
+		KR_OPT_STR("timeout", 0, &timeout_s),
 		KR_OPT_STR("instance", 'i', &ex.instance),
 		KR_OPT_STR("pin-dir", 'p', &ex.pin_dir),
 		KR_OPT_END
@@ -265,6 +332,13 @@ static int cmd_exporter(int argc, char **argv)
 		return kr_usage_error("--listen ADDR:PORT is required");
 	if (ex.instance && ex.pin_dir)
 		return kr_usage_error("--instance and --pin-dir exclude each other");
+	if (max_s && (kr_parse_u32(max_s, 1, &max_conn) || max_conn > 65536))
+		return kr_usage_error("bad --max-connections '%s': expected 1..65536", max_s);
+	if (per_s && (kr_parse_u32(per_s, 1, &per_addr) || per_addr > max_conn))
+		return kr_usage_error("bad --per-address '%s': expected 1..%u (--max-connections)",
+				      per_s, max_conn);
+	if (timeout_s && (kr_parse_u32(timeout_s, 1, &timeout) || timeout > 3600))
+		return kr_usage_error("bad --timeout '%s': expected 1..3600 seconds", timeout_s);
 	if (parse_listen(listen, &ss, &sl))
 		return kr_usage_error("bad --listen '%s': expected ADDR:PORT, e.g. 127.0.0.1:9437 "
 				      "or [::]:9437", listen);
@@ -283,20 +357,26 @@ static int cmd_exporter(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
-	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	files_fit(max_conn);
+	/* epoll: select() would stop at descriptor 1023 whatever the limits say */
+	flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_DUAL_STACK;
 	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, &ex,
+			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
-			     MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_END);
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)max_conn,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)per_addr,
+			     MHD_OPTION_END);
 	if (!d) {
 		pr_warn("keyrouter exporter: couldn't listen on %s (address in use, or not on "
 			"this host?)\n", listen);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return 1;
 	}
-	pr_info("keyrouter exporter: serving /metrics on %s\n", listen);
+	pr_info("keyrouter exporter: serving /metrics on %s (at most %u connections, %u per "
+		"client address, idle timeout %u s)\n", listen, max_conn, per_addr, timeout);
 	while (!stop)
 		sigsuspend(&old);
 	MHD_stop_daemon(d);

@@ -15,6 +15,8 @@
 #include "apply_out.h"
 #include "ops_attach.h"
 #include "ops_find.h"
+#include "ops_report.h"
+#include "util.h"
 #include "opts.h"
 #include "output.h"
 
@@ -36,7 +38,10 @@ static void load_usage(FILE *f)
 		"(xdp-loader) keep running on the same interface; `xdp-loader status` lists both.\n"
 		"If the configuration cannot be applied, or the load is interrupted (Ctrl-C,\n"
 		"SIGTERM, SIGHUP), the program is detached again and the pins removed: nothing\n"
-		"is left half-loaded.\n");
+		"is left half-loaded. A load killed outright (kill -9, a crash) leaves its record\n"
+		"(written before the attach, marked finished last): the next load or unload of\n"
+		"the instance undoes it first, and so does the next load of an instance whose\n"
+		"program is not attached any more.\n");
 }
 
 static void unload_usage(FILE *f)
@@ -48,8 +53,10 @@ static void unload_usage(FILE *f)
 		"Run it in the network namespace of IFACE (`nsenter --net=/run/netns/NAME`; not\n"
 		"`ip netns exec`, whose private /sys hides the pins): from another namespace it\n"
 		"refuses and says how to get there. When nothing could be detached (the program\n"
-		"is not on IFACE) the pins are kept, unless the program no longer exists or the\n"
-		"interface is gone.\n\n"
+		"is not on IFACE) the pins are kept if something else still holds the program\n"
+		"(bpftool prog show id N), else they are removed. What an interrupted load or\n"
+		"unload left (a record of a load that did not finish, pins without a record) is\n"
+		"undone: keyrouter's program detached, the pins removed.\n\n"
 		"  -i, --instance NAME  the instance (default: the one loaded on IFACE in this\n"
 		"                       network namespace)\n");
 }
@@ -61,13 +68,126 @@ static int find_instance(__u32 ifindex, const char *ifname, char *out, size_t ou
 	return kr_ops_instance_on(ifindex, ifname, out, outlen);
 }
 
+/* The instance's record: 0 (finished, or a load under way or interrupted: meta->magic
+ * KR_OPS_META_LOADING), -ENOENT (none). */
 static int read_meta(const struct kr_inst *in, struct kr_ops_meta *meta)
 {
 	__u32 key = 0;
 
+	memset(meta, 0, sizeof(*meta));
 	if (bpf_map_lookup_elem(in->meta_fd, &key, meta))
 		return -errno;
-	return meta->magic == KR_OPS_META_MAGIC ? 0 : -ENOENT;
+	return kr_ops_meta_recorded(meta) ? 0 : -ENOENT;
+}
+
+static int write_meta(const struct kr_inst *in, const struct kr_ops_meta *meta)
+{
+	__u32 key = 0;
+
+	if (!bpf_map_update_elem(in->meta_fd, &key, meta, BPF_ANY))
+		return 0;
+	pr_warn("keyrouter: couldn't record the attachment in %s/%s: %s\n", in->dir,
+		KR_OPS_MAP_META, strerror(errno));
+	return -errno;
+}
+
+/* Is keyrouter's XDP program id recorded by an instance (other than in) under the root? */
+static bool recorded_elsewhere(const struct kr_inst *in, __u32 ifindex, __u32 prog_id)
+{
+	char root[256];
+	struct kr_ops_meta meta;
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
+	d = opendir(root);
+	while (d && !found && (e = readdir(d)))
+		found = e->d_name[0] != '.' && strcmp(e->d_name, in->name) &&
+			!kr_ops_meta_read(e->d_name, &meta) &&
+			(meta.prog_id == prog_id || (meta.ifindex == ifindex &&
+						     meta.netns_ino == kr_ops_netns_ino()));
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * What an interrupted command left in instance in (locked), undone: the program detached
+ * where the record says (a record of a load killed before it knew the program's id: the
+ * keyrouter program on its interface), or, without a record (pins of a load that died
+ * before it wrote one, by a keyrouter that wrote it last), keyrouter's XDP program on
+ * ifindex that no other instance records; then every pin removed.  rec: the record or
+ * NULL.  0, or -errno when the program could not be detached (the pins then stay).
+ */
+static int undo_leftovers(struct kr_inst *in, const struct kr_ops_meta *rec, __u32 ifindex,
+			  const char *ifname)
+{
+	struct kr_ops_meta m = {};
+	int err = 0;
+
+	if (rec) {
+		m = *rec;
+	} else if (ifindex && !kr_ops_bpffs_mounted_here()) {
+		m.ifindex = ifindex;
+		m.mode = KR_OPS_MODE_GENERIC;	/* (libxdp detaches in whatever mode) */
+		m.prog_id = kr_ops_xdp_find(ifindex);
+		snprintf(m.ifname, sizeof(m.ifname), "%s", ifname);
+		if (m.prog_id && recorded_elsewhere(in, ifindex, m.prog_id))
+			m.prog_id = 0;
+	}
+	if (rec || m.prog_id)
+		err = kr_ops_detach_leftover(&m);
+	if (err < 0) {
+		pr_warn("keyrouter: instance '%s': the program left attached to '%s' could not be "
+			"detached; the pins stay in %s\n", in->name, m.ifname, in->dir);
+		return err;
+	}
+	if (err > 0)
+		pr_info("keyrouter: detached keyrouter's program%s left on '%s' by a command that "
+			"did not finish\n", m.prog_id ? "" : " (kr_xdp)", m.ifname);
+	return kr_ops_inst_remove(in);
+}
+
+/* The instance exists (in, locked) on load: a finished load whose program is attached is
+ * an error; anything else is what an interrupted load or unload left, undone here. */
+static int take_over(struct kr_inst *in, __u32 ifindex, const char *ifname)
+{
+	struct kr_ops_meta meta;
+	enum kr_ops_attach_state st;
+	char hint[320], t[32];
+
+	if (read_meta(in, &meta)) {
+		pr_info("keyrouter: removing the leftovers of an unfinished load in '%s'\n",
+			in->dir);
+		return undo_leftovers(in, NULL, ifindex, ifname);
+	}
+	if (meta.netns_ino && meta.netns_ino != kr_ops_netns_ino()) {
+		kr_ops_netns_hint(meta.netns_ino, hint, sizeof(hint));
+		pr_warn("keyrouter: instance '%s' is recorded on '%s' in another network namespace "
+			"(net:[%u]): unload it there first: '%s keyrouter unload %s --instance %s'\n",
+			in->name, meta.ifname, meta.netns_ino,
+			hint[0] ? hint : "nsenter --net=<its namespace>", meta.ifname, in->name);
+		return -EXDEV;
+	}
+	kr_ops_fmt_time(meta.loaded_ns, t, sizeof(t));
+	if (meta.magic == KR_OPS_META_LOADING) {
+		pr_info("keyrouter: instance '%s': the load on '%s' started %s did not finish: "
+			"undoing it\n", in->name, meta.ifname, t);
+		return undo_leftovers(in, &meta, ifindex, ifname);
+	}
+	st = kr_ops_attach_state(&meta, NULL);
+	if (st == KR_ATTACHED) {
+		pr_warn("keyrouter: instance '%s' is already loaded on '%s' (%s mode); "
+			"'keyrouter unload %s' first, or use --instance for another "
+			"interface\n", in->name, meta.ifname, kr_ops_mode_name(meta.mode),
+			meta.ifname);
+		return -EEXIST;
+	}
+	pr_info("keyrouter: instance '%s' was loaded on '%s' but its program is not attached "
+		"(%s): removing what is left of it\n", in->name, meta.ifname,
+		kr_ops_attach_state_name(st));
+	return undo_leftovers(in, &meta, ifindex, ifname);
 }
 
 static int check_iface(const char *ifname, __u32 *ifindex)
@@ -79,10 +199,11 @@ static int check_iface(const char *ifname, __u32 *ifindex)
 	return 0;
 }
 
-/* A pin directory left by a load that died before it finished: no meta, remove it. */
-static int prepare_dir(struct kr_inst *in, const char *instance, const char *ifname)
+/* The instance's directory, made for this load: what an interrupted command left there is
+ * undone first (take_over). */
+static int prepare_dir(struct kr_inst *in, const char *instance, __u32 ifindex,
+		       const char *ifname)
 {
-	struct kr_ops_meta meta;
 	struct stat st;
 	int err;
 
@@ -93,20 +214,11 @@ static int prepare_dir(struct kr_inst *in, const char *instance, const char *ifn
 		err = kr_ops_inst_open(in, instance, NULL);
 		if (err)
 			return err;
-		if (!read_meta(in, &meta)) {
-			pr_warn("keyrouter: instance '%s' is already loaded on '%s' (%s mode); "
-				"'keyrouter unload %s' first, or use --instance for another "
-				"interface\n", in->name, meta.ifname, kr_ops_mode_name(meta.mode),
-				meta.ifname);
-			kr_ops_inst_close(in);
-			return -EEXIST;
-		}
-		pr_info("keyrouter: removing the leftovers of an unfinished load in '%s'\n",
-			in->dir);
-		kr_ops_inst_remove(in);
+		err = take_over(in, ifindex, ifname);
 		kr_ops_inst_close(in);
+		if (err)
+			return err;
 	}
-	(void)ifname;
 	if (mkdir(KR_OPS_BPFFS "/" KR_OPS_ROOT, 0700) && errno != EEXIST)
 		goto fail;
 	if (mkdir(in->dir, 0700))
@@ -165,7 +277,6 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	char other[KR_OPS_NAME_MAX];
 	struct sigaction old_sa[sizeof(load_signals) / sizeof(load_signals[0])];
 	struct kr_config *cfg;
-	__u32 key = 0;
 	int err, attached = 0;
 
 	if (!kr_ops_is_root()) {
@@ -176,11 +287,6 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 		return 1;
 	if (access(config, R_OK)) {
 		pr_warn("keyrouter: couldn't read config '%s': %s\n", config, strerror(errno));
-		return 1;
-	}
-	if (!find_instance(meta.ifindex, NULL, other, sizeof(other))) {
-		pr_warn("keyrouter: '%s' already has keyrouter loaded (instance '%s'); "
-			"'keyrouter unload %s' first\n", ifname, other, ifname);
 		return 1;
 	}
 	cfg = kr_cli_config_load(config);
@@ -195,9 +301,23 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	}
 	if (!instance)
 		instance = cfg->instance ? cfg->instance : KR_OPS_DEFAULT_INSTANCE;
+	if (!find_instance(meta.ifindex, NULL, other, sizeof(other)) && strcmp(other, instance)) {
+		struct kr_ops_meta o = {};
+
+		kr_ops_meta_read(other, &o);
+		if (o.magic == KR_OPS_META_LOADING)
+			pr_warn("keyrouter: '%s' has the record of a load of instance '%s' that did "
+				"not finish: 'keyrouter unload %s' undoes it\n", ifname, other,
+				ifname);
+		else
+			pr_warn("keyrouter: '%s' already has keyrouter loaded (instance '%s'); "
+				"'keyrouter unload %s' first\n", ifname, other, ifname);
+		kr_config_free(cfg);
+		return 1;
+	}
 	load_signal = 0;
 	load_signals_catch(old_sa);
-	err = prepare_dir(&in, instance, ifname);
+	err = prepare_dir(&in, instance, meta.ifindex, ifname);
 	if (err || load_interrupted(ifname)) {
 		if (!err) {
 			kr_ops_inst_remove(&in);
@@ -209,29 +329,38 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 		kr_config_free(cfg);
 		return 1;
 	}
+	/* The record comes first, marked as a load under way (and again with the program's id
+	 * once attached): a load killed at any point leaves a record that the next load or
+	 * unload of the instance, or unload of the interface, finds and undoes.  It is marked
+	 * finished last. */
+	meta.magic = KR_OPS_META_LOADING;
 	meta.mode = mode;
 	meta.netns_ino = kr_ops_netns_ino();
+	meta.loaded_ns = kr_wall_ns();
 	snprintf(meta.ifname, sizeof(meta.ifname), "%s", ifname);
 	snprintf(meta.instance, sizeof(meta.instance), "%s", in.name);
+	err = write_meta(&in, &meta);
+	if (err)
+		goto fail;
 	err = kr_ops_attach(&att, obj, &meta);
 	if (err)
 		goto fail;
 	attached = 1;
 	kr_output_forget_held();	/* libxdp's probes: harmless once attached */
-	if (load_interrupted(ifname))
-		goto fail;
-	err = kr_ops_pin_maps(&att, in.dir);
+	err = write_meta(&in, &meta);
 	if (err || load_interrupted(ifname))
 		goto fail;
-	if (bpf_map_update_elem(in.meta_fd, &key, &meta, BPF_ANY)) {
-		err = -errno;
-		pr_warn("keyrouter: couldn't record the attachment: %s\n", strerror(-err));
-		goto fail;
-	}
-	if (load_interrupted(ifname))
+	err = kr_ops_pin_prog(&att, in.dir);
+	if (!err)
+		err = kr_ops_pin_maps(&att, in.dir);
+	if (err || load_interrupted(ifname))
 		goto fail;
 	err = kr_cli_apply(&in, config, cfg, &apply_opts);
 	if (err || load_interrupted(ifname))
+		goto fail;
+	meta.magic = KR_OPS_META_MAGIC;
+	err = write_meta(&in, &meta);
+	if (err)
 		goto fail;
 	load_signals_restore(old_sa);
 	pr_info("keyrouter: loaded on %s (%s mode, program id %u), instance '%s', pins in %s\n",
@@ -248,8 +377,9 @@ fail:
 		kr_ops_inst_close(&in);
 		kr_config_free(cfg);
 		pr_warn("keyrouter: load on '%s' failed, and its program (id %u) could not be "
-			"detached: it is still attached; the pins stay in %s for 'keyrouter unload "
-			"%s --instance %s'\n", ifname, meta.prog_id, in.dir, ifname, in.name);
+			"detached: it is still attached; the pins and the record of the unfinished "
+			"load stay in %s for 'keyrouter unload %s --instance %s'\n", ifname,
+			meta.prog_id, in.dir, ifname, in.name);
 		load_signals_restore(old_sa);
 		return 1;
 	}
@@ -304,12 +434,24 @@ static void unload_not_here(const char *ifname)
 	char root[256], hint[320];
 	struct kr_ops_meta meta;
 	struct dirent *e;
+	__u32 ifindex = strlen(ifname) < IF_NAMESIZE ? if_nametoindex(ifname) : 0;
+	__u32 orphan = ifindex && !kr_ops_bpffs_mounted_here() ? kr_ops_xdp_find(ifindex) : 0;
 	int n = 0;
 	DIR *d;
 
 	snprintf(root, sizeof(root), "%s/%s", KR_OPS_BPFFS, KR_OPS_ROOT);
 	d = opendir(root);
 	while (d && (e = readdir(d))) {
+		if (e->d_name[0] != '.' && orphan && kr_ops_meta_read(e->d_name, &meta)) {
+			/* keyrouter's program on IFACE, recorded nowhere, and pins without a
+			 * record: what an older keyrouter's killed load left */
+			pr_warn("keyrouter: keyrouter's XDP program %u is attached to '%s' and "
+				"instance '%s' has pins without a record: 'keyrouter unload %s "
+				"--instance %s' detaches it and removes them\n", orphan, ifname,
+				e->d_name, ifname, e->d_name);
+			n++;
+			continue;
+		}
 		if (e->d_name[0] == '.' || kr_ops_meta_read(e->d_name, &meta) ||
 		    strcmp(meta.ifname, ifname) || meta.netns_ino == kr_ops_netns_ino())
 			continue;
@@ -342,36 +484,41 @@ static int unload_other_netns(const struct kr_inst *in, const struct kr_ops_meta
 	return 1;
 }
 
-/* Nothing was detached (the program is not on the interface): keep the pins unless the
- * program no longer exists at all (then they only hold maps nothing uses). */
-static bool program_still_exists(__u32 prog_id)
+/* Nothing was detached (the program is not on the interface): keep the pins if the program
+ * still exists through something else than the instance's own pin (then something still
+ * holds it: attached elsewhere, pinned elsewhere), else they only hold maps nothing uses.
+ * The instance's pin is removed first; the kernel frees a program whose pin is removed
+ * after an RCU grace period, hence the few looks. */
+static bool program_held_elsewhere(const struct kr_inst *in, __u32 prog_id)
 {
-	int fd = bpf_prog_get_fd_by_id(prog_id);
+	char path[4096 + 64];
 
-	if (fd < 0)
-		return errno != ENOENT;
-	close(fd);
+	snprintf(path, sizeof(path), "%s/%s", in->dir, KR_OPS_PIN_PROG);
+	unlink(path);
+	for (int i = 0; i < 50; i++) {
+		int fd = bpf_prog_get_fd_by_id(prog_id);
+
+		if (fd < 0)
+			return errno != ENOENT;
+		close(fd);
+		usleep(20000);
+	}
 	return true;
 }
 
-/* Pins without a record of the attachment: a load that died before it recorded it, or
- * maps pinned by hand.  Say what they are and how to remove them. */
-static void unload_no_record(const struct kr_inst *in, const char *ifname)
+/* Pins without a record of the attachment: a load that died before it wrote one (older
+ * keyrouters wrote it last), or maps pinned by hand.  Undo it: keyrouter's program on
+ * IFACE that no instance records is detached, the pins removed. */
+static int unload_no_record(struct kr_inst *in, const char *ifname)
 {
-	struct kr_ops_found f[16];
-	int n = kr_ops_find_attached(f, 16);
+	__u32 ifindex = strlen(ifname) < IF_NAMESIZE ? if_nametoindex(ifname) : 0;
 
-	pr_warn("keyrouter: instance '%s' has pins in %s but no record of an attachment "
-		"('keyrouter load' writes it last): the leftovers of a load that did not "
-		"finish, or maps pinned by hand. Nothing detached, pins kept; remove them with "
-		"'rm -r %s' (the next 'keyrouter load' of this instance removes leftovers "
-		"itself)\n", in->name, in->dir, in->dir);
-	for (int i = 0; i < n && i < 16; i++)
-		if (!strcmp(f[i].ifname, ifname))
-			pr_warn("keyrouter: note: a keyrouter XDP program (kr_xdp, program id %u) "
-				"is attached to '%s': 'xdp-loader status %s' shows it, 'xdp-loader "
-				"unload %s --id %u' detaches it\n", f[i].prog_id, ifname, ifname,
-				ifname, f[i].prog_id);
+	pr_info("keyrouter: instance '%s' has pins in %s but no record of an attachment (the "
+		"leftovers of a load that did not finish): removing them\n", in->name, in->dir);
+	if (undo_leftovers(in, NULL, ifindex, ifname))
+		return 1;
+	pr_info("keyrouter: leftovers of instance '%s' removed\n", in->name);
+	return 0;
 }
 
 static int do_unload(const char *ifname, const char *instance)
@@ -404,9 +551,9 @@ static int do_unload(const char *ifname, const char *instance)
 	if (kr_ops_inst_open(&in, instance, NULL))
 		return 1;
 	if (read_meta(&in, &meta)) {
-		unload_no_record(&in, ifname);
+		err = unload_no_record(&in, ifname);
 		kr_ops_inst_close(&in);
-		return 1;
+		return err;
 	}
 	if (strcmp(meta.ifname, ifname)) {
 		/* the same interface under its new name (same index, this namespace)? */
@@ -424,8 +571,19 @@ static int do_unload(const char *ifname, const char *instance)
 		kr_ops_inst_close(&in);
 		return unload_other_netns(&in, &meta);
 	}
+	if (meta.magic == KR_OPS_META_LOADING) {
+		/* a load that did not finish (killed): undo what it did */
+		pr_info("keyrouter: instance '%s': the load on '%s' did not finish: undoing it\n",
+			in.name, meta.ifname);
+		err = undo_leftovers(&in, &meta, meta.ifindex, meta.ifname);
+		kr_ops_inst_close(&in);
+		if (err)
+			return 1;
+		pr_info("keyrouter: unloaded from %s, pins in %s removed\n", ifname, in.dir);
+		return 0;
+	}
 	err = kr_ops_detach(&meta);
-	if (err == -ENOENT && program_still_exists(meta.prog_id)) {
+	if (err == -ENOENT && program_held_elsewhere(&in, meta.prog_id)) {
 		pr_warn("keyrouter: nothing was detached and program %u still exists: the pins in "
 			"%s are kept (find it with 'bpftool prog show id %u')\n", meta.prog_id,
 			in.dir, meta.prog_id);

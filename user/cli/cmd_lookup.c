@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `keyrouter lookup`: where does a key go on a ring (no traffic, no kernel). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 #include "log.h"
 #include "ops.h"
 #include "ops_live.h"
+#include "apply_out.h"
+#include <jansson.h>
 #include "opts.h"
 #include "ring_opts.h"
 #include "svc_route.h"
@@ -64,10 +67,26 @@ static const char lookup_help[] =
 	"  --keys-file KEYS       keys, one per line ('-' for KEYS = standard input)\n"
 	"  --key-type TYPE        keys in human form: tuple, payload, dns, memcache, quic\n"
 	"  --addr                 add a column: the backend's address (--service: after the\n"
-	"                         route's backend index)\n"
-	"  --live                 --service: backend states of the running instance (chosen\n"
-	"                         as `keyrouter status` chooses it) instead of the config's\n"
-	"  -i, --instance NAME    --live with instance NAME\n"
+	"                         route's backend index)\n"	"  -j, --json             one JSON object per key and line instead (JSON Lines):\n"
+	"                         key, hash (hex strings), ring_index, backend and next\n"
+	"                         (three) as {index, address} (index null: a backend the\n"
+	"                         file lacks), route {index, address, walk, skipped {backend,\n"
+	"                         because}} or null with no_route {why, policy}; quic_lb\n"
+	"                         {config_rotation, server_id} or quic_lb_fallback {outcome,\n"
+	"                         why}; --live: slot, generation, migrated; --via-kernel's\n"
+	"                         packets the program did not route: verdict, no_key\n"
+	"  --live                 --service: what the running instance does: the ring it has\n"
+	"                         published for the service (its kr_services entry), each\n"
+	"                         key on the slot the ring's control word gives it (during a\n"
+	"                         migration: the new slot for the fraction's share of keys),\n"
+	"                         that slot's image and the live backend states and subset;\n"
+	"                         the configuration gives only the key type and the\n"
+	"                         backends' numbering (a published backend the file lacks:\n"
+	"                         '-', --addr names it).  Each line ends with\n"
+	"                         'slot S generation G', and '(active)' or '(migrated)'\n"
+	"                         while a migration runs\n"
+	"  -i, --instance NAME    --live with instance NAME (default: the file's \"instance\",\n"
+	"                         else \"default\")\n"
 	"  -p, --pin-dir DIR      --live with the maps pinned in DIR\n"
 	"  --image                look up through the kernel ring image (bucket index, the\n"
 	"                         BPF program's code) instead of the plain binary search;\n"
@@ -79,7 +98,10 @@ static const char lookup_help[] =
 	"                         points after its point).  Keys over 255 bytes are outside the\n"
 	"                         kernel's range: printed as '<key> <crc> policy pass (...)'.\n"
 	"                         With --service, the program gets the service's subset\n"
-	"                         and the backends' states too.  Needs root.\n"
+	"                         and the backends' states too; with --live (or --instance,\n"
+	"                         --pin-dir) it gets the instance's: both published slots,\n"
+	"                         the control word (the program picks each key's slot),\n"
+	"                         the backends' entries and the subset.  Needs root.\n"
 	"  -h, --help             this text\n";
 
 
@@ -88,7 +110,7 @@ enum { OPT_KEY_TYPE = 1 };
 struct lookup_ctx {
 	struct kr_ring_opts o;
 	const char *keys, *instance, *pin_dir;
-	bool use_image, show_addr, via_kernel, live;
+	bool use_image, show_addr, via_kernel, live, json;
 	struct kr_ring *ring;
 	struct kr_image img;
 	uint8_t *key;
@@ -98,6 +120,12 @@ struct lookup_ctx {
 	const struct kr_hash_secret *secret;	/* keyed hash (config "hash"), else crc32 */
 	struct kr_svc_route sr;			/* --service: the data path's route */
 	bool service;
+	/* --live: the instance's own ring for the service, each slot's published image
+	 * routed like sr; a key's slot is the one its control word chooses */
+	struct kr_ops_live_ring lr;
+	struct kr_svc_route slot_sr[2];
+	bool live_ring;
+	const struct kr_svc_route *cur;		/* the route of the line being printed */
 	struct kr_klookup *kl;			/* --via-kernel */
 };
 
@@ -159,6 +187,32 @@ static long parse_key(struct lookup_ctx *c, const char *s, struct kr_err *err)
 
 /* ---- one output line ----------------------------------------------------------- */
 
+/* What lookup says about one key, printed as a text line or (--json) a JSON object. */
+struct out_line {
+	long len;			/* the key: c->key[0..len) */
+	uint32_t hash;
+	bool policy;			/* --via-kernel: no key in the packet, or too long */
+	uint32_t verdict, status;	/* with policy: XDP action, enum kr_key_status */
+	bool point;			/* the columns of the key's point (else "- - - - -") */
+	uint32_t ri, be, w[3];		/* ring index, its backend, the next three */
+	bool route;			/* --service: the route */
+	int reason;			/* enum kr_route_reason */
+	uint32_t route_be, walk, point_be;
+	bool qlb;			/* QUIC-LB: routed by the CID's server ID */
+	uint8_t cr, sid_len, sid[KR_QLB_MAX_SID_LEN];
+	uint32_t fallback;		/* QUIC-LB fallback to the ring (KR_QLB_NOUTCOMES: none) */
+	bool slot;			/* --live: the slot, its generation, migrating */
+	uint32_t slot_no;
+};
+
+static void out_init(struct out_line *o, long len, uint32_t hash)
+{
+	memset(o, 0, sizeof(*o));
+	o->len = len;
+	o->hash = hash;
+	o->fallback = KR_QLB_NOUTCOMES;
+}
+
 static void put_key(const struct lookup_ctx *c, long len)
 {
 	fputs(len ? "" : "-", stdout);
@@ -166,17 +220,23 @@ static void put_key(const struct lookup_ctx *c, long len)
 		printf("%02x", c->key[i]);
 }
 
-/* " <address>" of backend b of the ring the columns refer to (with --addr). */
+/* The address of backend b of the ring the columns refer to. */
+static void fmt_addr(const struct lookup_ctx *c, uint32_t b, char a[KR_SOCKADDR_STRLEN])
+{
+	if (c->service)
+		kr_sockaddr_format(&c->cur->addr[b], a);
+	else
+		kr_sockaddr_format(&c->ring->backends[b].addr, a);
+}
+
+/* " <address>" of backend b (with --addr). */
 static void put_addr(const struct lookup_ctx *c, uint32_t b)
 {
 	char a[KR_SOCKADDR_STRLEN];
 
 	if (!c->show_addr)
 		return;
-	if (c->service)
-		kr_sockaddr_format(&c->sr.cring->backends[b].addr, a);
-	else
-		kr_sockaddr_format(&c->ring->backends[b].addr, a);
+	fmt_addr(c, b, a);
 	printf(" %s", a);
 }
 
@@ -209,114 +269,45 @@ static uint32_t key_hash(const struct lookup_ctx *c, long len)
 			   kr_key_hash(c->key, (size_t)len);
 }
 
-/* "<crc> <ring_index> <backend> <b1> <b2> <b3>" */
-static void put_point(uint32_t h, uint32_t ri, uint32_t be, const uint32_t w[3])
+/* A backend index of a published ring (--live) that the configuration does not have. */
+static bool not_in_config(const struct lookup_ctx *c, uint32_t b)
 {
-	printf(" %08x %u %u %u %u %u", h, ri, be, w[0], w[1], w[2]);
+	return c->service && b >= c->sr.cring->nbackends;
+}
+
+/* " <backend index>": "-" for a backend the configuration does not have (--addr names
+ * it). */
+static void put_index(const struct lookup_ctx *c, uint32_t b)
+{
+	if (not_in_config(c, b))
+		fputs(" -", stdout);
+	else
+		printf(" %u", b);
 }
 
 /* Why the key's own backend p is not the route (--service). */
 static const char *skip_reason(const struct lookup_ctx *c, uint32_t p)
 {
-	uint8_t st = c->sr.state[p];
+	uint8_t st = c->cur->state[p];
 
-	if (!kr_cfg_in_subset(c->sr.svc, &c->sr.cring->backends[p]))
+	if (!c->cur->in_subset[p])
 		return "not in the service's subset";
 	return st == KR_BACKEND_DOWN ? "down" : st == KR_BACKEND_DRAIN ? "drain" :
 	       st == KR_BACKEND_UNUSED ? "not in the running instance" : "up";
 }
 
-/* " route B [addr] [walk N (...)]" of --service. */
-static void put_route(const struct lookup_ctx *c, int reason, uint32_t point_be,
-		      uint32_t be, uint32_t walk)
+static const char *no_route_why(int reason)
 {
-	if (reason == KR_ROUTE_OK) {
-		printf(" route %u", be);
-		put_addr(c, be);
-	} else {
-		printf(" route none (%s: the service's no-route policy, %s)",
-		       reason == KR_ROUTE_WALK_LIMIT ? "walk limit" : "no backend up",
-		       c->sr.svc->policy.all_down == KR_POLICY_DROP ? "drop" : "pass");
-	}
-	if (walk)
-		printf(" walk %u (backend %u: %s)", walk, point_be, skip_reason(c, point_be));
+	return reason == KR_ROUTE_NO_RING ? "nothing published in the slot" :
+	       reason == KR_ROUTE_WALK_LIMIT ? "walk limit" : "no backend up";
 }
 
-static int line_ring(struct lookup_ctx *c, long len)
+/* The no-route policy's verdict for reason (no ring: the data path passes the packet). */
+static const char *no_route_policy(const struct lookup_ctx *c, int reason)
 {
-	uint32_t h = key_hash(c, len), ri, be, w[3];
-
-	if (locate(c, h, &ri, &be, w)) {
-		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
-		return -1;
-	}
-	put_key(c, len);
-	put_point(h, ri, be, w);
-	put_addr(c, be);
-	putchar('\n');
-	return 0;
-}
-
-/* A CID of a service with QUIC-LB that carries the server ID of a backend not down: "<cid>
- * quic-lb config-rotation R server-id HEX route B [addr]" (no ring lookup), true.  Else
- * false and *fallback = why the ring decides (enum kr_qlb_outcome). */
-static bool line_quic_lb(struct lookup_ctx *c, long len, uint32_t *fallback)
-{
-	struct kr_qlb_verdict v;
-	uint32_t be;
-
-	kr_qlb_cfg_route(c->o.cfg, c->sr.svc, c->key, (size_t)len, &v, &be);
-	if (v.outcome == KR_QLB_ROUTED || v.outcome == KR_QLB_FB_BACKEND_DOWN)	/* the states
-		 * the walk uses (config or --live): down and released backends lose their CIDs */
-		v.outcome = c->sr.state[be] == KR_BACKEND_DOWN || c->sr.state[be] == KR_BACKEND_UNUSED ?
-			    KR_QLB_FB_BACKEND_DOWN : KR_QLB_ROUTED;
-	if (v.outcome != KR_QLB_ROUTED) {
-		*fallback = v.outcome;
-		return false;
-	}
-	put_key(c, len);
-	printf(" quic-lb config-rotation %u server-id ", v.cr);
-	for (unsigned i = 0; i < v.sid_len; i++)
-		printf("%02x", v.sid[i]);
-	printf(" route %u", be);
-	put_addr(c, be);
-	putchar('\n');
-	return true;
-}
-
-/* " quic-lb ring fallback: <outcome> (<why>)" */
-static void put_quic_lb_fallback(const struct lookup_ctx *c, long len, uint32_t fallback)
-{
-	struct kr_qlb_verdict v = { .outcome = fallback, .cr = len ? c->key[0] >> 5 : 0 };
-	const struct kr_cfg_qlb *q = kr_cfg_qlb_find(c->sr.svc, v.cr);
-	struct kr_qlb_conf qc = { .sid_len = q ? q->sid_len : 0, .nonce_len = q ? q->nonce_len : 0 };
-	char why[128];
-
-	printf(" quic-lb ring fallback: %s", kr_qlb_outcome_name(fallback));
-	if (fallback == KR_QLB_FB_UNROUTABLE)
-		printf(" (config rotation 7)");
-	else if (fallback != KR_QLB_FB_UNKNOWN_SID && fallback != KR_QLB_FB_BACKEND_DOWN)
-		printf(" (%s)", kr_qlb_reason(&v, &qc, (size_t)len, why, sizeof(why)));
-}
-
-static int line_service(struct lookup_ctx *c, long len)
-{
-	uint32_t h = key_hash(c, len), w[3], fallback = KR_QLB_NOUTCOMES;
-	struct kr_svc_result r;
-
-	if (c->sr.svc->nqlb && line_quic_lb(c, len, &fallback))
-		return 0;
-	if (kr_svc_route_hash(&c->sr, h, &r) || kr_svc_route_walk3(&c->sr, r.point, w)) {
-		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
-		return -1;
-	}
-	put_key(c, len);
-	put_point(h, r.ring_index, r.point_backend, w);
-	put_route(c, r.reason, r.point_backend, r.backend, r.walk);
-	if (fallback < KR_QLB_NOUTCOMES)
-		put_quic_lb_fallback(c, len, fallback);
-	putchar('\n');
-	return 0;
+	if (reason == KR_ROUTE_NO_RING)
+		return "pass";
+	return c->sr.svc->policy.all_down == KR_POLICY_DROP ? "drop" : "pass";
 }
 
 /* What the program did with a packet it did not route, and why. */
@@ -337,50 +328,323 @@ static const char *kernel_verdict_name(uint32_t v)
 	return v == 1 ? "drop" : v == 2 ? "pass" : v == 3 ? "tx" : v == 4 ? "redirect" : "aborted";
 }
 
+/* "(<why>)" of a QUIC-LB fallback, or "" */
+static const char *fallback_why(const struct lookup_ctx *c, const struct out_line *o,
+				char *why, size_t n)
+{
+	struct kr_qlb_verdict v = { .outcome = o->fallback, .cr = o->len ? c->key[0] >> 5 : 0 };
+	const struct kr_cfg_qlb *q = kr_cfg_qlb_find(c->sr.svc, v.cr);
+	struct kr_qlb_conf qc = { .sid_len = q ? q->sid_len : 0, .nonce_len = q ? q->nonce_len : 0 };
+
+	if (o->fallback == KR_QLB_FB_UNROUTABLE)
+		return "config rotation 7";
+	if (o->fallback == KR_QLB_FB_UNKNOWN_SID || o->fallback == KR_QLB_FB_BACKEND_DOWN)
+		return "";
+	return kr_qlb_reason(&v, &qc, (size_t)o->len, why, n);
+}
+
+/* The text line: the columns of keys.txt, then the route, QUIC-LB and slot parts. */
+static void emit_text(const struct lookup_ctx *c, const struct out_line *o)
+{
+	char why[128];
+
+	put_key(c, o->len);
+	if (o->policy) {
+		printf(" %08x policy %s (%s)\n", o->hash, kernel_verdict_name(o->verdict),
+		       kernel_status_name(o->status));
+		return;
+	}
+	if (o->qlb) {
+		printf(" quic-lb config-rotation %u server-id ", o->cr);
+		for (unsigned i = 0; i < o->sid_len; i++)
+			printf("%02x", o->sid[i]);
+		printf(" route %u", o->route_be);
+		put_addr(c, o->route_be);
+		putchar('\n');
+		return;
+	}
+	if (o->point) {
+		printf(" %08x %u", o->hash, o->ri);
+		put_index(c, o->be);
+		for (int k = 0; k < 3; k++)
+			put_index(c, o->w[k]);
+	} else {
+		printf(" %08x - - - - -", o->hash);
+	}
+	if (!o->route) {
+		put_addr(c, o->be);
+	} else if (o->reason == KR_ROUTE_OK) {
+		fputs(" route", stdout);
+		put_index(c, o->route_be);
+		put_addr(c, o->route_be);
+	} else if (o->reason == KR_ROUTE_NO_RING) {
+		printf(" route none (nothing published in the slot: the data path passes it)");
+	} else {
+		printf(" route none (%s: the service's no-route policy, %s)", no_route_why(o->reason),
+		       no_route_policy(c, o->reason));
+	}
+	if (o->route && o->walk) {
+		printf(" walk %u (backend", o->walk);
+		put_index(c, o->point_be);
+		printf(": %s)", skip_reason(c, o->point_be));
+	}
+	if (o->fallback < KR_QLB_NOUTCOMES) {
+		const char *w = fallback_why(c, o, why, sizeof(why));
+
+		printf(" quic-lb ring fallback: %s", kr_qlb_outcome_name(o->fallback));
+		if (w[0])
+			printf(" (%s)", w);
+	}
+	if (o->slot) {
+		printf(" slot %u", o->slot_no);
+		if (c->lr.present[o->slot_no])
+			printf(" generation %llu",
+			       (unsigned long long)c->lr.generation[o->slot_no]);
+		if (kr_ctl_frac(c->lr.ctl))
+			fputs(o->slot_no == kr_ctl_active(c->lr.ctl) ? " (active)" : " (migrated)",
+			      stdout);
+	}
+	putchar('\n');
+}
+
+/* {"index": i or null, "address": "..."} of backend b */
+static json_t *j_backend(const struct lookup_ctx *c, uint32_t b)
+{
+	char a[KR_SOCKADDR_STRLEN];
+
+	fmt_addr(c, b, a);
+	return json_pack("{s:o,s:s}", "index", not_in_config(c, b) ? json_null() :
+			 json_integer(b), "address", a);
+}
+
+static char *hex(const uint8_t *p, size_t n)
+{
+	char *s = malloc(2 * n + 1);
+
+	for (size_t i = 0; s && i < n; i++)
+		sprintf(s + 2 * i, "%02x", p[i]);
+	if (s)
+		s[2 * n] = 0;
+	return s;
+}
+
+/* --json: the same facts as one object per line (docs: keyrouter(8) "lookup --json"). */
+static int emit_json(const struct lookup_ctx *c, const struct out_line *o)
+{
+	char hash[9], why[128], *k = hex(c->key, (size_t)o->len);
+	json_t *j = json_object(), *r;
+	int rc;
+
+	snprintf(hash, sizeof(hash), "%08x", o->hash);
+	json_object_set_new(j, "key", json_string(k ? k : ""));
+	free(k);
+	json_object_set_new(j, "hash", json_string(hash));
+	if (o->policy) {
+		json_object_set_new(j, "verdict", json_string(kernel_verdict_name(o->verdict)));
+		json_object_set_new(j, "no_key", json_string(kernel_status_name(o->status)));
+		goto out;
+	}
+	if (o->qlb) {
+		char *sid = hex(o->sid, o->sid_len);
+
+		json_object_set_new(j, "quic_lb", json_pack("{s:i,s:s}", "config_rotation", o->cr,
+							    "server_id", sid ? sid : ""));
+		free(sid);
+		json_object_set_new(j, "route", j_backend(c, o->route_be));
+		goto out;
+	}
+	if (o->point) {
+		json_t *next = json_array();
+
+		for (int i = 0; i < 3; i++)
+			json_array_append_new(next, j_backend(c, o->w[i]));
+		json_object_set_new(j, "ring_index", json_integer(o->ri));
+		json_object_set_new(j, "backend", j_backend(c, o->be));
+		json_object_set_new(j, "next", next);
+	}
+	if (o->route && o->reason == KR_ROUTE_OK) {
+		r = j_backend(c, o->route_be);
+		json_object_set_new(r, "walk", json_integer(o->walk));
+		if (o->walk)
+			json_object_set_new(r, "skipped", json_pack("{s:o,s:s}", "backend",
+				j_backend(c, o->point_be), "because", skip_reason(c, o->point_be)));
+		json_object_set_new(j, "route", r);
+	} else if (o->route) {
+		json_object_set_new(j, "route", json_null());
+		json_object_set_new(j, "no_route", json_pack("{s:s,s:s}", "why",
+				    no_route_why(o->reason), "policy", no_route_policy(c, o->reason)));
+	}
+	if (o->fallback < KR_QLB_NOUTCOMES)
+		json_object_set_new(j, "quic_lb_fallback", json_pack("{s:s,s:s}", "outcome",
+				    kr_qlb_outcome_name(o->fallback), "why",
+				    fallback_why(c, o, why, sizeof(why))));
+	if (o->slot) {
+		json_object_set_new(j, "slot", json_integer(o->slot_no));
+		json_object_set_new(j, "generation", c->lr.present[o->slot_no] ?
+				    json_integer((json_int_t)c->lr.generation[o->slot_no]) :
+				    json_null());
+		json_object_set_new(j, "migrated", json_boolean(kr_ctl_frac(c->lr.ctl) &&
+				    o->slot_no != kr_ctl_active(c->lr.ctl)));
+	}
+out:
+	rc = json_dumpf(j, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(j);
+	putchar('\n');
+	return rc ? -1 : 0;
+}
+
+static int emit(const struct lookup_ctx *c, const struct out_line *o)
+{
+	if (c->json)
+		return emit_json(c, o);
+	emit_text(c, o);
+	return 0;
+}
+
+static int line_ring(struct lookup_ctx *c, long len)
+{
+	struct out_line o;
+
+	out_init(&o, len, key_hash(c, len));
+	if (locate(c, o.hash, &o.ri, &o.be, o.w)) {
+		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
+		return -1;
+	}
+	o.point = true;
+	return emit(c, &o);
+}
+
+/* A CID of a service with QUIC-LB that carries the server ID of a backend not down: "<cid>
+ * quic-lb config-rotation R server-id HEX route B [addr]" (no ring lookup), 1.  Else 0
+ * and o->fallback = why the ring decides (enum kr_qlb_outcome); -1: output failed. */
+static int line_quic_lb(struct lookup_ctx *c, struct out_line *o)
+{
+	struct kr_qlb_verdict v;
+	uint32_t be;
+
+	c->cur = &c->sr;
+	kr_qlb_cfg_route(c->o.cfg, c->sr.svc, c->key, (size_t)o->len, &v, &be);
+	if (v.outcome == KR_QLB_ROUTED || v.outcome == KR_QLB_FB_BACKEND_DOWN)	/* the states
+		 * the walk uses (config or --live): down and released backends lose their CIDs */
+		v.outcome = c->sr.state[be] == KR_BACKEND_DOWN || c->sr.state[be] == KR_BACKEND_UNUSED ?
+			    KR_QLB_FB_BACKEND_DOWN : KR_QLB_ROUTED;
+	if (v.outcome != KR_QLB_ROUTED) {
+		o->fallback = v.outcome;
+		return 0;
+	}
+	o->qlb = true;
+	o->cr = v.cr;
+	o->sid_len = v.sid_len;
+	memcpy(o->sid, v.sid, v.sid_len);
+	o->route_be = be;
+	return emit(c, o) ? -1 : 1;
+}
+
+static int line_service(struct lookup_ctx *c, long len)
+{
+	struct kr_svc_result r;
+	struct out_line o;
+	int q;
+
+	out_init(&o, len, key_hash(c, len));
+	c->cur = &c->sr;
+	o.route = true;
+	if (c->sr.svc->nqlb && (q = line_quic_lb(c, &o)) != 0)
+		return q < 0 ? -1 : 0;
+	if (c->live_ring) {
+		o.slot = true;
+		o.slot_no = kr_ctl_slot(c->lr.ctl, o.hash);
+		if (!c->lr.present[o.slot_no]) {
+			o.reason = KR_ROUTE_NO_RING;
+			return emit(c, &o);
+		}
+		c->cur = &c->slot_sr[o.slot_no];
+	}
+	if (kr_svc_route_hash(c->cur, o.hash, &r) || kr_svc_route_walk3(c->cur, r.point, o.w)) {
+		pr_warn("keyrouter: lookup: the ring image is inconsistent\n");
+		return -1;
+	}
+	o.point = true;
+	o.ri = r.ring_index;
+	o.be = o.point_be = r.point_backend;
+	o.reason = r.reason;
+	o.route_be = r.backend;
+	o.walk = r.walk;
+	return emit(c, &o);
+}
+
+/* The ring-local index of global backend id gid in image img's backend table, or 0. */
+static uint32_t local_of(const struct kr_image *img, uint32_t gid)
+{
+	const uint32_t *bt = (const uint32_t *)((const char *)img->buf +
+						kr_image_bt_off(img->hdr));
+
+	for (uint32_t b = 0; b < img->hdr->nbackends; b++)
+		if (bt[b] == gid)
+			return b;
+	return 0;
+}
+
 /* --via-kernel: the columns from the program's trace record. */
 static int line_kernel(struct lookup_ctx *c, long len)
 {
 	const struct kr_image *img = c->service ? &c->sr.img : &c->img;
-	uint32_t w[3], ri, pb, hh, b, ii;
+	uint32_t ii, hh, b, be;
 	struct kr_kresult r;
+	struct out_line o;
 	struct kr_err err;
 
 	if (kr_klookup_key(c->kl, c->key, (size_t)len, &r, &err)) {
 		pr_warn("keyrouter: lookup --via-kernel: %s\n", err.msg);
 		return -1;
 	}
-	put_key(c, len);
+	out_init(&o, len, r.key_hash);
+	c->cur = &c->sr;
 	if (r.status != KR_KEY_OK) {
-		printf(" %08x policy %s (%s)\n", kr_key_hash(c->key, (size_t)len),
-		       kernel_verdict_name(r.verdict), kernel_status_name(r.status));
-		return 0;
+		o.hash = kr_key_hash(c->key, (size_t)len);
+		o.policy = true;
+		o.verdict = r.verdict;
+		o.status = r.status;
+		return emit(c, &o);
 	}
 	if (r.reason != KR_ROUTE_OK && !c->service) {
 		pr_warn("keyrouter: lookup --via-kernel: the kernel did not route key hash %08x "
 			"(reason %u)\n", r.key_hash, r.reason);
 		return -1;
 	}
-	ri = kr_image_ring_index(img, r.first_index);
-	if (kr_image_point(img, r.first_index, &hh, &pb))
+	o.route = c->service;
+	if (c->live_ring) {
+		o.slot = true;
+		o.slot_no = r.slot & 1;
+		if (r.reason == KR_ROUTE_NO_RING) {
+			o.reason = KR_ROUTE_NO_RING;
+			return emit(c, &o);
+		}
+		c->cur = &c->slot_sr[o.slot_no];
+		img = &c->cur->img;
+	}
+	o.ri = kr_image_ring_index(img, r.first_index);
+	if (kr_image_point(img, r.first_index, &hh, &o.be))
 		goto bad;
 	ii = r.first_index;
 	for (int k = 0; k < 3; k++) {
 		ii = kr_image_next_ring_point(img, ii);
 		if (kr_image_point(img, ii, &hh, &b))
 			goto bad;
-		w[k] = c->service ? c->sr.cfg_index[b] : b;
+		o.w[k] = c->service ? c->cur->cfg_index[b] : b;
 	}
+	o.point = true;
 	if (!c->service) {
-		put_point(r.key_hash, ri, r.backend_id, w);
-		put_addr(c, r.backend_id);
-	} else {
-		put_point(r.key_hash, ri, c->sr.cfg_index[pb], w);
-		put_route(c, (int)r.reason, c->sr.cfg_index[pb],
-			  r.reason == KR_ROUTE_OK ? c->sr.cfg_index[r.backend_id] : 0,
-			  r.reason == KR_ROUTE_OK ? r.walk : KR_MAX_WALK);
+		o.be = r.backend_id;
+		return emit(c, &o);
 	}
-	putchar('\n');
-	return 0;
+	/* the program's backend id: ring-local with the private ring, global live */
+	be = c->live_ring ? local_of(img, r.backend_id) : r.backend_id;
+	o.be = o.point_be = c->cur->cfg_index[o.be];
+	o.reason = (int)r.reason;
+	o.route_be = r.reason == KR_ROUTE_OK ? c->cur->cfg_index[be] : 0;
+	o.walk = r.reason == KR_ROUTE_OK ? r.walk : KR_MAX_WALK;
+	return emit(c, &o);
 bad:
 	pr_warn("keyrouter: lookup --via-kernel: image point %u out of range\n", r.first_index);
 	return -1;
@@ -489,6 +753,42 @@ static int check_usage(const struct lookup_ctx *c, int first, int argc)
 	return 0;
 }
 
+/* --live: the service's ring as the instance routes it (ops_live.h): each published slot
+ * becomes a route of its own, and every key takes the slot its control word chooses. */
+static int setup_live(struct lookup_ctx *c, const struct kr_inst *in)
+{
+	const struct kr_cfg_service *svc = &c->o.cfg->services[c->o.svc];
+	struct kr_err err;
+	int rc = kr_ops_live_ring(in, c->o.cfg, (uint32_t)c->o.svc, &c->lr);
+
+	if (rc == -ENOENT) {
+		pr_warn("keyrouter: lookup --live: instance '%s' has no service %s (%s port %u): "
+			"apply the configuration first\n", in->name, svc->name,
+			svc->vip_any ? "any address," : "its VIP and", svc->port);
+		return -1;
+	}
+	if (rc) {
+		pr_warn("keyrouter: lookup --live: couldn't read the ring of service %s in "
+			"instance '%s': %s\n", svc->name, in->name, strerror(-rc));
+		return -1;
+	}
+	for (uint32_t k = 0; k < 2; k++)
+		if (c->lr.present[k] &&
+		    kr_svc_route_init_live(&c->slot_sr[k], c->o.cfg, (uint32_t)c->o.svc,
+					   &c->lr.slot[k], &err)) {
+			pr_warn("keyrouter: lookup --live: slot %u of ring id %u: %s\n", k,
+				c->lr.ring_id, err.msg);
+			return -1;
+		}
+	c->live_ring = true;
+	if (kr_ctl_frac(c->lr.ctl))
+		pr_info("keyrouter: lookup --live: ring id %u is migrating: %.7f%% of keys on "
+			"slot %u (each line names its key's slot)\n", c->lr.ring_id,
+			100.0 * (double)kr_ctl_frac(c->lr.ctl) / (double)KR_CTL_FRAC_ONE,
+			kr_ctl_active(c->lr.ctl) ^ 1);
+	return 0;
+}
+
 /* --service: its key type and the data path's route (states: config or live). */
 static int setup_service(struct lookup_ctx *c)
 {
@@ -507,11 +807,12 @@ static int setup_service(struct lookup_ctx *c)
 		return kr_usage_error("--via-kernel: not for a service with QUIC-LB (the kernel's "
 				      "decode: 'keyrouter quic-lb decode --via-kernel')");
 	if (c->live || c->instance || c->pin_dir) {
+		const char *instance = kr_cli_instance(c->instance, c->pin_dir, c->o.cfg->instance);
 		struct kr_inst in;
 		int n;
 
 		states = calloc(cr->nbackends ? cr->nbackends : 1, 1);
-		if (!states || kr_ops_inst_open_reader(&in, c->instance, c->pin_dir))
+		if (!states || kr_ops_inst_open_reader(&in, instance, c->pin_dir))
 			goto out;
 		n = kr_ops_live_states(&in, cr, states);
 		if (n < 0)
@@ -521,6 +822,8 @@ static int setup_service(struct lookup_ctx *c)
 			pr_warn("keyrouter: lookup --live: %u of the %u backends of ring '%s' are "
 				"not in instance '%s' (the walk skips them)\n",
 				cr->nbackends - n, cr->nbackends, cr->name, in.name);
+		if (n >= 0 && setup_live(c, &in))
+			n = -1;
 		kr_ops_inst_close(&in);
 		if (n < 0)
 			goto out;
@@ -536,6 +839,67 @@ out:
 	return rc;
 }
 
+/* --via-kernel --live: the program gets the instance's two slots, control word and the
+ * kr_backends entries (and memberships) of every id their tables name. */
+static int setup_kernel_live(struct lookup_ctx *c)
+{
+	struct kr_klookup_live lv = { .ctl = c->lr.ctl };
+	uint32_t n = 0, cap = 0;
+	uint32_t *id = NULL;
+	struct kr_backend *be = NULL;
+	uint8_t *member = NULL;
+	struct kr_err err;
+	int rc = -1;
+
+	for (uint32_t k = 0; k < 2; k++)
+		if (c->lr.present[k])
+			cap += c->slot_sr[k].img.hdr->nbackends;
+	id = calloc(cap ? cap : 1, sizeof(*id));
+	be = calloc(cap ? cap : 1, sizeof(*be));
+	member = calloc(cap ? cap : 1, 1);
+	if (!id || !be || !member) {
+		kr_errf(&err, "out of memory");
+		goto out;
+	}
+	for (uint32_t k = 0; k < 2; k++) {
+		const struct kr_svc_live_slot *ls = &c->lr.slot[k];
+		const struct kr_image *img = &c->slot_sr[k].img;
+		const uint32_t *bt;
+
+		if (!c->lr.present[k])
+			continue;
+		lv.image[k] = img->buf;
+		bt = (const uint32_t *)((const char *)img->buf + kr_image_bt_off(img->hdr));
+		for (uint32_t b = 0; b < img->hdr->nbackends; b++) {
+			uint32_t i = 0;
+
+			while (i < n && id[i] != bt[b])
+				i++;
+			if (i < n)
+				continue;
+			id[n] = bt[b];
+			be[n].family = ls->addr[b].family;
+			be[n].port = htons(ls->addr[b].port);
+			memcpy(be[n].addr, ls->addr[b].ip, 16);
+			be[n].state = ls->state[b];
+			member[n] = ls->member ? ls->member[b] : 1;
+			n++;
+		}
+	}
+	lv.nids = n;
+	lv.id = id;
+	lv.be = be;
+	lv.member = c->lr.subset_id ? member : NULL;
+	rc = kr_klookup_open_live(&c->kl, &lv, &err);
+out:
+	if (rc)
+		pr_warn("keyrouter: lookup --via-kernel: %s\n", err.msg);
+	free(id);
+	free(be);
+	free(member);
+	return rc ? 1 : 0;
+}
+
 static int setup_kernel(struct lookup_ctx *c)
 {
 	struct kr_klookup_backends be = { .n = c->ring->nbackends };
@@ -543,6 +907,8 @@ static int setup_kernel(struct lookup_ctx *c)
 	struct kr_err err;
 	int rc = 0;
 
+	if (c->live_ring)
+		return setup_kernel_live(c);
 	if (c->service) {
 		const struct kr_svc_route *sr = &c->sr;
 
@@ -608,6 +974,7 @@ static int cmd_lookup(int argc, char **argv)
 		KR_OPT_CB("key-type", 0, KR_ARG_REQUIRED, OPT_KEY_TYPE),
 		KR_OPT_FLAG("via-kernel", 0, &c.via_kernel),
 		KR_OPT_FLAG("live", 0, &c.live),
+		KR_OPT_FLAG("json", 'j', &c.json),
 		KR_OPT_STR("instance", 'i', &c.instance),
 		KR_OPT_STR("pin-dir", 'p', &c.pin_dir),
 		KR_OPT_END
@@ -635,6 +1002,9 @@ static int cmd_lookup(int argc, char **argv)
 		ret = 1;
 	kr_klookup_close(c.kl);
 	kr_svc_route_free(&c.sr);
+	kr_svc_route_free(&c.slot_sr[0]);
+	kr_svc_route_free(&c.slot_sr[1]);
+	kr_ops_live_ring_free(&c.lr);
 	kr_image_free(&c.img);
 	kr_ring_free(c.ring);
 	kr_ring_opts_free(&c.o);

@@ -9,9 +9,14 @@
 #include "apply_out.h"
 #include "ops_kernel.h"
 #include "ops_report.h"
+#include "json_out.h"
 #include "opts.h"
 #include "ring_sm.h"
 
+#define CTL_JSON_HELP \
+	"  -j, --json           the outcome as one JSON object: ring, done, state,\n" \
+	"                       active_slot, fraction (units of 2^-32), percent, staged {slot,\n" \
+	"                       generation, digest}\n"
 #define COMMON_OPTS_HELP \
 	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n" \
 	"  -p, --pin-dir DIR    maps pinned in DIR instead\n"
@@ -28,44 +33,55 @@ static const char *const usages[] = {
 	"only after commit or rollback). RING may be a subset ring, \"RING[tag,...]\".\n\n"
 	"  -c, --config FILE    the configuration holding the new version\n" STAGE_OPTS_HELP,
 	[KR_OPS_MIGRATE] =
-	"Usage: keyrouter ring migrate RING --percent P [--instance NAME | --pin-dir DIR]\n\n"
+	"Usage: keyrouter ring migrate RING --percent P [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Route P percent of the keys (0..100, resolution 2^-32, e.g. 0.01 or 12.5) with the\n"
 	"staged version; a key goes to the standby slot when mix32(crc32(key)) < P% * 2^32,\n"
 	"so raising P only moves more keys over, never back. One write of the ring's\n"
 	"control word: it takes effect at once, nothing is rebuilt or reloaded.\n\n"
-	"  -P, --percent P      share of keys on the staged version\n" COMMON_OPTS_HELP,
+	"  -P, --percent P      share of keys on the staged version\n" CTL_JSON_HELP
+	COMMON_OPTS_HELP,
 	[KR_OPS_COMMIT] =
-	"Usage: keyrouter ring commit RING [--instance NAME | --pin-dir DIR]\n\n"
+	"Usage: keyrouter ring commit RING [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Make the staged version the active one for every key (one control-word write);\n"
 	"the previous version stays in the standby slot until the next stage.\n\n"
-	COMMON_OPTS_HELP,
+	CTL_JSON_HELP COMMON_OPTS_HELP,
 	[KR_OPS_ROLLBACK] =
-	"Usage: keyrouter ring rollback RING [--instance NAME | --pin-dir DIR]\n\n"
+	"Usage: keyrouter ring rollback RING [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Send every key back to the active version at once (fraction 0, ring idle).\n\n"
-	COMMON_OPTS_HELP,
+	CTL_JSON_HELP COMMON_OPTS_HELP,
 };
 
 struct ring_args {
 	const char *instance, *pin_dir, *config, *percent;
 	const char *ring;
-	bool json;
+	bool json, recompute;
 };
 
-static int parse(int argc, char **argv, const char *usage, bool need_ring,
+static const char status_usage[];
+
+/* The options each verb takes, beyond --instance and --pin-dir (an option of
+ * another verb is an unknown option: nothing is accepted and ignored). */
+enum { RA_CONFIG = 1, RA_PERCENT = 2, RA_RECOMPUTE = 4, RA_JSON = 8 };
+
+static int parse(int argc, char **argv, const char *usage, bool need_ring, unsigned allowed,
 		 struct ring_args *a)
 {
-	const struct kr_opt opts[] = {
+	struct kr_opt opts[8] = {
 		KR_OPT_STR("instance", 'i', &a->instance),
 		KR_OPT_STR("pin-dir", 'p', &a->pin_dir),
-		KR_OPT_STR("config", 'c', &a->config),
-		KR_OPT_STR("percent", 'P', &a->percent),
-		KR_OPT_FLAG("json", 'j', &a->json),
-		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .help = usage };
-	int first;
+	int first, n = 2;
 
 	memset(a, 0, sizeof(*a));
+	if (allowed & RA_JSON)
+		opts[n++] = (struct kr_opt)KR_OPT_FLAG("json", 'j', &a->json);
+	if (allowed & RA_CONFIG)
+		opts[n++] = (struct kr_opt)KR_OPT_STR("config", 'c', &a->config);
+	if (allowed & RA_PERCENT)
+		opts[n++] = (struct kr_opt)KR_OPT_STR("percent", 'P', &a->percent);
+	if (allowed & RA_RECOMPUTE)
+		opts[n++] = (struct kr_opt)KR_OPT_FLAG("recompute", 0, &a->recompute);
 	first = kr_opts_parse(argc, argv, opts, &cmd);
 	if (first < 0)
 		return kr_opts_status(first);
@@ -89,6 +105,25 @@ static int ring_id_of(struct kr_inst *in, const char *name)
 	return id;
 }
 
+/* --json of migrate, commit, rollback: the control word written, and the staged slot. */
+static void print_ctl_json(enum kr_ops_op op, const char *ring, __u64 ctl,
+			   const struct kr_ops_slot *standby)
+{
+	char digest[9];
+	json_t *j;
+
+	snprintf(digest, sizeof(digest), "%08x", standby->hdr.digest);
+	j = json_pack("{s:s,s:s,s:s,s:i,s:I,s:f}", "ring", ring, "done", kr_ops_op_name(op),
+		      "state", kr_ops_state_name(kr_ctl_state(ctl)), "active_slot",
+		      kr_ctl_active(ctl), "fraction", (json_int_t)kr_ctl_frac(ctl),
+		      "percent", kr_ops_frac_percent(kr_ctl_frac(ctl)));
+	if (j && standby->present)
+		json_object_set_new(j, "staged", json_pack("{s:i,s:I,s:s}", "slot",
+				    kr_ctl_active(ctl) ^ (op != KR_OPS_COMMIT), "generation",
+				    (json_int_t)standby->hdr.generation, "digest", digest));
+	kr_an_json_print(j, kr_cmd_current());
+}
+
 static int ctl_op(enum kr_ops_op op, int argc, char **argv)
 {
 	struct kr_ops_maps m = { .backends = -1 };
@@ -97,7 +132,9 @@ static int ctl_op(enum kr_ops_op op, int argc, char **argv)
 	struct kr_inst in;
 	const char *why;
 	__u64 frac = 0, ctl, next;
-	int rc = parse(argc, argv, usages[op], true, &a), id;
+	int rc = parse(argc, argv, usages[op], true,
+		       RA_JSON | (op == KR_OPS_MIGRATE ? RA_PERCENT : 0), &a);
+	int id;
 
 	if (rc >= 0)
 		return rc;
@@ -148,7 +185,9 @@ static int ctl_op(enum kr_ops_op op, int argc, char **argv)
 			kr_ops_op_name(op), a.ring, strerror(errno));
 		goto out;
 	}
-	if (op == KR_OPS_MIGRATE)
+	if (a.json)
+		print_ctl_json(op, a.ring, next, &standby);
+	else if (op == KR_OPS_MIGRATE)
 		printf("ring %s: %.7f%% of keys (%llu/2^32) on slot %u (generation %llu)\n",
 		       a.ring, kr_ops_frac_percent(frac), (unsigned long long)frac,
 		       kr_ctl_active(ctl) ^ 1, (unsigned long long)standby.hdr.generation);
@@ -171,7 +210,7 @@ static int cmd_stage(int argc, char **argv)
 	struct kr_config *cfg;
 	struct ring_args a;
 	struct kr_inst in;
-	int rc = parse(argc, argv, usages[KR_OPS_STAGE], true, &a);
+	int rc = parse(argc, argv, usages[KR_OPS_STAGE], true, RA_CONFIG, &a);
 
 	if (rc >= 0)
 		return rc;
@@ -180,8 +219,7 @@ static int cmd_stage(int argc, char **argv)
 	cfg = kr_cli_config_load(a.config);
 	if (!cfg)
 		return 1;
-	if (!a.instance && !a.pin_dir && cfg->instance)
-		a.instance = cfg->instance;	/* the rule of apply: the config's "instance" */
+	a.instance = kr_cli_instance(a.instance, a.pin_dir, cfg->instance);
 	rc = 1;
 	if (!kr_ops_inst_open(&in, a.instance, a.pin_dir)) {
 		rc = kr_cli_stage(&in, a.config, cfg, a.ring);
@@ -200,15 +238,20 @@ static const char status_usage[] =
 	"Per ring: state (idle, staged, migrating), active slot, migration fraction; per slot:\n"
 	"digest, points, kernel memory (the kernel's own accounting), generation, when it was\n"
 	"published, packets routed by it; and the share of the key space the two slots\n"
-	"route differently (what a full migration moves: an exact diff of the two rings).\n\n"
-	"  -j, --json           one JSON object per ring, in a list\n" COMMON_OPTS_HELP;
+	"route differently (what a full migration moves: an exact diff of the two rings,\n"
+	"computed once by ring stage and noted in the staged image's header; two slots\n"
+	"without the note, e.g. after a plain-bpftool publish, are diffed at each call).\n\n"
+	"  -j, --json           one JSON object per ring, in a list\n"
+	"      --recompute      diff the two slots' images now instead of reading the note\n"
+	"                       (reads both images: seconds and GBs for rings of 10^8 points)\n"
+	COMMON_OPTS_HELP;
 
 static int cmd_ring_status(int argc, char **argv)
 {
 	struct kr_ops_maps m;
 	struct ring_args a;
 	struct kr_inst in;
-	int rc = parse(argc, argv, status_usage, false, &a), n = 0;
+	int rc = parse(argc, argv, status_usage, false, RA_RECOMPUTE | RA_JSON, &a), n = 0;
 
 	if (rc >= 0)
 		return rc;
@@ -228,7 +271,8 @@ static int cmd_ring_status(int argc, char **argv)
 		if (kr_ops_ring_get(&in, id, &meta) || !meta.name[0] ||
 		    (a.ring && strcmp(a.ring, meta.name)))
 			continue;
-		if (kr_ops_ring_report(&in, &m, id, true, &r)) {
+		if (kr_ops_ring_report(&in, &m, id, a.recompute ? KR_REPORT_DIFF_RECOMPUTE :
+				       KR_REPORT_DIFF, &r)) {
 			pr_warn("keyrouter: couldn't read ring '%s'\n", meta.name);
 			rc = 1;
 			continue;

@@ -28,12 +28,17 @@
 
 enum fmt { FMT_TEXT, FMT_JSON };
 
+/* status's exit status when the instance is loaded but its program is not attached */
+#define KR_STATUS_NOT_ATTACHED	3
+
 struct view {
 	struct kr_inst *in;
 	struct kr_ops_maps *m;
 	enum fmt fmt;
 	bool full;		/* status (everything) or stats (counters) */
 	bool not_up;		/* a backend shown is down or draining */
+	enum kr_ops_attach_state attach;	/* of a recorded instance (show_instance) */
+	struct kr_ops_meta meta;
 };
 
 static const char *state_name(__u8 s)
@@ -69,6 +74,8 @@ static void show_instance(struct view *v)
 		if (now[0])
 			snprintf(renamed, sizeof(renamed), "; the interface is now named '%s'", now);
 	}
+	v->attach = st;
+	v->meta = meta;
 	if (v->fmt == FMT_JSON) {
 		printf("\"instance\":{\"name\":\"%s\",\"pin_dir\":\"%s\",\"loaded\":%s", v->in->name,
 		       v->in->dir, meta.magic == KR_OPS_META_MAGIC ? "true" : "false");
@@ -122,7 +129,7 @@ static void show_rings(struct view *v)
 		struct kr_ops_ring meta;
 
 		if (kr_ops_ring_get(v->in, id, &meta) || !meta.name[0] ||
-		    kr_ops_ring_report(v->in, v->m, id, false, &r))
+		    kr_ops_ring_report(v->in, v->m, id, KR_REPORT_NO_DIFF, &r))
 			continue;
 		if (v->fmt == FMT_JSON) {
 			printf("%s", n ? "," : "");
@@ -438,6 +445,52 @@ static void show(struct view *v)
 	fflush(stdout);
 }
 
+/* A recorded instance whose program is not attached: say so, and what to run (status then
+ * exits KR_STATUS_NOT_ATTACHED). */
+static int not_attached(const struct view *v)
+{
+	const struct kr_ops_meta *m = &v->meta;
+
+	if (m->magic != KR_OPS_META_MAGIC ||
+	    (v->attach != KR_NOT_ATTACHED && v->attach != KR_IFACE_GONE))
+		return 0;
+	if (v->attach == KR_NOT_ATTACHED)
+		pr_warn("keyrouter: instance '%s' is not attached: its program (id %u) is not on "
+			"'%s' any more, so traffic reaches the stack without keyrouter. 'keyrouter "
+			"apply -c CONFIG --instance %s' attaches it again (systemctl reload "
+			"keyrouter@%s)\n", v->in->name, m->prog_id, m->ifname, v->in->name,
+			v->in->name);
+	else
+		pr_warn("keyrouter: instance '%s' is not attached: its interface '%s' (index %u) "
+			"is gone. Once an interface of that name is back, 'keyrouter apply -c "
+			"CONFIG --instance %s' attaches the program to it; 'keyrouter unload %s "
+			"--instance %s' removes the instance\n", v->in->name, m->ifname, m->ifindex,
+			v->in->name, m->ifname, v->in->name);
+	return KR_STATUS_NOT_ATTACHED;
+}
+
+/* The record of a load that did not finish (or is under way): no maps to show yet. */
+static int load_unfinished(const struct kr_inst *in)
+{
+	struct kr_ops_meta m = {};
+	__u32 key = 0;
+	char t[32];
+
+	if (in->meta_fd < 0 || bpf_map_lookup_elem(in->meta_fd, &key, &m) ||
+	    m.magic != KR_OPS_META_LOADING)
+		return 0;
+	kr_ops_fmt_time(m.loaded_ns, t, sizeof(t));
+	if (kr_ops_inst_busy(in))
+		pr_warn("keyrouter: instance '%s': a load on '%s' is under way (started %s)\n",
+			in->name, m.ifname, t);
+	else
+		pr_warn("keyrouter: instance '%s': the load on '%s' started %s did not finish "
+			"(interrupted): 'keyrouter load %s -c CONFIG --instance %s' undoes it and "
+			"loads again, 'keyrouter unload %s --instance %s' undoes it\n", in->name,
+			m.ifname, t, m.ifname, in->name, m.ifname, in->name);
+	return 1;
+}
+
 static void usage(FILE *f, bool full)
 {
 	fprintf(f,
@@ -455,7 +508,12 @@ static void usage(FILE *f, bool full)
 		"                       (`--watch 5` or `--watch=5`; text on a terminal redraws\n"
 		"                       the screen, into a file or pipe each round is appended)\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n"
-		"  -p, --pin-dir DIR    maps pinned in DIR instead\n", full ? "status" : "stats",
+		"  -p, --pin-dir DIR    maps pinned in DIR instead\n\n"
+		"Exit status: 0 the instance's program is attached where it was loaded (or the\n"
+		"instance has no record of an attachment: --pin-dir); 3 loaded, but its program\n"
+		"is not attached any more or its interface is gone (a message says what to run:\n"
+		"apply attaches it again); 1 not loaded, a load that did not finish, or the maps\n"
+		"cannot be read.  For monitoring: keyrouter check.\n", full ? "status" : "stats",
 		full ? "Everything the instance runs: attachment, global counters, rings and both\n"
 		       "slots, QUIC-LB outcomes, services, backends with state and packet/byte\n"
 		       "counters."
@@ -524,6 +582,10 @@ static int run(int argc, char **argv, bool full)
 	/* Readers need no lock: let applies run while we watch. */
 	if (kr_ops_inst_open_reader(&in, a.instance, a.pin_dir))
 		return 1;
+	if (load_unfinished(&in)) {
+		kr_ops_inst_close(&in);
+		return 1;
+	}
 	if (kr_ops_maps_open(&in, &m)) {
 		kr_ops_inst_close(&in);
 		return 1;
@@ -547,7 +609,7 @@ static int run(int argc, char **argv, bool full)
 	}
 	kr_ops_maps_close(&m);
 	kr_ops_inst_close(&in);
-	return 0;
+	return not_attached(&v);
 }
 
 static int cmd_status(int argc, char **argv) { return run(argc, argv, true); }

@@ -23,7 +23,7 @@
 #include "keyform.h"
 #include "log.h"
 #include "ops.h"
-#include "ops_report.h"
+#include "ops_publish.h"
 #include "ops_backends.h"
 #include <bpf/bpf.h>
 #include "ops_svcstats.h"

@@ -78,7 +78,7 @@ static int do_upgrade(const char *ifname, const char *instance, const char *obj,
 	/* --if-attached (the unit, the package): without a record of a load here, nothing
 	 * is opened or locked (a load under way, leftovers, another network namespace) */
 	if (if_attached && (kr_ops_inst_path(&in, instance, NULL) ||
-			    kr_ops_meta_read(in.name, &meta))) {
+			    kr_ops_meta_read(in.name, &meta) || meta.magic != KR_OPS_META_MAGIC)) {
 		pr_info("keyrouter: instance '%s' is not loaded: nothing to upgrade\n",
 			instance ? instance : KR_OPS_DEFAULT_INSTANCE);
 		return 0;
@@ -131,7 +131,8 @@ static int do_upgrade(const char *ifname, const char *instance, const char *obj,
 	err = kr_ops_upgrade(&in, obj, &meta, &rep);
 	kr_ops_inst_close(&in);
 	if (err == -ESRCH && if_attached && !rep.new_prog_id)
-		return 0;	/* not attached: load or apply attaches the new program */
+		return 0;	/* not attached: apply attaches it again (the unit then upgrades
+				 * it), load a new one */
 	if (err && !rep.new_prog_id)
 		return 1;
 	pr_info("keyrouter: upgraded instance '%s' on %s in place: program %u (tag %s) -> %u "

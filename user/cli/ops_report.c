@@ -6,6 +6,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include "analytics.h"
+#include "ops_publish.h"
 #include "ops_report.h"
 #include "ring_sm.h"
 
@@ -31,68 +32,18 @@ void kr_ops_fmt_bytes(__u64 b, char *buf, size_t len)
 		snprintf(buf, len, "%llu B", (unsigned long long)b);
 }
 
-/* The deduplicated ring of an image (kept duplicates dropped), owners = global ids. */
-int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
+double kr_ops_slots_moved(const struct kr_ops_maps *m, __u32 id, const struct kr_ops_slot s[2],
+			  bool recompute)
 {
-	const struct kr_image_hdr *h = buf;
-	const char *base = buf;
-	const __u32 *bt = (const __u32 *)(base + kr_image_bt_off(h));
-	uint32_t n = 0, prev = 0;
+	uint64_t moved;
 
-	if (kr_an_ring_alloc(r, h->npoints, nowners))
-		return -ENOMEM;
-	for (uint32_t i = 0; i < h->npoints; i++) {
-		const struct kr_point *p = (const struct kr_point *)(base +
-			(size_t)(h->pt_chunk + (i >> KR_PTS_SHIFT)) * KR_CHUNK_BYTES) +
-			(i & (KR_PTS_PER_CHUNK - 1));
-		uint32_t hash = kr_point_hash(p);
-
-		if (i && hash == prev)
-			continue;	/* a duplicate kept after its winner */
-		prev = hash;
-		if (p->backend >= h->nbackends)
-			return -EBADMSG;
-		r->hash[n] = hash;
-		r->owner[n++] = bt[p->backend];
-	}
-	r->npoints = n;
-	return 0;
-}
-
-static uint32_t max_owner(const void *buf)
-{
-	const struct kr_image_hdr *h = buf;
-	const __u32 *bt = (const __u32 *)((const char *)buf + kr_image_bt_off(h));
-	uint32_t m = 0;
-
-	for (uint32_t i = 0; i < h->nbackends; i++)
-		m = bt[i] > m ? bt[i] : m;
-	return m;
-}
-
-double kr_ops_slots_moved(const struct kr_ops_maps *m, __u32 id)
-{
-	struct kr_an_ring a = {}, b = {};
-	void *ia = NULL, *ib = NULL;
-	size_t sa, sb;
-	uint64_t moved = 0;
-	double res = -1;
-	uint32_t no;
-
-	if (kr_ops_slot_image(m, id, 0, &ia, &sa) || kr_ops_slot_image(m, id, 1, &ib, &sb))
-		goto out;
-	no = max_owner(ia) > max_owner(ib) ? max_owner(ia) : max_owner(ib);
-	if (kr_ops_image_an(ia, &a, no + 1) || kr_ops_image_an(ib, &b, no + 1))
-		goto out;
-	if (kr_an_diff(&a, &b, &moved, NULL, NULL))
-		goto out;
-	res = (double)moved / (double)KR_AN_SPACE;
-out:
-	kr_an_ring_free(&a);
-	kr_an_ring_free(&b);
-	free(ia);
-	free(ib);
-	return res;
+	/* the note ring stage wrote (kr_image_hdr.moved): no diff of two images per call */
+	for (int k = 0; k < 2 && !recompute; k++)
+		if (s[k].hdr.moved_vs && s[k].hdr.moved_vs == s[!k].hdr.generation)
+			return (double)s[k].hdr.moved / (double)KR_AN_SPACE;
+	if (kr_ops_slot_images_moved(m, id, &moved))
+		return -1;
+	return (double)moved / (double)KR_AN_SPACE;
 }
 
 /* The shared subsets of ring id: from the services that walk it with a subset_id. */
@@ -125,7 +76,7 @@ static void report_subsets(const struct kr_ops_maps *m, __u32 id, struct kr_ops_
 }
 
 int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id,
-		       bool with_diff, struct kr_ops_ring_report *r)
+		       int with_diff, struct kr_ops_ring_report *r)
 {
 	int err;
 
@@ -151,7 +102,8 @@ int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id
 	if (!err)
 		report_subsets(m, id, r);
 	if (!err && with_diff && r->slot[0].present && r->slot[1].present) {
-		r->moved = kr_ops_slots_moved(m, id);
+		r->moved = kr_ops_slots_moved(m, id, r->slot,
+					      with_diff == KR_REPORT_DIFF_RECOMPUTE);
 		r->have_moved = r->moved >= 0;
 	}
 	return err;

@@ -8,8 +8,6 @@
 #include "ops.h"
 #include "ops_kernel.h"
 
-struct kr_an_ring;
-
 struct kr_ops_ring_report {
 	__u32 id;
 	struct kr_ops_ring meta;
@@ -26,20 +24,20 @@ struct kr_ops_ring_report {
 	} sub[16];
 };
 
-/* Fill r for ring id (with_diff: compute the moved share, which reads both images). */
+/* How kr_ops_ring_report() gets the moved share of two present slots. */
+enum { KR_REPORT_NO_DIFF = 0, KR_REPORT_DIFF = 1 /* ring stage's note, else a diff */,
+       KR_REPORT_DIFF_RECOMPUTE = 2 /* a diff of both images, whatever the note says */ };
+/* Fill r for ring id (with_diff: KR_REPORT_*). */
 int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id,
-		       bool with_diff, struct kr_ops_ring_report *r);
+		       int with_diff, struct kr_ops_ring_report *r);
 void kr_ops_ring_report_free(struct kr_ops_ring_report *r);
 void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r);
 /* One JSON object (no trailing newline). */
 void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r);
 
-/* The deduplicated ring of an image buffer (kept duplicates dropped), owners = global
- * backend ids (< nowners): what analytics measures.  0 or -errno. */
-int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners);
-
 /* Moved share between the images in the two slots of a ring (0..1), or -1. */
-double kr_ops_slots_moved(const struct kr_ops_maps *m, __u32 id);
+double kr_ops_slots_moved(const struct kr_ops_maps *m, __u32 id, const struct kr_ops_slot s[2],
+			  bool recompute);
 
 /* `ring status` (text): shared subsets, and the memory they save against one dedicated
  * ring per subset (nothing when no service uses a shared subset). */

@@ -15,6 +15,7 @@
 #include "ops.h"
 #include "ops_kernel.h"
 #include "ops_backends.h"
+#include "ops_find.h"
 #include "ops_report.h"
 #include "ring_sm.h"
 #include "ops_stats.h"
@@ -28,7 +29,7 @@
  * TYPE, samples): the exposition format wants one group per metric name.
  */
 enum fam {
-	F_UP, F_ERRORS, F_INFO, F_LOADED, F_SERVICES,
+	F_UP, F_ATTACHED, F_ERRORS, F_INFO, F_LOADED, F_SERVICES,
 	F_PACKETS, F_UNROUTED, F_DROPPED, F_FAILOVER,
 	F_RING_STATE, F_RING_RATIO, F_RING_ACTIVE,
 	F_SLOT_PACKETS, F_SLOT_BYTES, F_SLOT_FAILOVER, F_SLOT_POINTS, F_SLOT_BACKENDS,
@@ -44,6 +45,10 @@ static const struct {
 } fams[F_N] = {
 	[F_UP] = { "keyrouter_up", "gauge",
 		"1 when the instance's maps are pinned and readable, 0 when it is not loaded." },
+	[F_ATTACHED] = { "keyrouter_attached", "gauge",
+		"1 when the program of the instance (loaded by keyrouter load) is attached to "
+		"its interface, 0 when it is not (detached, interface gone, a load that did not "
+		"finish): traffic then bypasses keyrouter although keyrouter_up may be 1." },
 	[F_ERRORS] = { "keyrouter_read_errors", "gauge",
 		"Reads of the instance's maps that failed during this scrape (e.g. EPERM: "
 		"reading ring images needs CAP_SYS_ADMIN); when > 0 some ring and backend "
@@ -333,7 +338,7 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 	const char *inst = in->name, *name;
 	char b[32];
 
-	if (kr_ops_ring_report(in, m, id, false, &r)) {
+	if (kr_ops_ring_report(in, m, id, KR_REPORT_NO_DIFF, &r)) {
 		p->errors++;
 		return;
 	}
@@ -473,6 +478,17 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 	err = open_inst(&in, name, pin_dir);
 	if (err == -EINVAL || err == -ENAMETOOLONG)
 		return err;
+	if (!err && in.meta_fd >= 0 && !bpf_map_lookup_elem(in.meta_fd, &zero, &meta) &&
+	    kr_ops_meta_recorded(&meta)) {
+		/* the record of keyrouter load: is its program where it says?  (Not known in
+		 * a network namespace this process cannot enter: no sample.) */
+		enum kr_ops_attach_state st = meta.magic == KR_OPS_META_MAGIC ?
+					      kr_ops_attach_state(&meta, NULL) : KR_NOT_ATTACHED;
+
+		if (st != KR_OTHER_NETNS)
+			sample(p, F_ATTACHED, st == KR_ATTACHED ? "1" : "0", "instance", in.name,
+			       NULL);
+	}
 	if (err || !has_maps(&in) || kr_ops_maps_open(&in, &m)) {
 		sample(p, F_UP, "0", "instance", in.name, NULL);
 		if (err == -EACCES)	/* not "not loaded": this user cannot see the pins */

@@ -160,6 +160,7 @@ static int config_ring(const struct kr_an_src *s, struct kr_backend_spec **out, 
 	b->target_cv = r->target_cv;
 	snprintf(b->desc, sizeof(b->desc), "%.60s ring %.40s", s->config, r->name);
 	snprintf(b->name, sizeof(b->name), "%s", r->name);
+	snprintf(b->instance, sizeof(b->instance), "%s", cfg->instance ? cfg->instance : "");
 	ret = 0;
 out:
 	kr_config_free(cfg);

@@ -31,6 +31,7 @@ struct kr_an_built {
 	char desc[256];		/* "backends.txt (v2 point_multiple=16)" / "x.json ring web (..)" */
 	uint32_t *rank;		/* tie rank of each backend: v1 index order, v2 by address */
 	char name[64];		/* the config ring's name ("" for a backends file) */
+	char instance[64];	/* the config's "instance" ("" when it has none) */
 	int pm_auto;		/* the config said "point_multiple": "auto" */
 	double target_cv;	/* with pm_auto */
 };

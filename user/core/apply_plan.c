@@ -217,68 +217,162 @@ static uint8_t state_merge(uint8_t a, uint8_t b)
 	return rank[b] > rank[a] ? b : a;
 }
 
+/* A server of a planned ring without its exact id after pass 0 of assign_ids. */
+struct pending {
+	struct kr_ops_unit *u;
+	uint32_t i;
+	const struct kr_cfg_backend *cb;
+	struct kr_backend want;
+};
+
+/* The canonical order (backend_ids.h) with the device as the configuration names it
+ * before the ifindex it resolves to here: the same on every router. */
+static int pending_cmp(const void *pa, const void *pb)
+{
+	const struct pending *x = pa, *y = pb;
+	struct kr_backend u = x->want, v = y->want;
+	int c;
+
+	u.ifindex = v.ifindex = 0;
+	c = kr_ops_ids_cmp(&u, &v);
+	if (!c)
+		c = strcmp(x->cb->dev, y->cb->dev);
+	if (!c)
+		c = x->cb->ifindex < y->cb->ifindex ? -1 : x->cb->ifindex > y->cb->ifindex;
+	return c ? c : kr_ops_ids_cmp(&x->want, &y->want);
+}
+
+enum take {
+	TAKE_EXACT,		/* rule 1 only (-ENOENT otherwise) */
+	TAKE_ANY,		/* rules 1..3 */
+	TAKE_PIN,		/* the configuration's "id" (kr_ops_ids_pin) */
+	TAKE_PIN_QUIET,		/* the same for a ring not staged: no error of its */
+};
+
+/* Why pinned id cb->id cannot be had (-ERANGE, -EBUSY): err set. */
+static int pin_error(struct planner *pl, const struct kr_ops_unit *u,
+		     const struct kr_cfg_backend *cb, int rc)
+{
+	const struct kr_backend *o = &pl->ids.ent[cb->id < pl->ids.max ? cb->id : 0];
+	char a[KR_SOCKADDR_STRLEN], b[KR_SOCKADDR_STRLEN] = "";
+	struct kr_sockaddr sa = { .family = o->family, .port = ntohs(o->port) };
+
+	kr_sockaddr_format(&cb->addr, a);
+	if (rc == -ERANGE) {
+		kr_errf(pl->err, "ring '%s': backend %s: \"id\" %u is beyond this instance's "
+			"kr_backends (%u ids); nothing was changed", u->name, a, cb->id, pl->ids.max);
+		return rc;
+	}
+	if (!o->family) {
+		kr_errf(pl->err, "ring '%s': backend %s: \"id\" %u is still referenced by a "
+			"published image (a ring staged or migrating): commit or roll back that "
+			"ring first; nothing was changed", u->name, a, cb->id);
+		return rc;
+	}
+	memcpy(sa.ip, o->addr, 16);
+	kr_sockaddr_format(&sa, b);
+	kr_errf(pl->err, "ring '%s': backend %s: \"id\" %u is %s %s; give another id, or apply "
+		"a configuration without %s first (which frees its id), or unload and load; "
+		"nothing was changed", u->name, a, cb->id,
+		(pl->ids.flag[cb->id] & KR_IDS_CLAIMED) ? "taken by another server of this "
+		"configuration:" : "in use by the live backend", b, b);
+	return rc;
+}
+
+/* u->gid[i] for the server want, as `how` says; cfg_state merged. */
+static int take_id(struct planner *pl, struct kr_ops_unit *u, uint32_t i,
+		   const struct kr_backend *want, enum take how)
+{
+	const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
+	bool pin = how == TAKE_PIN || how == TAKE_PIN_QUIET, in_place;
+	/* a ring not staged has its pinned server's id only where it is live already (as
+	 * rule 1 would give it); the pin is claimed all the same, so nothing else takes it */
+	bool live = cb->id < pl->ids.max && (pl->ids.flag[cb->id] & KR_IDS_EXISTING) &&
+		    kr_ops_ids_same(&pl->ids.ent[cb->id], want);
+	uint8_t *st;
+	int rc = pin ? kr_ops_ids_pin(&pl->ids, want, cb->id, &in_place) :
+		 kr_ops_ids_get(&pl->ids, want, how == TAKE_EXACT, &u->gid[i], &in_place);
+
+	if (pin && !rc)
+		u->gid[i] = cb->id;
+	if ((rc == -ENOENT && how == TAKE_EXACT) || (how == TAKE_PIN_QUIET && (rc || !live))) {
+		u->gid[i] = UINT32_MAX;		/* for pass 1 / not staged */
+		return how == TAKE_EXACT ? rc : 0;
+	}
+	if (pin && rc)
+		return pin_error(pl, u, cb, rc);
+	if (rc) {
+		kr_errf(pl->err, "ring '%s': no free backend ids left: the configuration and the "
+			"published rings need more than %u servers (kr_backends entries); nothing "
+			"was changed", u->name, pl->ids.max);
+		return -ENOSPC;
+	}
+	if (in_place)
+		pl->mark[u->gid[i]] |= MARK_IN_PLACE;
+	st = &pl->cfg_state[u->gid[i]];
+	*st = *st ? state_merge(*st - 1, cb->state) + 1 : cb->state + 1;
+	return 0;
+}
+
 /*
  * unit->gid of every planned ring (all units, or the one staged), before anything else is
  * planned, so that running out of ids refuses the apply with nothing changed.  Pass 0 gives
  * every server whose identity is in kr_backends that id, over all rings of the
  * configuration (also when one ring is staged: a staged server never takes over, in place,
- * the id a ring not staged keeps); pass 1 those of the planned rings that have none:
- * the id of the same address:port under another forwarding (changed in place), else the
- * lowest free id.  So an in-place change never takes an id another server of the
- * configuration keeps.  cfg_state[id]: the configuration's state of the server merged over
- * every ring that has it (+1; 0: none).
+ * the id a ring not staged keeps); pass 1 those of the planned rings that have none, in
+ * canonical order (backend_ids.h), whatever the order of the rings and backends: the id
+ * of the same address:port under another forwarding (changed in place), else the server's
+ * home or the next free id after it.  So an in-place change never takes an id another
+ * server of the configuration keeps, and empty maps get the canonical ids.
+ * cfg_state[id]: the configuration's state of the server merged over every ring that has
+ * it (+1; 0: none).  A pinned server (the configuration's "id") takes its pin in pass 0,
+ * before any other server needs an id: the pin wins over the id it had.
  */
 static int assign_ids(struct planner *pl)
 {
 	struct kr_apply_plan *p = pl->p;
+	struct pending *pend = NULL;
+	uint32_t npend = 0, cap = 0;
+	int rc = 0;
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t r = 0; r < (pass ? p->nrings : p->units.n); r++) {
-			struct kr_ops_unit *u = pass ? p->rings[r].unit : &p->units.u[r];
-			bool planned = !p->stage || !strcmp(u->name, p->stage);
+	for (uint32_t r = 0; r < p->units.n && !rc; r++) {
+		struct kr_ops_unit *u = &p->units.u[r];
+		bool planned = !p->stage || !strcmp(u->name, p->stage);
 
-			if (!pass) {
-				free(u->gid);
-				u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));
-				if (!u->gid)
-					return -ENOMEM;
-			}
-			for (uint32_t i = 0; i < u->n; i++) {
-				const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
-				struct kr_backend want;
-				bool in_place;
-				uint8_t *st;
-				int rc;
+		free(u->gid);
+		u->gid = calloc(u->n ? u->n : 1, sizeof(*u->gid));
+		if (!u->gid) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (uint32_t i = 0; i < u->n && !rc; i++) {
+			const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
+			struct kr_backend want;
 
-				if (pass && u->gid[i] != UINT32_MAX)
-					continue;		/* its exact id, in pass 0 */
-				if (!planned && dev_missing(pl, cb)) {
-					u->gid[i] = UINT32_MAX;	/* not staged: no error of its */
-					continue;
-				}
-				rc = backend_identity(pl, u->ring, cb, &want);
-				if (rc)
-					return rc;
-				rc = kr_ops_ids_get(&pl->ids, &want, !pass, &u->gid[i], &in_place);
-				if (rc == -ENOENT && !pass) {
-					u->gid[i] = UINT32_MAX;		/* for pass 1 */
-					continue;
-				}
-				if (rc) {
-					kr_errf(pl->err, "ring '%s': no free backend ids left: the "
-						"configuration and the published rings need more than "
-						"%u servers (kr_backends entries); nothing was changed",
-						u->name, pl->ids.max);
-					return -ENOSPC;
-				}
-				if (in_place)
-					pl->mark[u->gid[i]] |= MARK_IN_PLACE;
-				st = &pl->cfg_state[u->gid[i]];
-				*st = *st ? state_merge(*st - 1, cb->state) + 1 : cb->state + 1;
-			}
+			u->gid[i] = UINT32_MAX;
+			if (!planned && dev_missing(pl, cb))
+				continue;		/* not staged: no error of its */
+			rc = backend_identity(pl, u->ring, cb, &want);
+			if (!rc)
+				rc = take_id(pl, u, i, &want, !cb->has_id ? TAKE_EXACT :
+					     planned ? TAKE_PIN : TAKE_PIN_QUIET);
+			if (rc != -ENOENT)
+				continue;
+			rc = 0;
+			if (!planned)
+				continue;
+			if (GROW(pend, npend, cap))
+				rc = -ENOMEM;
+			else
+				pend[npend++] = (struct pending){ u, i, cb, want };
 		}
 	}
-	return 0;
+	if (!rc && npend)
+		qsort(pend, npend, sizeof(*pend), pending_cmp);
+	for (uint32_t k = 0; k < npend && !rc; k++)
+		rc = take_id(pl, pend[k].u, pend[k].i, &pend[k].want, TAKE_ANY);
+	free(pend);
+	return rc;
 }
 
 static bool ring_removed(const struct kr_apply_plan *p, uint32_t id)

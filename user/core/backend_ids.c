@@ -30,6 +30,46 @@ static uint32_t hash_full(const struct kr_backend *b)
 	return fnv(h, &b->ifindex, 4);
 }
 
+/* 64-bit FNV-1a, then MurmurHash3's fmix64 finalizer (all bits of the FNV state reach the
+ * low ones a modulo keeps). */
+static uint64_t fnv64(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+uint32_t kr_ops_ids_home(const struct kr_backend *b, uint32_t max)
+{
+	uint64_t h = fnv64(0xcbf29ce484222325ull, &b->family, 1);
+
+	h = fnv64(h, b->addr, b->family == 4 ? 4 : 16);
+	h = fnv64(h, &b->port, 2);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return max ? (uint32_t)(h % max) : 0;
+}
+
+int kr_ops_ids_cmp(const struct kr_backend *a, const struct kr_backend *b)
+{
+	int c = (int)a->family - (int)b->family;
+
+	if (!c)
+		c = memcmp(a->addr, b->addr, 16);
+	if (!c)
+		c = memcmp(&a->port, &b->port, 2);	/* network order: numeric order */
+	if (!c)
+		c = memcmp(a->mac, b->mac, 6);
+	if (!c)
+		c = a->ifindex < b->ifindex ? -1 : a->ifindex > b->ifindex;
+	return c;
+}
+
 static bool same_ap(const struct kr_backend *a, const struct kr_backend *b)
 {
 	return a->family == b->family && a->port == b->port &&
@@ -103,16 +143,24 @@ static void claim(struct kr_ops_ids *ids, uint32_t id)
 	ids->flag[id] |= KR_IDS_CLAIMED;
 }
 
+/* id comes before best (UINT32_MAX: none yet) on the probe sequence from home (wrapping). */
+static bool nearer(const struct kr_ops_ids *ids, uint32_t home, uint32_t id, uint32_t best)
+{
+	return best == UINT32_MAX ||
+	       (id >= home ? id - home : ids->max - home + id) <
+	       (best >= home ? best - home : ids->max - home + best);
+}
+
 int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, bool exact_only,
 		   uint32_t *id, bool *in_place)
 {
-	uint32_t h, v, best = UINT32_MAX;
+	uint32_t h, v, best = UINT32_MAX, home = kr_ops_ids_home(want, ids->max);
 
 	*in_place = false;
-	/* 1. the same identity (the lowest id when several have it: the per-ring ids of
-	 *    an older keyrouter converge on one) */
+	/* 1. the same identity (when several ids have it -- the per-ring ids of an older
+	 *    keyrouter -- the nearest after its home: they converge on the canonical one) */
 	for (h = hash_full(want); (v = ids->ht_full[h & ids->hmask]); h++)
-		if (kr_ops_ids_same(&ids->ent[v - 1], want) && v - 1 < best)
+		if (kr_ops_ids_same(&ids->ent[v - 1], want) && nearer(ids, home, v - 1, best))
 			best = v - 1;
 	if (best != UINT32_MAX) {
 		*id = best;
@@ -124,24 +172,51 @@ int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, bool e
 	/* 2. the same address:port under another forwarding, not taken by this config */
 	for (h = hash_ap(want); (v = ids->ht_ap[h & ids->hmask]); h++)
 		if ((ids->flag[v - 1] & (KR_IDS_EXISTING | KR_IDS_CLAIMED)) == KR_IDS_EXISTING &&
-		    same_ap(&ids->ent[v - 1], want) && v - 1 < best)
+		    same_ap(&ids->ent[v - 1], want) && nearer(ids, home, v - 1, best))
 			best = v - 1;
 	if (best != UINT32_MAX) {
 		*in_place = true;
 		ids->nin_place++;
 		goto take;
 	}
-	/* 3. the lowest free id */
-	for (best = ids->next; best < ids->max && ids->flag[best]; best++)
-		;
-	if (best >= ids->max)
+	/* 3. the canonical id: the server's home, else the next free id after it (mod max) */
+	best = home;
+	for (v = 0; v < ids->max && ids->flag[best]; v++)
+		best = best + 1 == ids->max ? 0 : best + 1;
+	if (v >= ids->max)
 		return -ENOSPC;
-	ids->next = best + 1;
 	ht_put(ids->ht_ap, ids->hmask, hash_ap(want), best);
 take:
 	ids->ent[best] = *want;
 	ht_put(ids->ht_full, ids->hmask, hash_full(want), best);
 	*id = best;
 	claim(ids, best);
+	return 0;
+}
+
+int kr_ops_ids_pin(struct kr_ops_ids *ids, const struct kr_backend *want, uint32_t id,
+		   bool *in_place)
+{
+	uint8_t f;
+
+	*in_place = false;
+	if (id >= ids->max)
+		return -ERANGE;
+	f = ids->flag[id];
+	if (f & KR_IDS_CLAIMED)
+		return kr_ops_ids_same(&ids->ent[id], want) ? 0 : -EBUSY;
+	if ((f & KR_IDS_EXISTING) && !same_ap(&ids->ent[id], want))
+		return -EBUSY;
+	if (!(f & KR_IDS_EXISTING) && (f & KR_IDS_REFERENCED))
+		return -EBUSY;
+	if (!(f & KR_IDS_EXISTING))
+		ht_put(ids->ht_ap, ids->hmask, hash_ap(want), id);
+	else if (!kr_ops_ids_same(&ids->ent[id], want)) {
+		*in_place = true;
+		ids->nin_place++;
+	}
+	ids->ent[id] = *want;
+	ht_put(ids->ht_full, ids->hmask, hash_full(want), id);
+	claim(ids, id);
 	return 0;
 }

@@ -8,14 +8,26 @@
  * `backend set` write) and one kr_backend_stats entry.  Rings keep their ring-local backend
  * order (ketama input order); the image's backend table maps ring-local index -> id.
  *
- * Assignment, against kr_backends as it is at the start of an apply (nothing else is
- * needed, so a killed apply loses nothing):
+ * Ids are canonical: a function of the configuration alone, the same on every router and
+ * after any history (docs/operations.md "Backend identity").  A server's home is
+ * kr_ops_ids_home(): fmix64(FNV-1a-64(family | address | port)) mod the id space
+ * (kr_backends' max_entries: KR_DEFAULT_BACKEND_IDS, fixed, whatever the history).  The
+ * servers of a configuration take their ids in canonical order (kr_ops_ids_cmp: family,
+ * address, port, MAC, device), each its home or, when taken, the next free id after it
+ * (linear probing, wrapping): a collision goes to the greater server, whatever the order
+ * the configuration lists them in.  On kr_backends as it is at the start of an apply
+ * (nothing else is needed, so a killed apply loses nothing), live ids are kept:
  *   1. a server whose identity is in kr_backends keeps that id;
  *   2. else a server whose address:port is in kr_backends under another forwarding takes
  *      that id (not yet taken by this configuration): its forwarding changes in place;
- *   3. else the lowest id that is not in kr_backends, not referenced by a published image
- *      and not assigned now.
- * The caller clears entries no published image references after the apply.
+ *   3. else its home or the next id after it that is not in kr_backends, not referenced
+ *      by a published image and not assigned now.
+ * On empty maps (load) that is the canonical assignment; an apply history gives the same
+ * ids except where a new server's canonical id was held when it came (then load again).
+ * A pinned server (the configuration's "id", kr_ops_ids_pin) takes its pin before all
+ * that, moving if it was live under another id.  The caller gives rule 3's servers their
+ * ids in canonical order, and clears entries no published image references after the
+ * apply.
  */
 #ifndef KR_OPS_IDS_H
 #define KR_OPS_IDS_H
@@ -30,7 +42,6 @@ struct kr_ops_ids {
 	uint8_t *flag;			/* [max] KR_IDS_* */
 	uint32_t *ht_full, *ht_ap;	/* open addressing, id + 1 (0 empty) */
 	uint32_t hmask;
-	uint32_t next;			/* lowest id that may be free */
 	uint32_t nclaimed;		/* distinct ids given to this configuration */
 	uint32_t nin_place;		/* of which: forwarding changed in place */
 };
@@ -54,6 +65,19 @@ void kr_ops_ids_reference(struct kr_ops_ids *ids, uint32_t id);
  * exact id, so that rule 2 never moves an id another server of the configuration has. */
 int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, bool exact_only,
 		   uint32_t *id, bool *in_place);
+/* A pinned id (the configuration's "id"): id for the server want, whatever id it has
+ * elsewhere.  id's entry in kr_backends is want (kept), or want's address:port under another
+ * forwarding (*in_place: changed in place), or id is free (a new entry): 0.  -EBUSY: id is
+ * another server's (its kr_backends entry, a published image's, or claimed by another
+ * server of this configuration): ids->ent[id] says whose when it has a family; -ERANGE: id
+ * >= max. */
+int kr_ops_ids_pin(struct kr_ops_ids *ids, const struct kr_backend *want, uint32_t id,
+		   bool *in_place);
+/* The home id of b's family, address and port in an id space of max ids (0 when max is 0). */
+uint32_t kr_ops_ids_home(const struct kr_backend *b, uint32_t max);
+/* The canonical order of servers (<0, 0, >0): family, address, port (numeric), MAC,
+ * ifindex; state ignored. */
+int kr_ops_ids_cmp(const struct kr_backend *a, const struct kr_backend *b);
 /* Same identity (family, address, port, MAC, ifindex)? */
 bool kr_ops_ids_same(const struct kr_backend *a, const struct kr_backend *b);
 

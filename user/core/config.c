@@ -425,7 +425,8 @@ static void parse_qlb_sids(struct ctx *c, json_t *o, struct kr_cfg_backend *b)
 }
 
 static const char *const backend_fields[] = {
-	"address", "weight", "mac", "dev", "ifindex", "tags", "state", "quic_lb_server_ids", NULL,
+	"address", "weight", "mac", "dev", "ifindex", "tags", "state", "quic_lb_server_ids", "id",
+	NULL,
 };
 static const char *const state_names[] = { "up", "down", "drain", NULL };
 
@@ -476,6 +477,10 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 		b->ifindex = (uint32_t)u;
 	if (b->dev[0] && b->ifindex)
 		cfg_kerr(c, "ifindex", "give either 'dev' or 'ifindex', not both");
+	if (!get_uint(c, o, "id", 0, KR_DEFAULT_BACKEND_IDS - 1, &u)) {
+		b->has_id = true;	/* a pinned backend id (config_ids.c) */
+		b->id = (uint32_t)u;
+	}
 	parse_tags(c, o, r, b);
 	if (!get_enum(c, o, "state", state_names, &e))
 		b->state = states[e];
@@ -1293,6 +1298,8 @@ static void parse_root(struct ctx *c, json_t *root)
 	}
 	parse_hash(c, root);
 	parse_rings(c, root);
+	if (!c->nerr)
+		cfg_check_backend_ids(c);
 	parse_services(c, root);
 }
 

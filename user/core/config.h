@@ -62,6 +62,8 @@ struct kr_cfg_backend {
 	uint8_t mac[6];			/* l2 forwarding: the backend's MAC */
 	char dev[KR_CFG_IFNAMSIZ];	/* l2 egress device name ("" = not given) */
 	uint32_t ifindex;		/* l2 egress ifindex (0 = not given / resolve dev) */
+	bool has_id;			/* "id": the server's backend id is pinned ... */
+	uint32_t id;			/* ... to this one (in every ring that lists it) */
 	uint64_t tags;			/* bit i set = carries ring->tags[i] */
 	struct kr_cfg_qlb_sid *qlb_sids;	/* QUIC-LB server IDs (any rotation) */
 	uint32_t nqlb_sids;
@@ -181,6 +183,11 @@ uint64_t kr_cfg_ring_image_bytes(const struct kr_cfg_ring *ring);
  */
 int kr_config_auto_point_multiple(const struct kr_cfg_ring *ring, double target_cv,
 				  uint32_t *pm, char *err, size_t errlen);
+
+/* Read a 128-bit key file (the keyed hash's secret_file, QUIC-LB key_file, `quic-lb
+ * --key-file`): a regular file of root or the caller, mode without group/other bits, 32
+ * hex digits.  0, or -1 with err set (never quoting the content). */
+int kr_key_file_read(const char *path, uint8_t out[16], struct kr_err *err);
 
 /* Blank `//` comments and `#` comment lines (outside strings) in place, keeping every
  * other byte and every newline where it is. */

@@ -35,6 +35,8 @@ static json_t *backend_json(const struct kr_cfg_ring *r, const struct kr_cfg_bac
 		json_object_set_new(o, "dev", json_string(b->dev));
 	if (b->ifindex)
 		json_object_set_new(o, "ifindex", json_integer(b->ifindex));
+	if (b->has_id)
+		json_object_set_new(o, "id", json_integer(b->id));
 	for (uint32_t t = 0; t < r->ntags; t++)
 		if (b->tags & (1ull << t))
 			json_array_append_new(tags, json_string(r->tags[t]));

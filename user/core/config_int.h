@@ -6,6 +6,7 @@
  *   config_pos.c     comments, the JSON path, line:column positions, the messages
  *   config_secret.c  the keyed-hash secret file
  *   config_dump.c    the normalized configuration as JSON
+ *   config_ids.c     backend "id" pins: one id per server, one server per id
  */
 #ifndef KR_CONFIG_INT_H
 #define KR_CONFIG_INT_H
@@ -70,6 +71,10 @@ void cfg_load_secret(struct ctx *c, const char *given);
  * *resolved = the path (malloc'd, for config show). */
 int cfg_load_key_file(struct ctx *c, const char *field, const char *given, uint8_t out[16],
 		      char **resolved);
+
+/* The backends' "id" pins over every ring (config_ids.c): conflicts reported, a server's
+ * pin copied to its other rings. */
+void cfg_check_backend_ids(struct ctx *c);
 
 /* A QUIC-LB server ID in hex (2 * n + 1 bytes of out). */
 void cfg_qlb_hex(const uint8_t *p, unsigned n, char *out);

@@ -120,6 +120,43 @@ void kr_image_free(struct kr_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
+int kr_image_view(struct kr_image *img, void *buf, size_t size, struct kr_err *err)
+{
+	uint32_t prev = 0, hash, be, n;
+
+	memset(img, 0, sizeof(*img));
+	if (kr_image_check(buf, size, err)) {
+		free(buf);
+		return -1;
+	}
+	img->buf = buf;
+	img->size = size;
+	img->hdr = buf;
+	n = img->hdr->npoints;
+	img->dup_pos = malloc((img->hdr->ndups ? img->hdr->ndups : 1) * sizeof(uint32_t));
+	if (!img->dup_pos) {
+		kr_image_free(img);
+		return kr_errf(err, "ring image: out of memory");
+	}
+	/* a kept duplicate is a point whose hash equals its predecessor's */
+	for (uint32_t i = 0; i < n; i++) {
+		if (kr_image_point(img, i, &hash, &be)) {
+			kr_image_free(img);
+			return kr_errf(err, "ring image: point %u unreadable", i);
+		}
+		if (i && hash == prev) {
+			if (img->ndup_pos == img->hdr->ndups) {
+				kr_image_free(img);
+				return kr_errf(err, "ring image: more kept duplicates than its "
+					       "header's %u", img->hdr->ndups);
+			}
+			img->dup_pos[img->ndup_pos++] = i;
+		}
+		prev = hash;
+	}
+	return 0;
+}
+
 #define BATCH_DIST 8
 
 /*

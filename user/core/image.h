@@ -50,6 +50,11 @@ int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_
 		    struct kr_err *err);
 void kr_image_free(struct kr_image *img);
 
+/* An image read back from the kernel (buf: malloc'd, size bytes) as a struct kr_image:
+ * checked (kr_image_check), its kept duplicates found.  Takes buf over (freed with the
+ * image, or on failure).  0, or -1 with err set. */
+int kr_image_view(struct kr_image *img, void *buf, size_t size, struct kr_err *err);
+
 /* Checks an image buffer the way a reader must before trusting it (magic, format, section
  * offsets, sizes, sentinel, index monotonic).  0 or -1 with err set. */
 int kr_image_check(const void *buf, size_t size, struct kr_err *err);

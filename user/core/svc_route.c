@@ -24,6 +24,76 @@ int kr_unit_ring_build(const struct kr_ops_unit *u, struct kr_ring **out, struct
 	return rc;
 }
 
+/* cfg_index and eligible for sr->nb backends, the per-index arrays for nindex indices
+ * (the configuration's backends first: address, subset membership by tags).  0 or -1. */
+static int alloc_indices(struct kr_svc_route *sr, uint32_t nindex, struct kr_err *err)
+{
+	uint32_t nb = sr->nb;
+
+	sr->nindex = nindex;
+	sr->cfg_index = calloc(nb ? nb : 1, sizeof(*sr->cfg_index));
+	sr->eligible = calloc(nb ? nb : 1, 1);
+	sr->state = calloc(nindex ? nindex : 1, 1);
+	sr->in_subset = calloc(nindex ? nindex : 1, 1);
+	sr->addr = calloc(nindex ? nindex : 1, sizeof(*sr->addr));
+	if (!sr->cfg_index || !sr->eligible || !sr->state || !sr->in_subset || !sr->addr)
+		return kr_errf(err, "out of memory");
+	for (uint32_t b = 0; b < sr->cring->nbackends && b < nindex; b++) {
+		sr->addr[b] = sr->cring->backends[b].addr;
+		sr->in_subset[b] = kr_cfg_in_subset(sr->svc, &sr->cring->backends[b]);
+	}
+	return 0;
+}
+
+static bool same_addr(const struct kr_sockaddr *a, const struct kr_sockaddr *b)
+{
+	return a->family == b->family && a->port == b->port &&
+	       !memcmp(a->ip, b->ip, a->family == 4 ? 4 : 16);
+}
+
+int kr_svc_route_init_live(struct kr_svc_route *sr, const struct kr_config *cfg, uint32_t svc,
+			   struct kr_svc_live_slot *ls, struct kr_err *err)
+{
+	uint32_t ncfg, extra = 0;
+
+	memset(sr, 0, sizeof(*sr));
+	sr->cfg = cfg;
+	sr->svc = &cfg->services[svc];
+	sr->cring = &cfg->rings[sr->svc->ring];
+	ncfg = sr->cring->nbackends;
+	if (kr_image_view(&sr->img, ls->buf, ls->size, err))
+		return ls->buf = NULL, -1;
+	ls->buf = NULL;
+	if (sr->img.hdr->nbackends != ls->nb) {
+		kr_svc_route_free(sr);
+		return kr_errf(err, "published image: %u backends, %u addresses",
+			       sr->img.hdr->nbackends, ls->nb);
+	}
+	sr->nb = ls->nb;
+	if (alloc_indices(sr, ncfg + ls->nb, err)) {
+		kr_svc_route_free(sr);
+		return -1;
+	}
+	for (uint32_t i = 0; i < ls->nb; i++) {
+		uint32_t ci = UINT32_MAX;
+
+		for (uint32_t b = 0; b < ncfg && ci == UINT32_MAX; b++)
+			if (same_addr(&sr->addr[b], &ls->addr[i]))
+				ci = b;
+		if (ci == UINT32_MAX) {
+			ci = ncfg + extra++;
+			sr->addr[ci] = ls->addr[i];
+		}
+		sr->cfg_index[i] = ci;
+		sr->state[ci] = ls->state[i];
+		/* the data path's membership: the instance's, not the configuration's tags */
+		sr->in_subset[ci] = ls->member ? ls->member[i] : 1;
+		sr->eligible[i] = ls->state[i] == KR_BACKEND_UP && sr->in_subset[ci];
+	}
+	sr->nindex = ncfg + extra;
+	return 0;
+}
+
 int kr_svc_route_init(struct kr_svc_route *sr, const struct kr_config *cfg, uint32_t svc,
 		      const uint8_t *states, struct kr_err *err)
 {
@@ -48,22 +118,16 @@ int kr_svc_route_init(struct kr_svc_route *sr, const struct kr_config *cfg, uint
 	if (kr_unit_ring_build(u, &sr->ring, err) ||
 	    kr_image_encode(&sr->img, sr->ring, NULL, err))
 		goto out;
-	nb = sr->ring->nbackends;
-	sr->cfg_index = calloc(nb ? nb : 1, sizeof(*sr->cfg_index));
-	sr->eligible = calloc(nb ? nb : 1, 1);
-	sr->state = calloc(sr->cring->nbackends ? sr->cring->nbackends : 1, 1);
-	if (!sr->cfg_index || !sr->eligible || !sr->state) {
-		kr_errf(err, "out of memory");
+	nb = sr->nb = sr->ring->nbackends;
+	if (alloc_indices(sr, sr->cring->nbackends, err))
 		goto out;
-	}
 	for (uint32_t b = 0; b < sr->cring->nbackends; b++)
 		sr->state[b] = states ? states[b] : sr->cring->backends[b].state;
 	for (uint32_t i = 0; i < nb; i++) {
 		uint32_t ci = u->idx[i];
 
 		sr->cfg_index[i] = ci;
-		sr->eligible[i] = sr->state[ci] == KR_BACKEND_UP &&
-				  kr_cfg_in_subset(sr->svc, &sr->cring->backends[ci]);
+		sr->eligible[i] = sr->state[ci] == KR_BACKEND_UP && sr->in_subset[ci];
 	}
 	rc = 0;
 out:
@@ -77,7 +141,7 @@ out:
 static bool any_up(const struct kr_svc_route *sr)
 {
 	for (uint32_t b = 0; b < KR_ANY_UP_SCAN; b++) {
-		if (b >= sr->ring->nbackends)
+		if (b >= sr->nb)
 			return false;
 		if (sr->eligible[b])
 			return true;
@@ -142,5 +206,7 @@ void kr_svc_route_free(struct kr_svc_route *sr)
 	free(sr->cfg_index);
 	free(sr->eligible);
 	free(sr->state);
+	free(sr->in_subset);
+	free(sr->addr);
 	memset(sr, 0, sizeof(*sr));
 }

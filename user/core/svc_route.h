@@ -31,11 +31,30 @@ struct kr_svc_route {
 						 * "web[tag,...]" (a dedicated subset ring) */
 	bool dedicated;				/* the subset has a ring of its own */
 	bool shared_subset;			/* the subset shares the ring (membership) */
-	struct kr_ring *ring;			/* the walked ring (its own local indices) */
+	struct kr_ring *ring;			/* the walked ring (its own local indices);
+						 * NULL for a published image (_init_live) */
 	struct kr_image img;			/* its image (the walk runs over image points) */
-	uint32_t *cfg_index;			/* [ring->nbackends] -> index in cring */
-	uint8_t *state;				/* [cring->nbackends] enum kr_backend_state */
-	uint8_t *eligible;			/* [ring->nbackends] up and in the subset */
+	uint32_t nb;				/* backends of the walked ring */
+	uint32_t *cfg_index;			/* [nb] -> backend index (below) */
+	/* Backend indices: 0 .. cring->nbackends - 1 are the configuration's ring's backends;
+	 * a published image (_init_live) may have backends the configuration no longer has:
+	 * they get the indices after them, up to nindex - 1. */
+	uint32_t nindex;
+	uint8_t *state;				/* [nindex] enum kr_backend_state */
+	uint8_t *in_subset;			/* [nindex] 1: in the service's subset */
+	struct kr_sockaddr *addr;		/* [nindex] */
+	uint8_t *eligible;			/* [nb] up and in the subset */
+};
+
+/* One published slot of the ring a service walks, as the running instance has it. */
+struct kr_svc_live_slot {
+	void *buf;			/* the image copied out of the kernel (taken over) */
+	size_t size;
+	uint32_t nb;			/* entries of its backend table */
+	struct kr_sockaddr *addr;	/* [nb] each entry's address (kr_backends) */
+	uint8_t *state;			/* [nb] its state */
+	uint8_t *member;		/* [nb] 1: in the service's subset (kr_subset_members);
+					 * NULL: the service has no shared subset */
 };
 
 struct kr_svc_result {
@@ -53,6 +72,11 @@ struct kr_svc_result {
  * 0, or -1 with err set. */
 int kr_svc_route_init(struct kr_svc_route *sr, const struct kr_config *cfg, uint32_t svc,
 		      const uint8_t *states, struct kr_err *err);
+/* The same over a published image instead of the configuration's ring: the route the
+ * running instance gives keys that its slot routes (lookup --live).  Backends are matched
+ * to the configuration's by address.  ls->buf is taken over.  0, or -1 with err set. */
+int kr_svc_route_init_live(struct kr_svc_route *sr, const struct kr_config *cfg, uint32_t svc,
+			   struct kr_svc_live_slot *ls, struct kr_err *err);
 /* The route of key hash h.  0, or -1 for an inconsistent image. */
 int kr_svc_route_hash(const struct kr_svc_route *sr, uint32_t h, struct kr_svc_result *res);
 /* The ring-local backends b1..b3 after image point ii (as `lookup` prints them), mapped to

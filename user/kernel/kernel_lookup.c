@@ -66,15 +66,16 @@ static int kl_configure(struct kr_klookup *kl, const struct kr_image *img,
 	return kr_ctl_write(bpf_map__fd(kl->skel->maps.kr_ring_ctl), KL_RING, ctl, err);
 }
 
-int kr_klookup_open(struct kr_klookup **out, const struct kr_image *img,
-		    const struct kr_klookup_backends *be, struct kr_err *err)
+/* The object, loaded with its trace on and kr_backends sized for nbackends ids. */
+static struct kr_klookup *kl_load(uint32_t nbackends, struct kr_err *err)
 {
 	struct kr_klookup *kl = calloc(1, sizeof(*kl));
-	uint32_t nbackends = be->n;
 	int ret;
 
-	if (!kl)
-		return kr_errf(err, "out of memory");
+	if (!kl) {
+		kr_errf(err, "out of memory");
+		return NULL;
+	}
 	kl->skel = keyrouter_bpf__open();
 	if (!kl->skel) {
 		kr_errf(err, "couldn't open the BPF object: %s", strerror(errno));
@@ -94,13 +95,81 @@ int kr_klookup_open(struct kr_klookup **out, const struct kr_image *img,
 		goto fail;
 	}
 	kl->prog_fd = bpf_program__fd(kl->skel->progs.kr_xdp);
-	if (kl_configure(kl, img, be, err))
-		goto fail;
-	*out = kl;
-	return 0;
+	return kl;
 fail:
 	kr_klookup_close(kl);
-	return -1;
+	return NULL;
+}
+
+int kr_klookup_open(struct kr_klookup **out, const struct kr_image *img,
+		    const struct kr_klookup_backends *be, struct kr_err *err)
+{
+	struct kr_klookup *kl = kl_load(be->n, err);
+
+	if (!kl)
+		return -1;
+	if (kl_configure(kl, img, be, err)) {
+		kr_klookup_close(kl);
+		return -1;
+	}
+	*out = kl;
+	return 0;
+}
+
+/* The payload service, the backends at their global ids, both slots, the control word. */
+static int kl_configure_live(struct kr_klookup *kl, const struct kr_klookup_live *lv,
+			     struct kr_err *err)
+{
+	struct kr_service_key sk = { .proto = IPPROTO_UDP, .family = 4 };
+	struct kr_service sv = { .ring_id = KL_RING, .key_type = KR_KEY_PAYLOAD,
+				 .fwd_mode = KR_FWD_L2, .subset_id = lv->member ? KL_SUBSET : 0 };
+	uint32_t vip = htonl(KL_VIP), one = 1;
+
+	memcpy(sk.addr, &vip, 4);
+	sk.port = htons(KL_PORT);
+	if (bpf_map__update_elem(kl->skel->maps.kr_services, &sk, sizeof(sk), &sv, sizeof(sv), 0))
+		return kr_errf(err, "couldn't configure the payload service: %s", strerror(errno));
+	for (uint32_t i = 0; i < lv->nids; i++) {
+		struct kr_subset_key mk = { .subset_id = KL_SUBSET, .backend_id = lv->id[i] };
+
+		if (bpf_map__update_elem(kl->skel->maps.kr_backends, &lv->id[i], sizeof(lv->id[i]),
+					 &lv->be[i], sizeof(lv->be[i]), 0))
+			return kr_errf(err, "couldn't write backend id %u: %s", lv->id[i],
+				       strerror(errno));
+		if (lv->member && lv->member[i] &&
+		    bpf_map__update_elem(kl->skel->maps.kr_subset_members, &mk, sizeof(mk), &one,
+					 sizeof(one), 0))
+			return kr_errf(err, "couldn't write subset member %u: %s", lv->id[i],
+				       strerror(errno));
+	}
+	for (uint32_t k = 0; k < 2; k++) {
+		const struct kr_image_hdr *h = lv->image[k];
+
+		if (h && kr_publish(bpf_map__fd(kl->skel->maps.kr_rings), KL_RING, k, h,
+				    h->nchunks, err))
+			return -1;
+	}
+	return kr_ctl_write(bpf_map__fd(kl->skel->maps.kr_ring_ctl), KL_RING, lv->ctl, err);
+}
+
+int kr_klookup_open_live(struct kr_klookup **out, const struct kr_klookup_live *lv,
+			 struct kr_err *err)
+{
+	uint32_t max = 0;
+	struct kr_klookup *kl;
+
+	for (uint32_t i = 0; i < lv->nids; i++)
+		if (lv->id[i] + 1 > max)
+			max = lv->id[i] + 1;
+	kl = kl_load(max, err);
+	if (!kl)
+		return -1;
+	if (kl_configure_live(kl, lv, err)) {
+		kr_klookup_close(kl);
+		return -1;
+	}
+	*out = kl;
+	return 0;
 }
 
 /* Ethernet / IPv4 / UDP to the service, payload = key; returns the frame length. */
@@ -137,6 +206,7 @@ int kr_klookup_key(struct kr_klookup *kl, const uint8_t *key, size_t len,
 	res->image_index = t->route.image_index;
 	res->walk = t->route.walk;
 	res->backend_id = t->route.backend_id;
+	res->slot = t->route.slot;
 	return 0;
 }
 

@@ -25,7 +25,9 @@ struct kr_kresult {
 	uint32_t first_index;	/* the key's own point (before the walk) */
 	uint32_t image_index;	/* point the program chose */
 	uint32_t walk;		/* points the walk skipped */
-	uint32_t backend_id;	/* = ring-local backend index (identity backend table) */
+	uint32_t backend_id;	/* = ring-local backend index (identity backend table); with
+				 * kr_klookup_open_live(): the global id */
+	uint32_t slot;		/* the ring slot that routed it */
 	uint32_t verdict;	/* XDP action the program returned */
 };
 
@@ -40,6 +42,21 @@ struct kr_klookup_backends {
 /* Loads and configures; img must be encoded with the identity backend table. */
 int kr_klookup_open(struct kr_klookup **out, const struct kr_image *img,
 		    const struct kr_klookup_backends *be, struct kr_err *err);
+/* A running instance's ring as the program gets it (lookup --via-kernel --live): the
+ * images of both slots as published (their backend tables hold global ids), the control
+ * word, and the kr_backends entries of every id the tables name (and, for a shared
+ * subset, which are members). */
+struct kr_klookup_live {
+	const void *image[2];		/* NULL: the slot is empty */
+	uint64_t ctl;
+	uint32_t nids;
+	const uint32_t *id;		/* [nids] global ids */
+	const struct kr_backend *be;	/* [nids] their entries */
+	const uint8_t *member;		/* [nids], or NULL: no subset */
+};
+int kr_klookup_open_live(struct kr_klookup **out, const struct kr_klookup_live *lv,
+			 struct kr_err *err);
+
 /* One key through the program. 0, or -1 with err set (the run itself failed). */
 int kr_klookup_key(struct kr_klookup *kl, const uint8_t *key, size_t len,
 		   struct kr_kresult *res, struct kr_err *err);

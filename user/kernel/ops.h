@@ -12,6 +12,8 @@
  * the tool on first use in the same directory:
  *   kr_ops_meta    ARRAY[1]            how the instance is attached (load/unload)
  *   kr_ops_rings   ARRAY[KR_MAX_RINGS] ring id -> ring name (the config names rings)
+ * and the program `load` attached, pinned as kr_prog (so that a program detached behind
+ * keyrouter's back still exists, and apply can attach it again).
  */
 #ifndef KR_OPS_H
 #define KR_OPS_H
@@ -29,6 +31,8 @@
 /* Names of the tool's own maps (BPF map names are at most 15 characters). */
 #define KR_OPS_MAP_META		"kr_ops_meta"
 #define KR_OPS_MAP_RINGS	"kr_ops_rings"
+/* The attached program's pin in the instance directory. */
+#define KR_OPS_PIN_PROG		"kr_prog"
 
 enum kr_ops_mode { KR_OPS_MODE_NATIVE = 1, KR_OPS_MODE_GENERIC = 2, KR_OPS_MODE_TC = 3 };
 
@@ -59,6 +63,16 @@ KR_LAYOUT_AT(kr_ops_meta, loaded_ns, 32);
 KR_LAYOUT_AT(kr_ops_meta, ifname, 40);
 KR_LAYOUT_AT(kr_ops_meta, instance, 56);
 #define KR_OPS_META_MAGIC	0x4b524f50u	/* "KROP" */
+/* The record of a load under way: written before the attach (prog_id 0 until the attach
+ * returned), turned into KR_OPS_META_MAGIC as the load's last step.  Found by the next load
+ * or unload of the instance or interface after a load that was killed: they undo it. */
+#define KR_OPS_META_LOADING	0x4b524f4cu	/* "KROL" */
+
+/* A record of `keyrouter load`, finished or under way. */
+static inline bool kr_ops_meta_recorded(const struct kr_ops_meta *m)
+{
+	return m->magic == KR_OPS_META_MAGIC || m->magic == KR_OPS_META_LOADING;
+}
 
 /* kr_ops_rings[id]: the ring's config name; name[0] == 0: id free. */
 struct kr_ops_ring {

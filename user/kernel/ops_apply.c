@@ -203,7 +203,7 @@ static int read_devices(const struct kr_inst *in, const struct kr_ops_maps *m,
 
 	lv->has_devices = m && m->devices >= 0;
 	if (in && in->meta_fd >= 0 && !bpf_map_lookup_elem(in->meta_fd, &key, &meta) &&
-	    meta.magic == KR_OPS_META_MAGIC)
+	    kr_ops_meta_recorded(&meta))
 		lv->loaded_ifindex = meta.ifindex;
 	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	for (__u32 r = 0; r < cfg->nrings && !rc; r++) {

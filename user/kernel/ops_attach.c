@@ -126,6 +126,7 @@ static int attach_xdp(struct kr_ops_attach *a, struct bpf_program *prog,
 		return err;
 	}
 	meta->prog_id = xdp_program__id(a->xdp);
+	a->prog_fd = xdp_program__fd(a->xdp);
 	return 0;
 }
 
@@ -165,6 +166,7 @@ static int attach_tc(struct kr_ops_attach *a, struct bpf_program *prog,
 	}
 	meta->tc_handle = opts.handle;
 	meta->tc_priority = opts.priority;
+	a->prog_fd = bpf_program__fd(prog);
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 		meta->prog_id = info.id;
 	return 0;
@@ -192,6 +194,7 @@ int kr_ops_attach(struct kr_ops_attach *a, const char *obj_path, struct kr_ops_m
 	int err;
 
 	memset(a, 0, sizeof(*a));
+	a->prog_fd = -1;
 	a->obj = kr_ops_object_open(obj_path);
 	if (!a->obj) {
 		err = -errno;
@@ -211,8 +214,35 @@ int kr_ops_attach(struct kr_ops_attach *a, const char *obj_path, struct kr_ops_m
 	if (err)
 		return err;
 	meta->loaded_ns = kr_wall_ns();
-	meta->magic = KR_OPS_META_MAGIC;
 	return 0;
+}
+
+static int pin_path(char *buf, size_t len, const char *dir)
+{
+	int n = snprintf(buf, len, "%s/%s", dir, KR_OPS_PIN_PROG);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int kr_ops_pin_prog_fd(const char *dir, int fd, bool replace)
+{
+	char path[4096 + 64];
+	int err = pin_path(path, sizeof(path), dir);
+
+	if (!err && fd < 0)
+		err = -EBADF;
+	if (!err && replace && unlink(path) && errno != ENOENT)
+		err = -errno;
+	if (!err && bpf_obj_pin(fd, path))
+		err = -errno;
+	if (err)
+		pr_warn("keyrouter: couldn't pin the program as '%s': %s\n", path, strerror(-err));
+	return err;
+}
+
+int kr_ops_pin_prog(struct kr_ops_attach *a, const char *dir)
+{
+	return kr_ops_pin_prog_fd(dir, a->prog_fd, false);
 }
 
 int kr_ops_pin_maps(struct kr_ops_attach *a, const char *dir)
@@ -233,7 +263,15 @@ void kr_ops_attach_close(struct kr_ops_attach *a)
 	memset(a, 0, sizeof(*a));
 }
 
-static int detach_xdp(const struct kr_ops_meta *meta)
+/* meta's program, or (prog_id 0: a load killed before it recorded the id) keyrouter's */
+static bool is_ours(struct xdp_program *p, const struct kr_ops_meta *meta)
+{
+	return meta->prog_id ? xdp_program__id(p) == meta->prog_id :
+			       !strcmp(xdp_program__name(p), "kr_xdp");
+}
+
+/* quiet: nothing there is no error to report (-ENOENT, no message) */
+static int detach_xdp(const struct kr_ops_meta *meta, bool quiet)
 {
 	struct xdp_multiprog *mp;
 	struct xdp_program *p;
@@ -241,40 +279,45 @@ static int detach_xdp(const struct kr_ops_meta *meta)
 
 	mp = xdp_multiprog__get_from_ifindex(meta->ifindex);
 	if (libxdp_get_error(mp)) {
-		pr_warn("keyrouter: no XDP program on '%s' (already detached?)\n", meta->ifname);
+		if (!quiet)
+			pr_warn("keyrouter: no XDP program on '%s' (already detached?)\n",
+				meta->ifname);
 		return -ENOENT;
 	}
 	if (xdp_multiprog__is_legacy(mp)) {
 		p = xdp_multiprog__main_prog(mp);
-		if (p && xdp_program__id(p) == meta->prog_id)
+		if (p && is_ours(p, meta))
 			err = xdp_multiprog__detach(mp);
 		goto out;
 	}
 	for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp)) {
-		if (xdp_program__id(p) != meta->prog_id)
+		if (!is_ours(p, meta))
 			continue;
 		err = xdp_program__detach(p, meta->ifindex, xdp_multiprog__attach_mode(mp), 0);
 		break;
 	}
 out:
-	if (err == -ENOENT)
+	if (err == -ENOENT && !quiet)
 		pr_warn("keyrouter: keyrouter's XDP program (id %u) is not attached to '%s' "
 			"any more\n", meta->prog_id, meta->ifname);
-	else if (err)
+	else if (err && err != -ENOENT)
 		pr_warn("keyrouter: couldn't detach XDP from '%s': %s\n", meta->ifname,
 			strerror(-err));
 	xdp_multiprog__close(mp);
 	return err;
 }
 
-static int detach_tc(const struct kr_ops_meta *meta)
+static int detach_tc(const struct kr_ops_meta *meta, bool quiet)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = meta->ifindex, .attach_point = BPF_TC_INGRESS);
-	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = meta->tc_handle, .priority = meta->tc_priority);
+	/* (no handle on record: a load killed before it recorded it; keyrouter's is fixed) */
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = meta->tc_handle ? meta->tc_handle : KR_OPS_TC_HANDLE,
+		    .priority = meta->tc_priority ? meta->tc_priority : KR_OPS_TC_PRIO);
+	LIBBPF_OPTS(bpf_tc_opts, q, .handle = opts.handle, .priority = opts.priority);
 	int err;
 
-	err = bpf_tc_detach(&hook, &opts);
-	if (err)
+	err = quiet && bpf_tc_query(&hook, &q) ? -ENOENT : bpf_tc_detach(&hook, &opts);
+	if (err && !(quiet && err == -ENOENT))
 		pr_warn("keyrouter: couldn't detach the TC program from '%s': %s\n",
 			meta->ifname, strerror(-err));
 	if (meta->tc_made_qdisc) {
@@ -293,7 +336,18 @@ int kr_ops_detach(const struct kr_ops_meta *meta)
 			meta->ifname, meta->ifindex);
 		return -ENODEV;
 	}
-	return meta->mode == KR_OPS_MODE_TC ? detach_tc(meta) : detach_xdp(meta);
+	return meta->mode == KR_OPS_MODE_TC ? detach_tc(meta, false) : detach_xdp(meta, false);
+}
+
+int kr_ops_detach_leftover(const struct kr_ops_meta *meta)
+{
+	char name[IF_NAMESIZE];
+	int err;
+
+	if (!if_indextoname(meta->ifindex, name))
+		return 0;
+	err = meta->mode == KR_OPS_MODE_TC ? detach_tc(meta, true) : detach_xdp(meta, true);
+	return err == -ENOENT ? 0 : err ? err : 1;
 }
 
 int kr_ops_attach_undo(struct kr_ops_attach *a, const struct kr_ops_meta *meta)
@@ -307,4 +361,88 @@ int kr_ops_attach_undo(struct kr_ops_attach *a, const struct kr_ops_meta *meta)
 	    !xdp_program__detach(a->xdp, meta->ifindex, xm, 0))
 		return 0;
 	return kr_ops_detach(meta);
+}
+
+static int reattach_xdp(int fd, struct kr_ops_meta *meta)
+{
+	enum xdp_attach_mode xm = meta->mode == KR_OPS_MODE_NATIVE ? XDP_MODE_NATIVE :
+								       XDP_MODE_SKB;
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct xdp_program *p;
+	char msg[256];
+	int err;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	p = xdp_program__from_id(info.id);
+	err = libxdp_get_error(p);
+	if (!err)
+		err = xdp_program__attach(p, meta->ifindex, xm, 0);
+	if (err) {
+		libxdp_strerror(err, msg, sizeof(msg));
+		pr_warn("keyrouter: couldn't attach program %u (XDP, %s mode) to '%s' again: %s\n",
+			info.id, kr_ops_mode_name(meta->mode), meta->ifname, msg);
+	} else {
+		meta->prog_id = info.id;
+	}
+	if (!libxdp_get_error(p))
+		xdp_program__close(p);
+	return err;
+}
+
+static int reattach_tc(int fd, struct kr_ops_meta *meta)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = meta->ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = KR_OPS_TC_HANDLE, .priority = KR_OPS_TC_PRIO,
+		    .prog_fd = fd);
+	int err = bpf_tc_hook_create(&hook);
+
+	if (err && err != -EEXIST) {
+		pr_warn("keyrouter: couldn't create the clsact qdisc on '%s': %s\n", meta->ifname,
+			strerror(-err));
+		return err;
+	}
+	meta->tc_made_qdisc |= err == 0;
+	err = bpf_tc_attach(&hook, &opts);
+	if (err) {
+		pr_warn("keyrouter: couldn't attach the TC program to '%s' ingress again: %s\n",
+			meta->ifname, strerror(-err));
+		return err;
+	}
+	meta->tc_handle = opts.handle;
+	meta->tc_priority = opts.priority;
+	return 0;
+}
+
+int kr_ops_reattach(const char *dir, struct kr_ops_meta *meta)
+{
+	char path[4096 + 64];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd, err = pin_path(path, sizeof(path), dir);
+
+	if (err)
+		return err;
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		err = -errno;
+		pr_warn("keyrouter: the instance's program is not pinned ('%s': %s): it was loaded "
+			"by a keyrouter that did not pin it, or the pin was removed%s\n", path,
+			strerror(-err), kr_ops_perm_hint(-err));
+		return err;
+	}
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.type != (meta->mode == KR_OPS_MODE_TC ? BPF_PROG_TYPE_SCHED_CLS :
+							BPF_PROG_TYPE_XDP)) {
+		pr_warn("keyrouter: '%s' is not the instance's %s program\n", path,
+			meta->mode == KR_OPS_MODE_TC ? "TC" : "XDP");
+		close(fd);
+		return -EINVAL;
+	}
+	err = meta->mode == KR_OPS_MODE_TC ? reattach_tc(fd, meta) : reattach_xdp(fd, meta);
+	if (!err)
+		meta->prog_id = info.id;
+	close(fd);
+	return err;
 }

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Attachment checks, programs in this network namespace, other namespaces (ops_find.h). */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
+#include "log.h"
 #include "ops_find.h"
 
 /* Is program id on the XDP hook of ifindex (alone or as a dispatcher component)?  Also
@@ -52,15 +57,11 @@ static bool tc_has(const struct kr_ops_meta *meta)
 	return !bpf_tc_query(&hook, &opts) && opts.prog_id == meta->prog_id;
 }
 
-enum kr_ops_attach_state kr_ops_attach_state(const struct kr_ops_meta *meta, char *now)
+static enum kr_ops_attach_state attach_state_here(const struct kr_ops_meta *meta, char *now)
 {
 	char name[IF_NAMESIZE];
 	bool has;
 
-	if (now)
-		now[0] = 0;
-	if (meta->netns_ino && meta->netns_ino != kr_ops_netns_ino())
-		return KR_OTHER_NETNS;
 	if (!if_indextoname(meta->ifindex, name))
 		return KR_IFACE_GONE;
 	has = meta->mode == KR_OPS_MODE_TC ? tc_has(meta) :
@@ -76,12 +77,62 @@ enum kr_ops_attach_state kr_ops_attach_state(const struct kr_ops_meta *meta, cha
 	return KR_ATTACHED;
 }
 
+/* Enter network namespace ino (this thread only); returns an fd of the one left, to go
+ * back with netns_leave(), or -1 (no path to it, or no privilege: e.g. a unit with
+ * RestrictNamespaces=). */
+static int netns_enter(__u32 ino)
+{
+	char path[300];
+	int self, fd;
+
+	kr_ops_netns_path(ino, path, sizeof(path));
+	if (!path[0])
+		return -1;
+	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (self < 0 || fd < 0 || setns(fd, CLONE_NEWNET)) {
+		if (self >= 0)
+			close(self);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return self;
+}
+
+static void netns_leave(int self)
+{
+	if (setns(self, CLONE_NEWNET))
+		pr_warn("keyrouter: couldn't return to the network namespace: %s\n",
+			strerror(errno));
+	close(self);
+}
+
+enum kr_ops_attach_state kr_ops_attach_state(const struct kr_ops_meta *meta, char *now)
+{
+	enum kr_ops_attach_state st;
+	int self;
+
+	if (now)
+		now[0] = 0;
+	if (!meta->netns_ino || meta->netns_ino == kr_ops_netns_ino())
+		return attach_state_here(meta, now);
+	/* recorded in another network namespace: look there (root can enter it) */
+	self = netns_enter(meta->netns_ino);
+	if (self < 0)
+		return KR_OTHER_NETNS;
+	st = attach_state_here(meta, now);
+	netns_leave(self);
+	return st;
+}
+
 const char *kr_ops_attach_state_name(enum kr_ops_attach_state s)
 {
 	switch (s) {
 	case KR_ATTACHED: return "attached";
 	case KR_NOT_ATTACHED: return "not attached any more (detached by something else)";
-	case KR_IFACE_GONE: return "interface gone (removed; its program went with it)";
+	case KR_IFACE_GONE: return "interface gone (removed)";
 	default: return "in another network namespace (not checked from here)";
 	}
 }
@@ -116,7 +167,7 @@ static __u32 ino_of(const char *path)
 	return stat(path, &st) ? 0 : (__u32)st.st_ino;
 }
 
-void kr_ops_netns_hint(__u32 ino, char *buf, size_t len)
+void kr_ops_netns_path(__u32 ino, char *buf, size_t len)
 {
 	char path[300];
 	struct dirent *e;
@@ -131,7 +182,7 @@ void kr_ops_netns_hint(__u32 ino, char *buf, size_t len)
 			continue;
 		snprintf(path, sizeof(path), "/run/netns/%s", e->d_name);
 		if (ino_of(path) == ino) {
-			snprintf(buf, len, "nsenter --net=%s", path);
+			snprintf(buf, len, "%s", path);
 			closedir(d);
 			return;
 		}
@@ -144,12 +195,30 @@ void kr_ops_netns_hint(__u32 ino, char *buf, size_t len)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/ns/net", e->d_name);
 		if (ino_of(path) == ino) {
-			snprintf(buf, len, "nsenter --net=%s", path);
+			snprintf(buf, len, "%s", path);
 			break;
 		}
 	}
 	if (d)
 		closedir(d);
+}
+
+void kr_ops_netns_hint(__u32 ino, char *buf, size_t len)
+{
+	char path[300];
+
+	kr_ops_netns_path(ino, path, sizeof(path));
+	if (path[0])
+		snprintf(buf, len, "nsenter --net=%s", path);
+	else if (len)
+		buf[0] = 0;
+}
+
+__u32 kr_ops_xdp_find(__u32 ifindex)
+{
+	__u32 id = 0;
+
+	return xdp_has(ifindex, 0, "kr_xdp", &id) ? id : 0;
 }
 
 int kr_ops_meta_read(const char *name, struct kr_ops_meta *meta)
@@ -165,7 +234,7 @@ int kr_ops_meta_read(const char *name, struct kr_ops_meta *meta)
 		return -errno;
 	if (bpf_map_lookup_elem(fd, &key, meta))
 		err = -errno;
-	else if (meta->magic != KR_OPS_META_MAGIC)
+	else if (!kr_ops_meta_recorded(meta))
 		err = -ENOENT;
 	close(fd);
 	return err;
@@ -191,9 +260,12 @@ int kr_ops_instances_describe(char *buf, size_t len)
 		if (e->d_name[0] == '.')
 			continue;
 		kr_ops_meta_read(e->d_name, &meta);
-		if (meta.magic != KR_OPS_META_MAGIC)
+		if (!kr_ops_meta_recorded(&meta))
 			w = snprintf(buf + used, len - used, "%s'%s' (maps only)", n ? ", " : "",
 				     e->d_name);
+		else if (meta.magic == KR_OPS_META_LOADING)
+			w = snprintf(buf + used, len - used, "%s'%s' (%s: a load that did not "
+				     "finish)", n ? ", " : "", e->d_name, meta.ifname);
 		else
 			w = snprintf(buf + used, len - used, "%s'%s' (%s%s)", n ? ", " : "",
 				     e->d_name, meta.ifname,
@@ -228,4 +300,16 @@ int kr_ops_instance_on(__u32 ifindex, const char *ifname, char *out, size_t len)
 	if (d)
 		closedir(d);
 	return found;
+}
+
+bool kr_ops_inst_busy(const struct kr_inst *in)
+{
+	int fd = open(in->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool busy;
+
+	if (fd < 0)
+		return false;
+	busy = flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK;
+	close(fd);	/* (drops the lock, if taken) */
+	return busy;
 }

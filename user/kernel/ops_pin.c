@@ -341,7 +341,8 @@ void kr_ops_inst_close(struct kr_inst *in)
 	in->meta_fd = in->rings_fd = in->dir_fd = -1;
 }
 
-static int remove_tree(const char *dir)
+/* keep: a top-level entry removed last (before the directory itself), or NULL */
+static int remove_tree(const char *dir, const char *keep)
 {
 	char path[4096 + 256];
 	struct dirent *e;
@@ -352,11 +353,12 @@ static int remove_tree(const char *dir)
 	if (!d)
 		return -errno;
 	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    (keep && !strcmp(e->d_name, keep)))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if (e->d_type == DT_DIR) {
-			int r = remove_tree(path);
+			int r = remove_tree(path, NULL);
 
 			err = err ? err : r;
 		} else if (unlink(path)) {
@@ -364,14 +366,19 @@ static int remove_tree(const char *dir)
 		}
 	}
 	closedir(d);
+	snprintf(path, sizeof(path), "%s/%s", dir, keep ? keep : "");
+	if (keep && unlink(path) && errno != ENOENT)
+		err = err ? err : -errno;
 	if (rmdir(dir))
 		err = err ? err : -errno;
 	return err;
 }
 
+/* The record (kr_ops_meta) goes last: an unload killed half-way leaves it, with whatever
+ * pins were not removed yet, for the next unload or load to find. */
 int kr_ops_inst_remove(struct kr_inst *in)
 {
-	int err = remove_tree(in->dir);
+	int err = remove_tree(in->dir, KR_OPS_MAP_META);
 
 	if (err)
 		pr_warn("keyrouter: couldn't remove the pins in '%s': %s\n", in->dir,

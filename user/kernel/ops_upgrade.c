@@ -323,7 +323,8 @@ static int check_running(const struct kr_inst *in, const struct kr_ops_meta *met
 		close(fd);
 	pr_warn("keyrouter: instance '%s': its program (id %u) is not attached to '%s' %s: "
 		"nothing to upgrade in place (nothing changed). 'keyrouter status --instance %s' "
-		"shows the state; 'keyrouter apply' or 'keyrouter load' attaches the new program\n",
+		"shows the state; 'keyrouter apply' attaches the pinned program again (then "
+		"upgrade it), 'keyrouter load' a new one\n",
 		in->name, meta->prog_id, meta->ifname,
 		err ? "(no keyrouter program there)" : "(another program is)", in->name);
 	return -ESRCH;
@@ -488,6 +489,9 @@ int kr_ops_upgrade(const struct kr_inst *in, const char *obj_path, struct kr_ops
 	rep->new_prog_id = meta->prog_id;
 	prog_tag(bpf_program__fd(prog), 0, rep->new_tag);
 	err = record(in, meta);
+	/* the instance's pin of its program (apply attaches it again when it was detached):
+	 * the new one from now on, and the old one freed */
+	err = kr_ops_pin_prog_fd(in->dir, bpf_program__fd(prog), true) ? : err;
 	i = 0;
 	bpf_object__for_each_map(m, obj) {
 		pin_name(m, pn, sizeof(pn));
