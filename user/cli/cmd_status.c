@@ -515,11 +515,13 @@ static void usage(FILE *f, bool full)
 		"apply attaches it again); 1 not loaded, a load that did not finish, or the maps\n"
 		"cannot be read.  For monitoring: keyrouter check.\n", full ? "status" : "stats",
 		full ? "Everything the instance runs: attachment, global counters, rings and both\n"
-		       "slots, QUIC-LB outcomes, services, backends with state and packet/byte\n"
-		       "counters."
+		       "slots, QUIC-LB outcomes, services (by their config names) and their\n"
+		       "counters (routed, passed, dropped and why; per second from the second\n"
+		       "--watch round), backends with state and packet/byte counters."
 		     : "The counters: global (by outcome and reason, as the program names them),\n"
 		       "packets per ring slot, QUIC-LB outcomes per service (routed by CID, or the\n"
-		       "ring fallback's reason), packets and bytes per backend.");
+		       "ring fallback's reason), per service by name (rates per second from the\n"
+		       "second --watch round), packets and bytes per backend.");
 }
 
 enum { OPT_WATCH = 1 };
