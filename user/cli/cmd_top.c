@@ -441,14 +441,6 @@ static void show(struct top *tp, double dt, const struct kr_trace_stats *ts)
 	tp->events = 0;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int cmd_top(int argc, char **argv)
 {
 	const char *instance = NULL, *pin_dir = NULL, *service = NULL, *sample = NULL;
@@ -466,12 +458,10 @@ static int cmd_top(int argc, char **argv)
 		KR_OPT_END
 	};
 	struct top tp = { .only = -1, .sample = 100, .keys = 3, .json = json };
-	struct kr_trace_names *names = NULL;
 	struct kr_trace_stats ts0, ts1;
 	struct kr_trace_ctl ctl = { 0 };
-	struct kr_ops_trace t;
-	struct kr_ops_maps m;
-	struct kr_inst in;
+	struct kr_trace_session ses;
+	struct kr_ops_trace *t = &ses.t;
 	double ival = 2, t0;
 	uint32_t nrounds = 0, v;
 	int first = kr_opts_parse(argc, argv, opts, &(struct kr_opts_cmd){ .help = usage_text,
@@ -500,70 +490,57 @@ static int cmd_top(int argc, char **argv)
 			return kr_usage_error("bad --interval '%s': expected 0.1..3600 seconds",
 					      interval);
 	}
-	if (kr_ops_inst_open_reader(&in, instance, pin_dir))
+	if (kr_trace_session_open(&ses, instance, pin_dir))
 		return 1;
-	if (kr_ops_maps_open(&in, &m)) {
-		kr_ops_inst_close(&in);
-		return 1;
-	}
-	tp.in = &in;
-	tp.m = &m;
-	tp.t = &t;
-	if (kr_ops_trace_open(&in, &t))
-		goto out_maps;
-	names = calloc(1, sizeof(*names));
-	if (!names || kr_trace_names_load(names, &in, &m))
-		goto out_trace;
-	tp.names = names;
+	tp.in = &ses.in;
+	tp.m = &ses.m;
+	tp.t = t;
+	if (kr_trace_session_names(&ses))
+		goto out;
+	tp.names = ses.names;
 	if (service) {
-		tp.only = kr_ops_svc_find(&in, service);
+		tp.only = kr_ops_svc_find(&ses.in, service);
 		if (tp.only < 0) {
 			rc = kr_usage_error("no service '%s' in the instance ('keyrouter status' "
 					    "lists them)", service);
-			goto out_trace;
+			goto out;
 		}
 		ctl.flags |= KR_TRACE_F_SERVICE;
 		ctl.stats_id = (__u32)tp.only;
 	}
 	if (services_load(&tp))
-		goto out_trace;
+		goto out;
 	ctl.sample = tp.sample;
 	ctl.verdicts = 1u << KR_TV_ROUTED;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, on_signal);
-	if (kr_ops_trace_start(&t, &ctl, on_event, &tp))
-		goto out_trace;
+	if (kr_ops_trace_start(t, &ctl, on_event, &tp))
+		goto out;
 	counters_read(&tp);
-	kr_ops_trace_stats(&t, &ts0);
+	kr_ops_trace_stats(t, &ts0);
 	for (uint32_t round = 0; !stop && (!nrounds || round < nrounds); round++) {
-		t0 = mono_s();
-		while (!stop && mono_s() - t0 < ival) {
-			int n = kr_ops_trace_poll(&t, 50);
+		t0 = kr_trace_mono_s();
+		while (!stop && kr_trace_mono_s() - t0 < ival) {
+			int n = kr_ops_trace_poll(t, 50);
 
 			if (n < 0 && n != -EINTR)
 				break;
 		}
-		kr_ops_trace_drain(&t);
+		kr_ops_trace_drain(t);
 		counters_read(&tp);
-		kr_ops_trace_stats(&t, &ts1);
+		kr_ops_trace_stats(t, &ts1);
 		ts1.lost -= ts0.lost;
-		show(&tp, mono_s() - t0, &ts1);
-		kr_ops_trace_stats(&t, &ts0);
+		show(&tp, kr_trace_mono_s() - t0, &ts1);
+		kr_ops_trace_stats(t, &ts0);
 	}
-	kr_ops_trace_stop(&t);
+	kr_ops_trace_stop(t);
 	rc = 0;
-out_trace:
+out:
 	for (unsigned i = 0; tp.svc && i < tp.nsvc; i++)
 		free(tp.svc[i].be);
 	free(tp.svc);
-	if (names)
-		kr_trace_names_free(names);
-	free(names);
-	kr_ops_trace_close(&t);
-out_maps:
-	kr_ops_maps_close(&m);
-	kr_ops_inst_close(&in);
+	kr_trace_session_close(&ses);
 	return rc;
 }
 

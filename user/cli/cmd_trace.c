@@ -74,14 +74,6 @@ static int on_event(void *ctx, const struct kr_trace_event *e)
 	return r->count && r->printed >= r->count;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void summary(const struct trace_run *r, const struct kr_trace_stats *s, bool json)
 {
 	if (json) {
@@ -143,14 +135,12 @@ static int cmd_trace(int argc, char **argv)
 		KR_OPT_STR("pin-dir", 'p', &pin_dir),
 		KR_OPT_END
 	};
-	struct kr_trace_names *names = NULL;
 	struct trace_run r = { 0 };
 	struct kr_trace_ctl ctl;
 	struct kr_trace_stats s0, s1;
-	struct kr_ops_trace t;
-	struct kr_ops_maps m;
+	struct kr_trace_session ses;
+	struct kr_ops_trace *t = &ses.t;
 	struct kr_err err = { 0 };
-	struct kr_inst in;
 	double until = 0;
 	uint32_t n32;
 	int first = kr_opts_parse(argc, argv, opts, &(struct kr_opts_cmd){ .help = usage_text,
@@ -172,42 +162,36 @@ static int cmd_trace(int argc, char **argv)
 
 		if (*end || !(d > 0) || d > 86400 * 365)
 			return kr_usage_error("bad --duration '%s': expected seconds > 0", duration);
-		until = mono_s() + d;
+		until = kr_trace_mono_s() + d;
 	}
 	if (off && status)
 		return kr_usage_error("give --off or --status, not both");
-	if (kr_ops_inst_open_reader(&in, instance, pin_dir))
+	if (kr_trace_session_open(&ses, instance, pin_dir))
 		return 1;
-	if (kr_ops_maps_open(&in, &m)) {
-		kr_ops_inst_close(&in);
-		return 1;
-	}
-	if (kr_ops_trace_open(&in, &t))
-		goto out_maps;
 	if (off || status) {
-		rc = status ? trace_status(&t) : kr_ops_trace_off(&t) ? 1 : 0;
+		rc = status ? trace_status(t) : kr_ops_trace_off(t) ? 1 : 0;
 		if (off && !rc)
-			printf("trace of instance %s: off\n", in.name);
-		goto out_trace;
+			printf("trace of instance %s: off\n", ses.in.name);
+		goto out;
 	}
-	names = calloc(1, sizeof(*names));
-	if (!names || kr_trace_names_load(names, &in, &m))
-		goto out_trace;
-	if (kr_trace_ctl_build(&fo, names, &ctl, &err)) {
+	if (kr_trace_session_names(&ses))
+		goto out;
+	if (kr_trace_ctl_build(&fo, ses.names, &ctl, &err)) {
 		rc = kr_usage_error("%s", err.msg);
-		goto out_trace;
+		goto out;
 	}
-	r.names = names;
-	r.t = &t;
+	r.names = ses.names;
+	r.t = t;
 	r.json = json;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, on_signal);
-	kr_ops_trace_stats(&t, &s0);
-	if (kr_ops_trace_start(&t, &ctl, on_event, &r))
-		goto out_trace;
-	while (!stop && !(r.count && r.printed >= r.count) && !(until && mono_s() >= until)) {
-		int n = kr_ops_trace_poll(&t, 50);
+	kr_ops_trace_stats(t, &s0);
+	if (kr_ops_trace_start(t, &ctl, on_event, &r))
+		goto out;
+	while (!stop && !(r.count && r.printed >= r.count) &&
+	       !(until && kr_trace_mono_s() >= until)) {
+		int n = kr_ops_trace_poll(t, 50);
 
 		if (n < 0 && n != -EINTR) {
 			pr_warn("keyrouter: reading the trace: %s\n", strerror(-n));
@@ -216,22 +200,16 @@ static int cmd_trace(int argc, char **argv)
 		if (!json)
 			fflush(stdout);
 	}
-	kr_ops_trace_stop(&t);
-	kr_ops_trace_stats(&t, &s1);
+	kr_ops_trace_stop(t);
+	kr_ops_trace_stats(t, &s1);
 	s1.matched -= s0.matched;
 	s1.sampled -= s0.sampled;
 	s1.lost -= s0.lost;
 	s1.expired -= s0.expired;
 	summary(&r, &s1, json);
 	rc = 0;
-out_trace:
-	if (names)
-		kr_trace_names_free(names);
-	free(names);
-	kr_ops_trace_close(&t);
-out_maps:
-	kr_ops_maps_close(&m);
-	kr_ops_inst_close(&in);
+out:
+	kr_trace_session_close(&ses);
 	return rc;
 }
 

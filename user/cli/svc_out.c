@@ -5,6 +5,7 @@
 #include <time.h>
 #include <jansson.h>
 #include "svc_out.h"
+#include "trace_out.h"
 
 /* The outcome fields; every other counter is a reason (or bytes). */
 static const char *const outcome[] = { "packets", "routed", "passed", "dropped" };
@@ -16,14 +17,6 @@ static struct {
 	unsigned n;
 	double t;
 } prev;
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static const struct kr_ops_svc *prev_of(const struct kr_ops_svc *s)
 {
@@ -66,7 +59,7 @@ void kr_svc_out_text(FILE *f, const struct kr_inst *in, const struct kr_ops_maps
 {
 	struct kr_ops_svc *v;
 	unsigned n;
-	double now = mono_s();
+	double now = kr_trace_mono_s();
 
 	if (kr_ops_svc_read(in, m, &v, &n))
 		return;		/* an older program: no per-service counters */
@@ -101,7 +94,7 @@ void kr_svc_out_json(FILE *f, const struct kr_inst *in, const struct kr_ops_maps
 	json_t *arr = json_array();
 	struct kr_ops_svc *v;
 	unsigned n;
-	double now = mono_s();
+	double now = kr_trace_mono_s();
 	char *s;
 
 	if (!arr || kr_ops_svc_read(in, m, &v, &n)) {

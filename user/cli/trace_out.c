@@ -14,12 +14,54 @@
 #include "trace_out.h"
 #include "util.h"
 
-static double mono_s(void)
+double kr_trace_mono_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int kr_trace_session_open(struct kr_trace_session *s, const char *instance, const char *pin_dir)
+{
+	memset(s, 0, sizeof(*s));
+	if (kr_ops_inst_open_reader(&s->in, instance, pin_dir))
+		return 1;
+	s->stage = 1;
+	if (kr_ops_maps_open(&s->in, &s->m)) {
+		kr_trace_session_close(s);
+		return 1;
+	}
+	s->stage = 2;
+	if (kr_ops_trace_open(&s->in, &s->t)) {
+		kr_trace_session_close(s);
+		return 1;
+	}
+	s->stage = 3;
+	return 0;
+}
+
+int kr_trace_session_names(struct kr_trace_session *s)
+{
+	s->names = calloc(1, sizeof(*s->names));
+	if (!s->names)
+		return 1;
+	return kr_trace_names_load(s->names, &s->in, &s->m) ? 1 : 0;
+}
+
+void kr_trace_session_close(struct kr_trace_session *s)
+{
+	if (s->names)
+		kr_trace_names_free(s->names);
+	free(s->names);
+	s->names = NULL;
+	if (s->stage >= 3)
+		kr_ops_trace_close(&s->t);
+	if (s->stage >= 2)
+		kr_ops_maps_close(&s->m);
+	if (s->stage >= 1)
+		kr_ops_inst_close(&s->in);
+	s->stage = 0;
 }
 
 static void names_read(struct kr_trace_names *n)
@@ -49,7 +91,7 @@ static void names_read(struct kr_trace_names *n)
 		free(n->be);
 		n->be = be;
 	}
-	n->loaded_at = mono_s();
+	n->loaded_at = kr_trace_mono_s();
 }
 
 int kr_trace_names_load(struct kr_trace_names *n, const struct kr_inst *in,
@@ -71,7 +113,7 @@ void kr_trace_names_free(struct kr_trace_names *n)
 /* An id without a name: read the names again (at most once a second). */
 static void names_refresh(struct kr_trace_names *n)
 {
-	if (mono_s() - n->loaded_at >= 1.0)
+	if (kr_trace_mono_s() - n->loaded_at >= 1.0)
 		names_read(n);
 }
 

@@ -39,6 +39,21 @@ const char *kr_trace_backend(struct kr_trace_names *n, __u32 id, char *buf, size
 const char *kr_trace_service(struct kr_trace_names *n, __u32 id);
 const char *kr_trace_ring(struct kr_trace_names *n, __u32 id);
 
+/* What trace and top open: the instance (no lock), its maps, the trace maps, the names. */
+struct kr_trace_session {
+	struct kr_inst in;
+	struct kr_ops_maps m;
+	struct kr_ops_trace t;
+	struct kr_trace_names *names;	/* NULL until kr_trace_session_names() */
+	int stage;			/* what is open, for the close */
+};
+/* 0, or 1 with the message printed (nothing left open). */
+int kr_trace_session_open(struct kr_trace_session *s, const char *instance, const char *pin_dir);
+int kr_trace_session_names(struct kr_trace_session *s);
+void kr_trace_session_close(struct kr_trace_session *s);
+/* CLOCK_MONOTONIC in seconds (the events' clock is the same). */
+double kr_trace_mono_s(void);
+
 /* The options -> ctl (sample, filters).  -1 with err set for a bad value. */
 int kr_trace_ctl_build(const struct kr_trace_opts *o, struct kr_trace_names *n,
 		       struct kr_trace_ctl *ctl, struct kr_err *err);
