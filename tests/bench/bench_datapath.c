@@ -281,6 +281,13 @@ static unsigned long long trace_lost(void)
 	return lost;
 }
 
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Mean ns per packet of one run of REPEAT packets (counter from 0). */
 static double run_ns(int v)
 {
@@ -355,8 +362,9 @@ int main(int argc, char **argv)
 	       "the payload key), best of %d interleaved rounds\n", REPEAT, rounds);
 	bench_loadavg_print("before");
 	for (uint32_t si = 0; si < nsizes; si++) {
-		double best[NV];
+		double best[NV], pair[64];
 		uint32_t bad = 0;
+		int npair = 0;
 
 		if (publish_random(sizes[si], &seed))
 			return 1;
@@ -368,13 +376,24 @@ int main(int argc, char **argv)
 		}
 		for (int v = 0; v < NV; v++)
 			best[v] = 1e30;
-		for (int r = 0; r < rounds; r++)
+		for (int r = 0; r < rounds; r++) {
 			for (int v = 0; v < NV; v++) {
 				double ns = run_ns(v);
 
 				if (ns < best[v])
 					best[v] = ns;
 			}
+			/* trace off against the build without it, back to back (order alternating):
+			 * the median of these differences is less at the mercy of the neighbours */
+			if (npair < 64) {
+				double a = r & 1 ? 0 : run_ns(V_FULL), b = run_ns(V_NOTRACE);
+
+				if (r & 1)
+					a = run_ns(V_FULL);
+				pair[npair++] = a - b;
+			}
+		}
+		qsort(pair, npair, sizeof(pair[0]), dbl_cmp);
 		printf("\n%u points%s:\n", sizes[si],
 		       bad ? " (WARNING: full and plain disagree)" : " (full == plain on 2000 keys)");
 		for (int v = 0; v < NV; v++)
@@ -402,9 +421,11 @@ int main(int argc, char **argv)
 		printf("  beyond a program that only writes the key (the test run's own cost, %.1f ns): "
 		       "bare +%.1f ns, (a) +%.1f ns\n", best[V_EMPTY],
 		       best[V_BARE] - best[V_EMPTY], best[V_NONE] - best[V_EMPTY]);
-		printf("  trace: off %+.1f ns against the build without it (%.1f vs %.1f), on 1 in "
-		       "1000 %+.1f ns, on 1 in 1 %+.1f ns (events read %llu, lost %llu so far)\n",
-		       best[V_FULL] - best[V_NOTRACE], best[V_FULL], best[V_NOTRACE],
+		printf("  trace: off %+.1f ns against the build without it (%.1f vs %.1f; median of "
+		       "%d back-to-back pairs %+.1f ns), on 1 in 1000 %+.1f ns, on 1 in 1 %+.1f ns "
+		       "(events read %llu, lost %llu so far)\n",
+		       best[V_FULL] - best[V_NOTRACE], best[V_FULL], best[V_NOTRACE], npair,
+		       npair % 2 ? pair[npair / 2] : (pair[npair / 2 - 1] + pair[npair / 2]) / 2,
 		       best[V_TRACE1000] - best[V_FULL], best[V_TRACE1] - best[V_FULL], drained,
 		       trace_lost());
 		fflush(stdout);
