@@ -66,7 +66,7 @@ ALL_CFLAGS = $(KR_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 INC_CORE   := -Iinclude -Iuser/core
 INC_KERNEL := $(INC_CORE) -Iuser/kernel -I$(OUT)/skel
 INC_CLI    := $(INC_KERNEL) -Iuser/cli
-LIBS_CORE  := -ljansson -lm
+LIBS_CORE  := -ljansson -lm -lz
 LIBS_KERNEL := -lbpf -lxdp -lelf -lz
 # The CLI's own: the exporter's HTTP server.
 LIBS_CLI   := -lmicrohttpd
@@ -104,6 +104,10 @@ TOOL       := $(OUT)/keyrouter
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 BPFT_SRCS := $(wildcard tests/bpf/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+# Both folders build into $(OUT)/tests/: a name in both would build only one of them.
+ifneq ($(filter $(notdir $(UNIT_SRCS)),$(notdir $(wildcard tests/bpf/*.c))),)
+$(error tests/unit and tests/bpf both have $(filter $(notdir $(UNIT_SRCS)),$(notdir $(wildcard tests/bpf/*.c))): rename one (both would build $(OUT)/tests/NAME))
+endif
 BPFT_BINS := $(patsubst tests/bpf/%.c,$(OUT)/tests/%,$(BPFT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))

@@ -227,8 +227,15 @@ static __always_inline int kr_ring_pick(void *ring, __u32 ring_key, __u32 key_ha
 	out->first_index = idx;
 	if (b == KR_BACKEND_UNKNOWN && kr_point_get(ring, hdr, idx, &ph, &b))
 		return KR_ROUTE_BAD_IMAGE;
+#ifdef KR_BENCH_HOT_BACKENDS
+	/* benchmark build only (tests/bpf/progs/kr_hotbe.bpf.c): the answer's backend among 16,
+	 * without the backend table, as (a) and (c) route: what the lookup costs without
+	 * its answer's backend entry, MAC and counters read at random */
+	id = 1 + (b & 15);
+#else
 	if (kr_bt_get(ring, hdr, b, &id))
 		return KR_ROUTE_BAD_IMAGE;
+#endif
 	/* a subset's membership is checked in the walk (kept off this stack frame) */
 	if (!out->subset.subset_id && kr_backend_id_up(&id)) {
 		out->backend_id = id;

@@ -290,3 +290,19 @@ teardown() {
 	run -2 $K diff --old-published --old-backends "$T/b10.txt" --new-backends "$T/b10.txt" --version v2
 	assert_output --partial "old ring: the published ring excludes --backends and -c"
 }
+
+@test "plan -c CONFIG --ring NAME: the ring's backends and weights, the same answer as --backends with them (issue 26 #11)" {
+	printf '10.0.0.1:53 1\n10.0.0.2:53 2\n10.0.0.3:53 1\n' >"$BATS_TEST_TMPDIR/b.txt"
+	printf '{ "rings": [ { "name": "r", "format": "v2", "point_multiple": 160, "backends": [ { "address": "10.0.0.1:53" }, { "address": "10.0.0.2:53", "weight": 2 }, { "address": "10.0.0.3:53" } ] } ] }\n' >"$BATS_TEST_TMPDIR/c.json"
+	run -0 $K plan --backends "$BATS_TEST_TMPDIR/b.txt" --target-cv 2% --no-table --json
+	a=$(jq -c 'del(.servers_desc)' <<<"$output")
+	run -0 $K plan -c "$BATS_TEST_TMPDIR/c.json" --ring r --target-cv 2% --no-table --json
+	[ "$(jq -r .servers_desc <<<"$output")" = "3 servers of ring r in $BATS_TEST_TMPDIR/c.json" ]
+	[ "$(jq -c 'del(.servers_desc)' <<<"$output")" = "$a" ]
+	run -2 $K plan -c "$BATS_TEST_TMPDIR/c.json" --target-cv 2%
+	assert_output --partial "go together"
+	run -1 $K plan -c "$BATS_TEST_TMPDIR/c.json" --ring nope --target-cv 2%
+	assert_output --partial "has no ring 'nope'"
+	run -2 $K plan -c "$BATS_TEST_TMPDIR/c.json" --ring r --weights 1,2 --target-cv 2%
+	assert_output --partial "exclude each other"
+}

@@ -86,7 +86,12 @@ setup() {
 	assert_line /usr/share/man/man5/keyrouter.json.5.gz
 	assert_line /usr/share/bash-completion/completions/keyrouter
 	assert_line /usr/share/doc/keyrouter/examples/keyrouter.json
-	assert_line /usr/share/doc/keyrouter/deploy.md.gz
+	assert_line /usr/share/doc/keyrouter/deploy.md
+	assert_line /usr/share/doc/keyrouter/quic.md.gz
+	# every file the installed units name as their documentation exists
+	for f in $(sed -n 's|^Documentation=.*file://\([^ ]*\).*|\1|p' /lib/systemd/system/keyrouter*); do
+		[ -r "$f" ] || fail "a unit's Documentation= names $f, which the package does not install"
+	done
 	# one BPF object, the production one (no test or benchmark programs)
 	[ "$(grep -c '\.bpf\.o$' <<<"$output")" = 1 ]
 	[ "$(ls /usr/lib/keyrouter)" = keyrouter.bpf.o ]

@@ -85,3 +85,20 @@ setup() {
 	run -1 /usr/bin/python3 tests/lint/doc_paths.py "$BATS_TEST_TMPDIR/d.md"
 	[ "${#lines[@]}" = 2 ]
 }
+
+@test "comments: every path of the repository that a comment of the code, tests and scripts names exists" {
+	run /usr/bin/python3 tests/lint/doc_paths.py --comments Makefile \
+		$(find user bpf include tests scripts -type f \( -name '*.[ch]' -o -name '*.sh' \
+			-o -name '*.bash' -o -name '*.bats' -o -name '*.py' \) -not -path '*/corpus/*' | sort)
+	echo "$output"
+	[ "$status" = 0 ]
+	# comments only: code and strings naming a path are not read; a comment is
+	printf '#include <bpf/bpf.h>\nconst char *s = "user/nosuch.c";\n/* see user/gone.c\n * and tests/gone.bats */ int x; // bpf/gone.h\n' \
+		> "$BATS_TEST_TMPDIR/c.c"
+	run -1 /usr/bin/python3 tests/lint/doc_paths.py --comments "$BATS_TEST_TMPDIR/c.c"
+	echo "$output"
+	[ "${#lines[@]}" = 3 ]
+	printf 'x=1 # see scripts/gone.sh\necho "user/nosuch.c # not a comment"\n' > "$BATS_TEST_TMPDIR/s.sh"
+	run -1 /usr/bin/python3 tests/lint/doc_paths.py --comments "$BATS_TEST_TMPDIR/s.sh"
+	[ "${#lines[@]}" = 1 ]
+}

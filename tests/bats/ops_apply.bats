@@ -174,3 +174,46 @@ slot_gen() { kr ring status web --instance "$P" --json | jq ".[0].slots[$1].gene
 	run -1 kr ring rollback web --json --instance "$P"
 	run -0 kr unload r0 --instance "$P"
 }
+
+@test "apply --json, apply --dry-run --json, ring stage --json: one object each (jq), the same counts as the summary lines; nothing written by the dry run" {
+	run -0 kr load r0 -c "$KR_TMP/a.json" --mode generic --instance "$P"
+	run -0 kr apply -c "$KR_TMP/ab.json" --dry-run --json --instance "$P"
+	echo "$output"
+	[ "$(jq -r '.ok, .dry_run, .changed' <<<"$output" | tr '\n' ' ')" = "true true true " ]
+	[ "$(jq -r '.rings[0].action + " " + .rings[0].why' <<<"$output")" = "publish changed" ]
+	[ "$(jq '.plan.backends | map(select(.change == "add")) | length' <<<"$output")" = 1 ]
+	text=$(kr apply -c "$KR_TMP/ab.json" --dry-run --instance "$P" | tail -1)
+	[[ "$text" == *"would publish $(jq .counts.rings_published <<<"$output") rings"* ]]
+	[[ "$text" == *"would add $(jq .counts.backends_added <<<"$output") backends"* ]]
+	# the dry run wrote nothing: the apply still has the ring to publish
+	kr apply -c "$KR_TMP/ab.json" --json --instance "$P" >"$KR_TMP/apply.json"
+	output=$(cat "$KR_TMP/apply.json")
+	echo "$output"
+	[ "$(jq -r '.ok, .dry_run, .changed, .rings[0].done, .counts.rings_published' <<<"$output" | tr '\n' ' ')" = "true false true true 1 " ]
+	digest=$(jq -r .rings[0].digest <<<"$output")
+	[ "$digest" = "$(kr ring status web --instance "$P" --json | jq -r '.[0].slots[0].digest')" ]
+	run -0 kr apply -c "$KR_TMP/ab.json" --json --instance "$P"
+	[ "$(jq -r '.changed, .rings[0].action, .counts.rings_unchanged' <<<"$output" | tr '\n' ' ')" = "false unchanged 1 " ]
+	run -0 kr ring stage web -c "$KR_TMP/a.json" --json --instance "$P"
+	[ "$(jq -r '.done + " " + .state + " " + (.slot | tostring)' <<<"$output")" = "stage staged 1" ]
+	run -0 kr ring stage web -c "$KR_TMP/a.json" --json --instance "$P"
+	[ "$(jq -r .done <<<"$output")" = staged_already ]
+	run -0 kr ring rollback web --instance "$P"
+	run -0 kr unload r0 --instance "$P"
+}
+
+@test "apply --strict during a migration: the ring it would skip fails it before anything is written; without --strict it is skipped, exit 0 (issue 26 #11)" {
+	kr_config "$KR_TMP/b.json" 160 2
+	run -0 kr load r0 -c "$KR_TMP/a.json" --mode generic --instance "$P"
+	run -0 kr ring stage web -c "$KR_TMP/ab.json" --instance "$P"
+	before=$(kr status --json --instance "$P" | jq -c '[.rings, .backends]')
+	run -1 kr apply -c "$KR_TMP/b.json" --strict --instance "$P"
+	assert_output --partial "ring 'web' differs but is staged (--strict): nothing was changed"
+	refute_output --partial "stopped"
+	[ "$(kr status --json --instance "$P" | jq -c '[.rings, .backends]')" = "$before" ]
+	run -0 kr apply -c "$KR_TMP/b.json" --instance "$P"
+	assert_output --partial "apply leaves it alone"
+	run -0 kr ring rollback web --instance "$P"
+	run -0 kr apply -c "$KR_TMP/b.json" --strict --instance "$P"
+	run -0 kr unload r0 --instance "$P"
+}

@@ -191,6 +191,12 @@ JSON
 	printf '{ "rings": [ { "name": "r", "format": "v2",\n  "backends": [ { "address": "10.0.0.1:80", "weight": 1000000 }, { "address": "10.0.0.2:80" } ] } ] }\n' > "$T/big.json"
 	run -0 --separate-stderr $K config check -c "$T/big.json"
 	[[ "$stderr" == "$T/big.json:2:55: rings[0].backends[0].weight: warning: ring 'r' has 160000160 points, ~919 MiB of kernel memory; its largest backend, weight 1000000 x point_multiple 160"* ]]
+	# no backend stands out: point_multiple is named, at its position (issue 26 #11)
+	jq -n '{ rings: [ { name: "r", format: "v2", point_multiple: 4000000,
+		backends: [ range(1; 21) | { address: "10.0.0.\(.):80" } ] } ] }' > "$T/pm.json"
+	run -0 --separate-stderr $K config check -c "$T/pm.json"
+	echo "$stderr"
+	[[ "$stderr" == "$T/pm.json:"*": rings[0].point_multiple: warning: ring 'r' has 80000000 points, ~459 MiB of kernel memory: point_multiple 4000000 x a total weight of 20, no backend holding more than 5% of them. Is the point_multiple meant?"* ]]
 	# a normal ring: no warning
 	printf '{ "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.0.0.1:80", "weight": 10 } ] } ] }\n' > "$T/small.json"
 	run -0 --separate-stderr $K config check -c "$T/small.json"

@@ -22,6 +22,7 @@ JSON
 	run -0 $K config check -c "$T/n.json"
 	run -0 $K ring build -c "$T/c.json" --ring b
 	a=$(echo "$output" | grep -o 'digest [0-9a-f]*')
+	[[ "$a" =~ ^digest\ [0-9a-f]{8}$ ]]	# an empty $a would match anything below
 	run -0 $K ring build -c "$T/n.json" --ring b
 	assert_output --partial "$a"
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Cost of the opt-in keyed hash (SipHash-1-3, include/kr_siphash.h) against CRC-32, per
- * key, in the kernel (BPF_PROG_TEST_RUN of bpf/kr_hash_bench.bpf.c: copy the key into the
- * per-CPU buffer + hash, against the same program without hashing) and in userspace.
+ * key, in the kernel (BPF_PROG_TEST_RUN of tests/bpf/progs/kr_hash_bench.bpf.c: copy the
+ * key into the per-CPU buffer + hash, against the same program without hashing) and in
+ * userspace.
  * Prints ns/packet and the ratios to the same-run baselines; no assertions.
  *   KR_BENCH_REPEAT=N (default 200000 runs per figure)
  */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The key hashes in the kernel = in userspace: bpf/kr_hash_bench.bpf.c (include/kr_crc32.h
- * and include/kr_siphash.h compiled for BPF, accepted by the verifier) hashes random keys of
- * every length 0..255 through BPF_PROG_TEST_RUN; CRC-32 must equal the engine's user/crc32.c
- * and SipHash-1-3 the userspace build of kr_siphash.h, for several secrets.  The userspace
- * build of kr_crc32.h (slicing-by-8) must equal user/crc32.c too, at every buffer alignment,
- * and clamp lengths above 255.
+ * The key hashes in the kernel = in userspace: tests/bpf/progs/kr_hash_bench.bpf.c
+ * (include/kr_crc32.h and include/kr_siphash.h compiled for BPF, accepted by the verifier)
+ * hashes random keys of every length 0..255 through BPF_PROG_TEST_RUN; CRC-32 must equal
+ * the engine's user/core/crc32.c and SipHash-1-3 the userspace build of kr_siphash.h, for
+ * several secrets.  The userspace build of kr_crc32.h (slicing-by-8) must equal
+ * user/core/crc32.c too, at every buffer alignment, and clamp lengths above 255.
  */
 #include <errno.h>
 #include <string.h>
@@ -68,13 +68,13 @@ int main(void)
 			}
 		}
 	}
-	CHECK(bad_crc == 0, "CRC-32 in BPF = user/crc32.c for every length 0..255 (%d differ)",
+	CHECK(bad_crc == 0, "CRC-32 in BPF = user/core/crc32.c for every length 0..255 (%d differ)",
 	      bad_crc);
 	bad_crc = 0;
 	for (uint32_t off = 0; off < 8; off++)
 		for (uint32_t len = 0; len <= 255; len++)
 			bad_crc += kr_crc32_key(pkt + off, len) != kr_crc32(pkt + off, len);
-	CHECK(bad_crc == 0, "kr_crc32.h in userspace = user/crc32.c, lengths 0..255, offsets 0..7 "
+	CHECK(bad_crc == 0, "kr_crc32.h in userspace = user/core/crc32.c, lengths 0..255, offsets 0..7 "
 	      "(%d differ)", bad_crc);
 	CHECK(kr_crc32_key(pkt, 300) == kr_crc32(pkt, 255) &&
 	      kr_crc32_key(pkt, 0xffffffffu) == kr_crc32(pkt, 255),

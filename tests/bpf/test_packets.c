@@ -349,7 +349,8 @@ static void check_ref(const struct row *r, const struct kr_service *svc)
 
 static char x255[256];
 static uint8_t q_www[300], q_resp[300], q_ptr[300], q_long[600], q_label[300], q_root[300];
-static size_t q_www_n, q_resp_n, q_ptr_n, q_long_n, q_label_n, q_root_n;
+static uint8_t q_edge[300];
+static size_t q_www_n, q_resp_n, q_ptr_n, q_long_n, q_label_n, q_root_n, q_edge_n;
 
 static void table_parse(void)
 {
@@ -470,6 +471,10 @@ static void table_extractors(void)
 
 		PAYLOAD(s, q_www, q_www_n);
 		ROW("dns v4", s, V_PASS, CNT(no_ring), NONE, KR_KEY_DNS, "www.example.com", s_dns);
+		PAYLOAD(s, q_edge, q_edge_n);
+		ROW("dns v4 A, Z and their neighbours @ [ ` {", s, V_PASS, CNT(no_ring), NONE,
+		    KR_KEY_DNS, "zaz.a@[`{z.example", s_dns);
+		PAYLOAD(s, q_www, q_www_n);
 		s.nvlan = 1;
 		ROW("dns v4 1 vlan", s, V_PASS, CNT(no_ring), NONE, KR_KEY_DNS, "WWW.EXAMPLE.COM.", s_dns);
 		s.nvlan = 2;
@@ -1038,6 +1043,8 @@ int main(void)
 
 	memset(x255, 'x', 255);
 	q_www_n = dns_query("wWw.ExAmple.COM", q_www, 0x0100);
+	/* the ends of the lowercased range, A and Z, and the bytes next to it (@ [ ` {) */
+	q_edge_n = dns_query("ZaZ.A@[`{Z.example", q_edge, 0x0100);
 	q_resp_n = dns_query("www.example.com", q_resp, 0x8180);
 	q_root_n = dns_query("", q_root, 0x0100);
 	q_ptr_n = dns_query("www", q_ptr, 0x0100);

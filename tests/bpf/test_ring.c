@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The ring stage in the real kernel (bpf/kr_ring_test.bpf.c through BPF_PROG_TEST_RUN)
+ * The ring stage in the real kernel (tests/bpf/progs/kr_ring_test.bpf.c through BPF_PROG_TEST_RUN)
  * against userspace: the shared kr_image_find() on the same encoded image and a plain lower
  * bound over the points; the failover walk, all-down and the walk limit; the slot choice
  * under migration fractions; publishing (atomic replace, unpublish, a ring too big for the

@@ -58,6 +58,95 @@ static void test_slot_share(void)
 	      other, n);
 }
 
+/* Known answers computed by tests/unit/ctl_slot_ref.py from the definitions of fmix32 and
+ * the slot rule, not from this code: a change of kr_mix32 or kr_ctl_slot (which routers of
+ * a fleet, and the kernel, must agree on) fails here. */
+static void test_slot_known_answers(void)
+{
+	static const struct { __u32 h, mix; } mix[] = {
+	{ 0x00000000u, 0x00000000u },
+	{ 0x00000001u, 0x514e28b7u },
+	{ 0x00000002u, 0x30f4c306u },
+	{ 0x7fffffffu, 0xf9cc0ea8u },
+	{ 0x80000000u, 0x6d3c65a0u },
+	{ 0xffffffffu, 0x81f16f39u },
+	{ 0xdeadbeefu, 0x0de5c6a9u },
+	{ 0x12345678u, 0xe37cd1bcu },
+	{ 0xf5eb180fu, 0x1f372261u },
+	{ 0x575b89a0u, 0x79954f6au },
+	};
+	static const struct { __u32 h; __u64 frac; __u32 active, slot; } slot[] = {
+	{ 0x00000000u, 0x000000000ull, 0, 0 },
+	{ 0x00000000u, 0x000000001ull, 1, 0 },
+	{ 0x00000000u, 0x080000000ull, 0, 1 },
+	{ 0x00000000u, 0x0ffffffffull, 1, 0 },
+	{ 0x00000000u, 0x100000000ull, 0, 1 },
+	{ 0x00000000u, 0x03b851eb8ull, 1, 0 },
+	{ 0x00000001u, 0x000000000ull, 0, 0 },
+	{ 0x00000001u, 0x000000001ull, 1, 1 },
+	{ 0x00000001u, 0x080000000ull, 0, 1 },
+	{ 0x00000001u, 0x0ffffffffull, 1, 0 },
+	{ 0x00000001u, 0x100000000ull, 0, 1 },
+	{ 0x00000001u, 0x03b851eb8ull, 1, 1 },
+	{ 0x00000002u, 0x000000000ull, 0, 0 },
+	{ 0x00000002u, 0x000000001ull, 1, 1 },
+	{ 0x00000002u, 0x080000000ull, 0, 1 },
+	{ 0x00000002u, 0x0ffffffffull, 1, 0 },
+	{ 0x00000002u, 0x100000000ull, 0, 1 },
+	{ 0x00000002u, 0x03b851eb8ull, 1, 0 },
+	{ 0x7fffffffu, 0x000000000ull, 0, 0 },
+	{ 0x7fffffffu, 0x000000001ull, 1, 1 },
+	{ 0x7fffffffu, 0x080000000ull, 0, 0 },
+	{ 0x7fffffffu, 0x0ffffffffull, 1, 0 },
+	{ 0x7fffffffu, 0x100000000ull, 0, 1 },
+	{ 0x7fffffffu, 0x03b851eb8ull, 1, 1 },
+	{ 0x80000000u, 0x000000000ull, 0, 0 },
+	{ 0x80000000u, 0x000000001ull, 1, 1 },
+	{ 0x80000000u, 0x080000000ull, 0, 1 },
+	{ 0x80000000u, 0x0ffffffffull, 1, 0 },
+	{ 0x80000000u, 0x100000000ull, 0, 1 },
+	{ 0x80000000u, 0x03b851eb8ull, 1, 1 },
+	{ 0xffffffffu, 0x000000000ull, 0, 0 },
+	{ 0xffffffffu, 0x000000001ull, 1, 1 },
+	{ 0xffffffffu, 0x080000000ull, 0, 0 },
+	{ 0xffffffffu, 0x0ffffffffull, 1, 0 },
+	{ 0xffffffffu, 0x100000000ull, 0, 1 },
+	{ 0xffffffffu, 0x03b851eb8ull, 1, 1 },
+	{ 0xdeadbeefu, 0x000000000ull, 0, 0 },
+	{ 0xdeadbeefu, 0x000000001ull, 1, 1 },
+	{ 0xdeadbeefu, 0x080000000ull, 0, 1 },
+	{ 0xdeadbeefu, 0x0ffffffffull, 1, 0 },
+	{ 0xdeadbeefu, 0x100000000ull, 0, 1 },
+	{ 0xdeadbeefu, 0x03b851eb8ull, 1, 0 },
+	{ 0x12345678u, 0x000000000ull, 0, 0 },
+	{ 0x12345678u, 0x000000001ull, 1, 1 },
+	{ 0x12345678u, 0x080000000ull, 0, 0 },
+	{ 0x12345678u, 0x0ffffffffull, 1, 0 },
+	{ 0x12345678u, 0x100000000ull, 0, 1 },
+	{ 0x12345678u, 0x03b851eb8ull, 1, 1 },
+	{ 0xf5eb180fu, 0x000000000ull, 0, 0 },
+	{ 0xf5eb180fu, 0x000000001ull, 1, 1 },
+	{ 0xf5eb180fu, 0x080000000ull, 0, 1 },
+	{ 0xf5eb180fu, 0x0ffffffffull, 1, 0 },
+	{ 0xf5eb180fu, 0x100000000ull, 0, 1 },
+	{ 0xf5eb180fu, 0x03b851eb8ull, 1, 0 },
+	{ 0x575b89a0u, 0x000000000ull, 0, 0 },
+	{ 0x575b89a0u, 0x000000001ull, 1, 1 },
+	{ 0x575b89a0u, 0x080000000ull, 0, 1 },
+	{ 0x575b89a0u, 0x0ffffffffull, 1, 0 },
+	{ 0x575b89a0u, 0x100000000ull, 0, 1 },
+	{ 0x575b89a0u, 0x03b851eb8ull, 1, 1 },
+	};
+
+	for (unsigned i = 0; i < sizeof(mix) / sizeof(mix[0]); i++)
+		CHECK_EQ_U(kr_mix32(mix[i].h), mix[i].mix, "mix32(0x%08x)", mix[i].h);
+	for (unsigned i = 0; i < sizeof(slot) / sizeof(slot[0]); i++)
+		CHECK_EQ_U(kr_ctl_slot(kr_ctl_make(slot[i].active, slot[i].frac, KR_RING_MIGRATING),
+				       slot[i].h), slot[i].slot,
+			   "slot of hash 0x%08x at fraction 0x%09llx, active %u", slot[i].h,
+			   (unsigned long long)slot[i].frac, slot[i].active);
+}
+
 static void test_percent(void)
 {
 	__u64 f;
@@ -82,5 +171,6 @@ int main(void)
 	test_transitions();
 	test_percent();
 	test_slot_share();
+	test_slot_known_answers();
 	return tap_done();
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Minimal TAP output for the C test programs; tests/run.sh counts the "ok"/"not ok" lines.
- *   CHECK(cond, "name %d", i)             one test point
+ *   CHECK(cond, "name %d", i)             one test point (on failure: the condition, file:line)
  *   CHECK_EQ_U(actual, expected, "name")  prints both values on failure
  *   tap_done()                            prints the plan, returns the exit status
  */
@@ -28,7 +28,14 @@ static inline void tap_result(int ok, const char *fmt, ...)
 	fflush(stdout);
 }
 
-#define CHECK(cond, ...) tap_result(!!(cond), __VA_ARGS__)
+/* A failed CHECK says what it checked and where (the values: CHECK_EQ_U). */
+#define CHECK(cond, ...)                                                                  \
+	do {                                                                              \
+		int ok_ = !!(cond);                                                       \
+		tap_result(ok_, __VA_ARGS__);                                             \
+		if (!ok_)                                                                 \
+			printf("#   failed: %s  [%s:%d]\n", #cond, __FILE__, __LINE__);    \
+	} while (0)
 #define CHECK_EQ_U(a, e, ...)                                                             \
 	do {                                                                              \
 		uint64_t a_ = (uint64_t)(a), e_ = (uint64_t)(e);                          \

@@ -235,6 +235,42 @@ static void bench_rings(void)
 	free(b);
 }
 
+/* kr_image_encode_consume: the same image, byte for byte, from a ring whose points it
+ * gives back to the kernel as it goes (a ring with kept duplicates, over 2^19 points: the
+ * release runs several times). */
+static void consume_ring(void)
+{
+	struct kr_backend_spec *b;
+	struct kr_image ia, ib;
+	struct kr_ring *r1, *r2;
+	uint32_t n;
+
+	if (kr_backends_load("tests/data/bench2048.backends.txt", &b, &n, NULL)) {
+		CHECK(0, "tests/data/bench2048.backends.txt loads");
+		return;
+	}
+	if (kr_ring_build(&r1, b, n, KR_RING_V2, 160, NULL) ||
+	    kr_ring_build(&r2, b, n, KR_RING_V2, 160, NULL)) {
+		CHECK(0, "bench2048 pm160 builds twice");
+		free(b);
+		return;
+	}
+	CHECK(!kr_image_encode(&ia, r1, NULL, NULL) && !kr_image_encode_consume(&ib, r2, NULL, NULL),
+	      "encode and encode_consume succeed");
+	CHECK(r2->hash == NULL && r2->backend == NULL && r2->npoints == r1->npoints &&
+	      r2->digest == r1->digest, "consume: points freed, counts and digest kept");
+	CHECK(ia.size == ib.size && memcmp(ia.buf, ib.buf, ia.size) == 0,
+	      "consume: the image is byte-identical (%zu bytes, %u points)", ia.size, r1->npoints);
+	CHECK(ia.ndup_pos == ib.ndup_pos && ia.ndup_pos > 0 &&
+	      memcmp(ia.dup_pos, ib.dup_pos, ia.ndup_pos * sizeof(uint32_t)) == 0,
+	      "consume: the same kept duplicates (%u)", ia.ndup_pos);
+	kr_image_free(&ia);
+	kr_image_free(&ib);
+	kr_ring_free(r1);
+	kr_ring_free(r2);
+	free(b);
+}
+
 static void collide_rings(void)
 {
 	const char *names[] = { "f_v2pm16_collide", "f_v2pm160_collide" };
@@ -409,6 +445,7 @@ int main(void)
 	synthetic_rings();
 	chunk_edge_rings();
 	bench_rings();
+	consume_ring();
 	table_and_corruption();
 	return tap_done();
 }

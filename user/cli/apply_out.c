@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <jansson.h>
 #include "addr.h"
 #include "apply_out.h"
+#include "json_out.h"
 #include "log.h"
 #include "ops_find.h"
 #include "ring_sm.h"
@@ -201,6 +203,137 @@ static void print_plan(const struct kr_apply_plan *p)
 	       r->backends_added, r->backends_changed, r->backends_removed, r->backends_same);
 }
 
+/* ---- --json ---------------------------------------------------------------------------------- */
+
+static const char *const act_names[] = {
+	[KR_PLAN_SAME] = "unchanged", [KR_PLAN_PUBLISH] = "publish", [KR_PLAN_SKIP] = "skip",
+	[KR_PLAN_STAGE] = "stage", [KR_PLAN_STAGED_ALREADY] = "staged_already",
+	[KR_PLAN_STAGE_SAME] = "stage_same",
+};
+
+static json_t *j_hex32(uint32_t v)
+{
+	char b[9];
+
+	snprintf(b, sizeof(b), "%08x", v);
+	return json_string(b);
+}
+
+static json_t *j_rings(const struct kr_apply_plan *p)
+{
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; i < p->nrings; i++) {
+		const struct kr_plan_ring *pr = &p->rings[i];
+		json_t *r;
+
+		if (!pr->ring)	/* the plan stopped before it was built */
+			continue;
+		r = json_pack("{s:s,s:i,s:b,s:s,s:o,s:i,s:o,s:b}", "ring", pr->unit->name, "id",
+			      pr->ring_id, "new_id", pr->new_id, "action",
+			      act_names[pr->act], "digest", j_hex32(pr->ring->digest), "points",
+			      pr->ring->npoints, "was_digest", pr->was_present ?
+			      j_hex32(pr->was_digest) : json_null(), "done", pr->done);
+		if (pr->act == KR_PLAN_PUBLISH || pr->act == KR_PLAN_STAGE)
+			json_object_set_new(r, "slot", json_integer(pr->slot));
+		if (pr->act == KR_PLAN_PUBLISH)
+			json_object_set_new(r, "why", json_string(pr->why == KR_PLAN_WHY_NEW ?
+							"new" : "changed"));
+		if (pr->act == KR_PLAN_SKIP || pr->act == KR_PLAN_STAGED_ALREADY)
+			json_object_set_new(r, "state", json_string(kr_ops_state_name(pr->state)));
+		if (pr->generation)
+			json_object_set_new(r, "generation", json_integer((json_int_t)pr->generation));
+		json_array_append_new(a, r);
+	}
+	return a;
+}
+
+static json_t *j_counts(const struct kr_apply_counts *r)
+{
+	return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}",
+			 "rings_published", r->rings_published, "rings_unchanged", r->rings_same,
+			 "rings_skipped", r->rings_skipped, "rings_removed", r->rings_removed,
+			 "services_added", r->services_added, "services_changed",
+			 r->services_changed, "services_removed", r->services_removed,
+			 "services_unchanged", r->services_same, "backends_added",
+			 r->backends_added, "backends_changed", r->backends_changed,
+			 "backends_released", r->backends_removed, "backends_unchanged",
+			 r->backends_same);
+}
+
+/* The writes a dry run would make (print_plan_entries' lines as objects). */
+static json_t *j_plan(const struct kr_apply_plan *p)
+{
+	json_t *be = json_array(), *sv = json_array(), *svd = json_array(), *dev = json_array();
+	json_t *rel = json_array(), *rd = json_array();
+	char s[KR_SOCKADDR_STRLEN + 16];
+
+	for (uint32_t i = 0; i < p->nbackends; i++) {
+		const struct kr_plan_backend *b = &p->backends[i];
+		struct kr_sockaddr a = { .family = b->v.family, .port = ntohs(b->v.port) };
+
+		memcpy(a.ip, b->v.addr, 16);
+		kr_sockaddr_format(&a, s);
+		json_array_append_new(be, json_pack("{s:i,s:s,s:s,s:s,s:s}", "id", b->id, "address",
+				      s, "ring", p->units.u[b->unit].name, "state",
+				      state_name(b->v.state), "change", b->added ? "add" :
+				      b->in_place ? "forwarding" : "change"));
+	}
+	for (uint32_t i = 0; i < p->ndevices; i++) {
+		const uint8_t *m = p->devices[i].v.mac;
+
+		snprintf(s, sizeof(s), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
+			 m[4], m[5]);
+		json_array_append_new(dev, json_pack("{s:i,s:s}", "ifindex", p->devices[i].ifindex,
+						     "mac", s));
+	}
+	for (uint32_t i = 0; i < p->nservices; i++) {
+		service_str(&p->services[i].k, s, sizeof(s));
+		json_array_append_new(sv, json_pack("{s:s,s:s,s:s,s:i}", "name",
+				      p->services[i].name, "service", s, "change",
+				      p->services[i].added ? "add" : "change", "ring_id",
+				      p->services[i].v.ring_id));
+	}
+	for (uint32_t i = 0; i < p->nservices_del; i++) {
+		service_str(&p->services_del[i], s, sizeof(s));
+		json_array_append_new(svd, json_string(s));
+	}
+	for (uint32_t i = 0; i < p->nrings_del; i++)
+		json_array_append_new(rd, json_pack("{s:s,s:i}", "ring", p->rings_del[i].name,
+						    "id", p->rings_del[i].id));
+	for (uint32_t i = 0; i < p->nbackends_release; i++)
+		json_array_append_new(rel, json_integer(p->backends_release[i]));
+	return json_pack("{s:b,s:o,s:o,s:o,s:o,s:i,s:i,s:o,s:o}", "hash_key", p->write_hash_key,
+			 "backends", be, "devices", dev, "services", sv, "services_removed", svd,
+			 "members_added", p->nmembers_add, "members_removed", p->nmembers_del,
+			 "rings_removed", rd, "backends_released", rel);
+}
+
+/* apply --json (and --dry-run --json): one object; on failure "ok": false, the reason on
+ * standard error as without --json. */
+static int print_apply_json(const struct kr_apply_plan *p, bool dry_run, int rc)
+{
+	json_t *j = json_pack("{s:b,s:b,s:b}", "ok", !rc, "dry_run", dry_run, "changed",
+			      !rc && kr_apply_plan_changes(p));
+
+	if (!j)
+		return kr_an_json_print(NULL, "apply");
+	json_object_set_new(j, "rings", j_rings(p));
+	if (!rc)
+		json_object_set_new(j, "counts", j_counts(&p->n));
+	if (dry_run && !rc)
+		json_object_set_new(j, "plan", j_plan(p));
+	else if (!rc) {
+		json_t *rd = json_array();
+
+		for (uint32_t i = 0; i < p->nrings_del; i++)
+			json_array_append_new(rd, json_pack("{s:s,s:i}", "ring", p->rings_del[i].name,
+							    "id", p->rings_del[i].id));
+		json_object_set_new(j, "rings_removed", rd);
+	}
+	return kr_an_json_print(j, "apply");
+}
+
 /* ---- apply, ring stage ---------------------------------------------------------------------- */
 
 /* apply and ring stage read devices (a backend's "dev", the MAC of each egress device l2
@@ -228,7 +361,7 @@ static int in_instance_netns(const struct kr_inst *in, const char *cmd, const ch
 }
 
 int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_config *cfg,
-		 const struct kr_ops_apply_opts *o)
+		 const struct kr_ops_apply_opts *o, bool json)
 {
 	struct kr_apply_plan p;
 	struct kr_err err = {};
@@ -239,7 +372,12 @@ int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_c
 	rc = kr_ops_apply(in, cfg, o, &p, &err);
 	if (err.msg[0])
 		pr_warn("keyrouter: %s\n", err.msg);
-	if (o->dry_run && !rc) {
+	if (json) {
+		if (!o->dry_run)
+			print_rings_done(&p);	/* what was done, on standard error */
+		if (print_apply_json(&p, o->dry_run, rc) && !rc)
+			rc = -EIO;
+	} else if (o->dry_run && !rc) {
 		print_plan(&p);
 	} else {
 		print_rings_done(&p);
@@ -249,7 +387,7 @@ int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_c
 		if (!rc)
 			print_summary(&p.n);
 	}
-	if (rc)
+	if (rc && !(rc == -EBUSY && o->strict))	/* --strict's refusal said it changed nothing */
 		pr_warn("keyrouter: apply of '%s' stopped: %s; what was published before still "
 			"routes, the next apply converges\n", config, strerror(-rc));
 	kr_apply_plan_free(&p);
@@ -257,7 +395,7 @@ int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_c
 }
 
 int kr_cli_stage(const struct kr_inst *in, const char *config, const struct kr_config *cfg,
-		 const char *ring)
+		 const char *ring, bool json)
 {
 	struct kr_ops_apply_opts o = { .stage = ring };
 	struct kr_apply_plan p;
@@ -273,7 +411,20 @@ int kr_cli_stage(const struct kr_inst *in, const char *config, const struct kr_c
 	pr = p.nrings ? &p.rings[0] : NULL;
 	if (err.msg[0])
 		pr_warn("keyrouter: %s\n", err.msg);
-	if (!rc && pr && pr->act == KR_PLAN_STAGED_ALREADY)
+	if (json && !rc && pr) {
+		json_t *j = json_pack("{s:s,s:s,s:o,s:i,s:i,s:i,s:s}", "ring", pr->unit->name,
+				      "done", act_names[pr->act], "digest",
+				      j_hex32(pr->ring->digest), "points", pr->ring->npoints,
+				      "slot", pr->act == KR_PLAN_STAGE_SAME ? pr->active :
+				      pr->active ^ 1, "active_slot", pr->active, "state",
+				      kr_ops_state_name(pr->act == KR_PLAN_STAGE ? KR_RING_STAGED :
+							pr->state));
+
+		if (j && pr->generation)
+			json_object_set_new(j, "generation", json_integer((json_int_t)pr->generation));
+		if (kr_an_json_print(j, cmd))
+			rc = -EIO;
+	} else if (!rc && pr && pr->act == KR_PLAN_STAGED_ALREADY)
 		printf("ring %s: already staged: digest %08x in slot %u (state %s); nothing "
 		       "changed\n", pr->unit->name, pr->ring->digest, pr->active ^ 1,
 		       kr_ops_state_name(pr->state));

@@ -23,14 +23,15 @@ const char *kr_cli_instance(const char *instance, const char *pin_dir,
 /*
  * apply (and load) of CONFIG on instance IN: read, plan, execute unless o->dry_run, and
  * print: the plan (dry run), or what was done (rings published/removed on stderr, at the
- * info level) and the summary line (stdout).  Returns the exit status (0 or 1).
+ * info level) and the summary line (stdout); with json, one JSON object on stdout instead
+ * (rings, counts; a dry run's plan).  Returns the exit status (0 or 1).
  */
 int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_config *cfg,
-		 const struct kr_ops_apply_opts *o);
+		 const struct kr_ops_apply_opts *o, bool json);
 
 /* ring stage RING of CONFIG (the file cfg was read from) on IN: prints the outcome.  Exit
  * status.  Both refuse to run outside the network namespace the instance was loaded in. */
 int kr_cli_stage(const struct kr_inst *in, const char *config, const struct kr_config *cfg,
-		 const char *ring);
+		 const char *ring, bool json);
 
 #endif

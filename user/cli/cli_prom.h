@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* `status --prometheus` / `stats --prometheus` (user/cmd_exporter.c). */
+/* `status --prometheus` / `stats --prometheus` (user/cli/cmd_exporter.c). */
 #ifndef KR_CLI_PROM_H
 #define KR_CLI_PROM_H
 

@@ -78,7 +78,8 @@ static int restore_attachment(const struct kr_inst *in, const char *config, bool
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: keyrouter apply -c CONFIG [--instance NAME | --pin-dir DIR] [--dry-run]\n\n"
+		"Usage: keyrouter apply -c CONFIG [--instance NAME | --pin-dir DIR] [--dry-run] [--json]\n"
+		"                      [--strict]\n\n"
 		"Make the running data plane route as CONFIG says, changing only what differs:\n"
 		"every ring is built and compared (digest, format, backend ids) with the version\n"
 		"published in its active slot; only changed rings are published (one atomic map\n"
@@ -97,7 +98,17 @@ static void usage(FILE *f)
 		"                       loaded)\n"
 		"  -p, --pin-dir DIR    maps pinned in DIR instead (e.g. by `bpftool prog loadall\n"
 		"                       build/bpf/keyrouter.bpf.o DIR/progs pinmaps DIR`)\n"
-		"  -n, --dry-run        print what would change, change nothing\n");
+		"  -n, --dry-run        print what would change, change nothing\n"
+		"      --strict         a ring that differs but is staged or migrating (apply\n"
+		"                       leaves it alone: exit 0 without --strict) fails the apply\n"
+		"                       before anything is written (exit 1)\n"
+		"  -j, --json           one JSON object on stdout instead of the summary line: ok,\n"
+		"                       dry_run, changed, rings (ring, id, action: unchanged,\n"
+		"                       publish, skip; digest, points, was_digest, slot, why,\n"
+		"                       done, generation), counts (rings_published, ...,\n"
+		"                       backends_unchanged), rings_removed; a dry run's plan\n"
+		"                       (backends, devices, services, services_removed,\n"
+		"                       rings_removed, backends_released, ...)\n");
 }
 
 static void help(FILE *f, const void *ctx)
@@ -110,11 +121,14 @@ static int cmd_apply(int argc, char **argv)
 {
 	const char *config = NULL, *instance = NULL, *pin_dir = NULL;
 	struct kr_ops_apply_opts o = {};
+	bool json = false;
 	const struct kr_opt opts[] = {
 		KR_OPT_STR("config", 'c', &config),
 		KR_OPT_STR("instance", 'i', &instance),
 		KR_OPT_STR("pin-dir", 'p', &pin_dir),
 		KR_OPT_FLAG("dry-run", 'n', &o.dry_run),
+		KR_OPT_FLAG("json", 'j', &json),
+		KR_OPT_FLAG("strict", 0, &o.strict),
 		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .usage = help };
@@ -135,7 +149,7 @@ static int cmd_apply(int argc, char **argv)
 		kr_config_free(cfg);
 		return 1;
 	}
-	err = restore_attachment(&in, config, o.dry_run) ? 1 : kr_cli_apply(&in, config, cfg, &o);
+	err = restore_attachment(&in, config, o.dry_run) ? 1 : kr_cli_apply(&in, config, cfg, &o, json);
 	kr_ops_inst_close(&in);
 	kr_config_free(cfg);
 	return err;

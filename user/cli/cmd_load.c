@@ -355,7 +355,7 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 		err = kr_ops_pin_maps(&att, in.dir);
 	if (err || load_interrupted(ifname))
 		goto fail;
-	err = kr_cli_apply(&in, config, cfg, &apply_opts);
+	err = kr_cli_apply(&in, config, cfg, &apply_opts, false);
 	if (err || load_interrupted(ifname))
 		goto fail;
 	meta.magic = KR_OPS_META_MAGIC;

@@ -27,11 +27,14 @@
 
 static const char *const usages[] = {
 	[KR_OPS_STAGE] =
-	"Usage: keyrouter ring stage RING -c CONFIG [--instance NAME | --pin-dir DIR]\n\n"
+	"Usage: keyrouter ring stage RING -c CONFIG [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Build RING as CONFIG defines it and publish it into the ring's standby slot, with\n"
 	"the migration fraction 0: no key moves yet. Needs the ring idle (a third version\n"
 	"only after commit or rollback). RING may be a subset ring, \"RING[tag,...]\".\n\n"
-	"  -c, --config FILE    the configuration holding the new version\n" STAGE_OPTS_HELP,
+	"  -c, --config FILE    the configuration holding the new version\n"
+	"  -j, --json           the outcome as one JSON object: ring, done (stage,\n"
+	"                       staged_already, stage_same), digest, points, slot,\n"
+	"                       active_slot, state, generation\n" STAGE_OPTS_HELP,
 	[KR_OPS_MIGRATE] =
 	"Usage: keyrouter ring migrate RING --percent P [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Route P percent of the keys (0..100, resolution 2^-32, e.g. 0.01 or 12.5) with the\n"
@@ -210,7 +213,7 @@ static int cmd_stage(int argc, char **argv)
 	struct kr_config *cfg;
 	struct ring_args a;
 	struct kr_inst in;
-	int rc = parse(argc, argv, usages[KR_OPS_STAGE], true, RA_CONFIG, &a);
+	int rc = parse(argc, argv, usages[KR_OPS_STAGE], true, RA_CONFIG | RA_JSON, &a);
 
 	if (rc >= 0)
 		return rc;
@@ -222,7 +225,7 @@ static int cmd_stage(int argc, char **argv)
 	a.instance = kr_cli_instance(a.instance, a.pin_dir, cfg->instance);
 	rc = 1;
 	if (!kr_ops_inst_open(&in, a.instance, a.pin_dir)) {
-		rc = kr_cli_stage(&in, a.config, cfg, a.ring);
+		rc = kr_cli_stage(&in, a.config, cfg, a.ring, a.json);
 		kr_ops_inst_close(&in);
 	}
 	kr_config_free(cfg);

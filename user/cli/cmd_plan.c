@@ -10,7 +10,9 @@
 #include <jansson.h>
 #include "an_source.h"
 #include "analytics.h"
+#include "apply_out.h"
 #include "backends_file.h"
+#include "config.h"
 #include "cmd.h"
 #include "opts.h"
 #include "json_out.h"
@@ -18,7 +20,8 @@
 #include "plot_svg.h"
 
 static const char plan_help[] =
-	"Usage: keyrouter plan --servers N [--weights LIST | --backends FILE]\n"
+	"Usage: keyrouter plan --servers N [--weights LIST | --backends FILE |\n"
+	"                      -c CONFIG --ring NAME]\n"
 	"                      (--target-cv X | --target-max-over-mean Y) [options]\n"
 	"\n"
 	"Finds the smallest v2 point_multiple (points per weight unit) whose ring meets the\n"
@@ -36,6 +39,8 @@ static const char plan_help[] =
 	"  --weights LIST         weights, e.g. '1', '1,2,4' or '1..8', repeated over the N\n"
 	"                         servers (default 1)\n"
 	"  --backends FILE        real backends ('<SocketAddr> <weight>' per line)\n"
+	"  -c, --config CONFIG    with --ring NAME: the backends and weights of that ring of\n"
+	"  --ring NAME            the configuration (what its point_multiple should be)\n"
 	"Target (one of):\n"
 	"  --target-cv X          CV of share/weight-share, e.g. 0.01 or 1%\n"
 	"  --target-max-over-mean Y   most loaded backend / mean, e.g. 1.05\n"
@@ -52,13 +57,13 @@ static const char plan_help[] =
 
 enum {
 	OPT_SERVERS = 0x100, OPT_WEIGHTS, OPT_BACKENDS, OPT_TCV, OPT_TMOM, OPT_RINGS, OPT_KMAX,
-	OPT_BUDGET, OPT_NO_MEASURE, OPT_NO_TABLE, OPT_PLOT, OPT_JSON,
+	OPT_BUDGET, OPT_NO_MEASURE, OPT_NO_TABLE, OPT_PLOT, OPT_JSON, OPT_CONFIG, OPT_RING,
 };
 
 struct plan_opts {
 	uint32_t servers, rings, kmax;
 	uint64_t budget;
-	const char *weights, *backends, *plot;
+	const char *weights, *backends, *plot, *config, *ring;
 	enum kr_an_target target;
 	double value;
 	int has_target, json, no_measure, no_table;
@@ -139,6 +144,8 @@ static int plan_opt(void *ctx, int c, const char *arg, struct kr_err *err)
 			       KR_MAX_BACKENDS) : 0;
 	case OPT_WEIGHTS: o->weights = arg; return 0;
 	case OPT_BACKENDS: o->backends = arg; return 0;
+	case OPT_CONFIG: o->config = arg; return 0;
+	case OPT_RING: o->ring = arg; return 0;
 	case OPT_PLOT: o->plot = arg; return 0;
 	case OPT_JSON: o->json = 1; return 0;
 	case OPT_NO_MEASURE: o->no_measure = 1; return 0;
@@ -175,6 +182,8 @@ static int plan_parse(int argc, char **argv, struct plan_opts *o)
 		KR_OPT_CB("servers", 0, KR_ARG_REQUIRED, OPT_SERVERS),
 		KR_OPT_CB("weights", 0, KR_ARG_REQUIRED, OPT_WEIGHTS),
 		KR_OPT_CB("backends", 0, KR_ARG_REQUIRED, OPT_BACKENDS),
+		KR_OPT_CB("config", 'c', KR_ARG_REQUIRED, OPT_CONFIG),
+		KR_OPT_CB("ring", 0, KR_ARG_REQUIRED, OPT_RING),
 		KR_OPT_CB("target-cv", 0, KR_ARG_REQUIRED, OPT_TCV),
 		KR_OPT_CB("target-max-over-mean", 0, KR_ARG_REQUIRED, OPT_TMOM),
 		KR_OPT_CB("rings", 0, KR_ARG_REQUIRED, OPT_RINGS),
@@ -197,8 +206,16 @@ static int plan_parse(int argc, char **argv, struct plan_opts *o)
 	first = kr_opts_parse(argc, argv, opts, &cmd);
 	if (first < 0)
 		return kr_opts_status(first);
-	if (!o->servers && !o->backends)
-		return kr_usage_error("missing --servers N (or --backends FILE)");
+	if (!o->config != !o->ring)
+		return kr_usage_error("-c CONFIG and --ring NAME go together");
+	if (o->config && o->backends)
+		return kr_usage_error("--backends and -c CONFIG exclude each other");
+	if (!o->servers && !o->backends && !o->config)
+		return kr_usage_error("missing --servers N (or --backends FILE, or -c CONFIG --ring "
+				      "NAME)");
+	if (o->weights && (o->backends || o->config))
+		return kr_usage_error("--weights and %s exclude each other (it has weights)",
+				      o->config ? "-c CONFIG" : "--backends");
 	if (o->weights && o->backends)
 		return kr_usage_error("--weights and --backends exclude each other (the file has "
 				      "weights)");
@@ -226,7 +243,33 @@ static void shape_free(struct shape *s)
 static int shape_build(const struct plan_opts *o, struct shape *s, struct kr_err *err)
 {
 	memset(s, 0, sizeof(*s));
-	if (o->backends) {
+	if (o->config) {
+		struct kr_config *cfg = kr_cli_config_load(o->config);
+		int ri = cfg ? kr_config_ring(cfg, o->ring) : -1;
+
+		if (ri < 0) {
+			if (cfg)
+				kr_errf(err, "%s has no ring '%s'", o->config, o->ring);
+			else
+				kr_errf(err, "couldn't read %s (see above)", o->config);
+			kr_config_free(cfg);
+			return -1;
+		}
+		s->n = cfg->rings[ri].nbackends;
+		s->b = calloc(s->n ? s->n : 1, sizeof(*s->b));
+		for (uint32_t i = 0; s->b && i < s->n; i++) {
+			s->b[i].addr = cfg->rings[ri].backends[i].addr;
+			s->b[i].weight = cfg->rings[ri].backends[i].weight;
+		}
+		kr_config_free(cfg);
+		if (!s->b)
+			return kr_errf(err, "out of memory");
+		if (o->servers && o->servers != s->n)
+			return kr_errf(err, "--servers %u but ring '%s' has %u backends", o->servers,
+				       o->ring, s->n);
+		snprintf(s->desc, sizeof(s->desc), "%u servers of ring %.40s in %.80s", s->n,
+			 o->ring, o->config);
+	} else if (o->backends) {
 		if (kr_backends_load(o->backends, &s->b, &s->n, err))
 			return -1;
 		if (o->servers && o->servers != s->n)

@@ -171,7 +171,8 @@ static int cmd_ring_build(int argc, char **argv)
 		pr_warn("keyrouter: %s\n", err.msg);
 		return 1;
 	}
-	if (kr_image_encode(&img, r, NULL, &err)) {
+	/* the ring's points are not needed after the image: its pages become the image's */
+	if (kr_image_encode_consume(&img, r, NULL, &err)) {
 		pr_warn("keyrouter: %s: %s\n", o.label, err.msg);
 		kr_ring_free(r);
 		return 1;

@@ -602,10 +602,11 @@ static void resolve_auto(struct ctx *c, struct kr_cfg_ring *r)
 #define KR_CFG_WARN_RING_BYTES	(256ull << 20)	/* a ring image this large gets a warning */
 
 /* A ring whose image takes more than KR_CFG_WARN_RING_BYTES of kernel memory: legitimate
- * for a large pool, a typo (one weight of 1000000) otherwise.  Names the largest backend. */
+ * for a large pool, a typo (one weight of 1000000, a point_multiple of 4000000) otherwise.
+ * Names the largest backend when it holds half the points or more, else point_multiple. */
 static void warn_big_ring(struct ctx *c, struct kr_cfg_ring *r)
 {
-	uint64_t bytes = kr_cfg_ring_image_bytes(r);
+	uint64_t bytes = kr_cfg_ring_image_bytes(r), share;
 	uint32_t big = 0;
 
 	if (bytes <= KR_CFG_WARN_RING_BYTES)
@@ -613,6 +614,18 @@ static void warn_big_ring(struct ctx *c, struct kr_cfg_ring *r)
 	for (uint32_t i = 1; i < r->nbackends; i++)
 		if (r->backends[i].weight > r->backends[big].weight)
 			big = i;
+	share = (uint64_t)r->backends[big].weight * r->point_multiple * 100 / r->npoints;
+	if (r->format == 2 && r->point_multiple && (r->nbackends == 1 || share < 50)) {
+		/* no backend stands out: the points come from point_multiple */
+		cfg_kwarn(c, "point_multiple", "ring '%s' has %llu points, ~%llu MiB of kernel "
+			  "memory: point_multiple %u x a total weight of %llu, no backend holding "
+			  "more than %llu%% of them. Is the point_multiple meant? ('keyrouter plan' "
+			  "says how many points an imbalance target needs)", r->name ? r->name : "?",
+			  (unsigned long long)r->npoints, (unsigned long long)(bytes >> 20),
+			  r->point_multiple, (unsigned long long)(r->npoints / r->point_multiple),
+			  (unsigned long long)share);
+		return;
+	}
 	cfg_push_key(c, "backends");
 	cfg_push_idx(c, big);
 	cfg_kwarn(c, "weight", "ring '%s' has %llu points, ~%llu MiB of kernel memory; its largest "
@@ -620,8 +633,7 @@ static void warn_big_ring(struct ctx *c, struct kr_cfg_ring *r)
 	      "meant? ('keyrouter plan' says how many points an imbalance target needs)",
 	      r->name ? r->name : "?", (unsigned long long)r->npoints,
 	      (unsigned long long)(bytes >> 20), r->backends[big].weight, r->point_multiple,
-	      (unsigned long long)((uint64_t)r->backends[big].weight * r->point_multiple * 100 /
-				   r->npoints));
+	      (unsigned long long)share);
 	cfg_pop(c);
 	cfg_pop(c);
 }

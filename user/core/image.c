@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include "image.h"
 #include "util.h"
 
@@ -18,21 +19,52 @@ static void *chunk_ptr(struct kr_image *img, uint32_t n)
 	return (char *)img->buf + (size_t)n * KR_CHUNK_BYTES;
 }
 
+/* Ring points encoded between two releases of what they were read from (2 MiB of hashes). */
+#define RELEASE_POINTS	(1u << 19)
+
+#define RELEASE_ALIGN	((uintptr_t)2 << 20)	/* whole (huge) pages: none is split */
+
+/* Gives the whole 2 MiB-aligned pages of buffer p below byte `to` back to the kernel, from
+ * *done on (their contents are gone; the allocation stays valid for free(), its first
+ * page, where malloc keeps its header, is never one of them): the image's next page
+ * faults then get pages the process just used, not ones the machine has to find and, in
+ * a VM, the host to back (docs/engine.md "Benchmarks"). */
+static void release_below(void *p, size_t to, uintptr_t *done)
+{
+	uintptr_t s = ((uintptr_t)p + RELEASE_ALIGN - 1) & ~(RELEASE_ALIGN - 1);
+	uintptr_t e = ((uintptr_t)p + to) & ~(RELEASE_ALIGN - 1);
+
+	if (*done > s)
+		s = *done;
+	if (e > s) {
+		madvise((void *)s, e - s, MADV_DONTNEED);
+		*done = e;
+	}
+}
+
 /*
  * Ring points, each followed by its removed duplicates (recording where those went), and
  * the bucket index in the same pass, from the ring's own hashes (not read back from the
  * packed points): entry k = first image index with hash >= k << (32 - bits) -- always a
  * ring point, since a kept duplicate has its winner's hash --; the sentinel = npoints.
+ * With release, the ring's hash and backend arrays are given back to the kernel behind
+ * the pass, RELEASE_POINTS at a time.
  */
-static void fill_points_index(struct kr_image *img, const struct kr_ring *r)
+static void fill_points_index(struct kr_image *img, const struct kr_ring *r, int release)
 {
 	struct kr_image_hdr *h = img->hdr;
 	struct kr_point *pt = chunk_ptr(img, h->pt_chunk);
 	uint32_t *idx = chunk_ptr(img, h->idx_chunk), nb = 1u << h->bucket_bits;
 	uint32_t shift = 32 - h->bucket_bits, k = 0, d = 0, e = 0, maxb = 0;
+	uintptr_t done_h = 0, done_b = 0;
 
 	for (uint32_t i = 0; i < r->npoints; i++) {
 		uint32_t b = r->hash[i] >> shift;
+
+		if (release && i % RELEASE_POINTS == 0) {
+			release_below(r->hash, (size_t)i * 4, &done_h);
+			release_below(r->backend, (size_t)i * 2, &done_b);
+		}
 
 		while (e <= b)
 			idx[e++] = k;
@@ -61,8 +93,8 @@ static void fill_backends(struct kr_image *img, const struct kr_ring *r, const u
 		bt[i] = ids ? ids[i] : i;
 }
 
-int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_t *backend_ids,
-		    struct kr_err *err)
+static int encode(struct kr_image *img, const struct kr_ring *r, const uint32_t *backend_ids,
+		  int release, struct kr_err *err)
 {
 	uint64_t t0 = kr_cpu_ns(), n = (uint64_t)r->npoints + r->ndups;
 	struct kr_image_hdr h = { 0 };
@@ -103,7 +135,7 @@ int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_
 	img->hdr = img->buf;
 	*img->hdr = h;
 	img->ndup_pos = r->ndups;
-	fill_points_index(img, r);
+	fill_points_index(img, r, release);
 	/* padding of the last points chunk: hash 0xffffffff (kr_image_kern_user.h) */
 	memset((struct kr_point *)chunk_ptr(img, h.pt_chunk) + n, 0xff,
 	       (size_t)pt_chunks * KR_PTS_PER_CHUNK * sizeof(struct kr_point) -
@@ -111,6 +143,26 @@ int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_
 	fill_backends(img, r, backend_ids);
 	img->encode_ns = kr_cpu_ns() - t0;
 	return 0;
+}
+
+int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_t *backend_ids,
+		    struct kr_err *err)
+{
+	return encode(img, r, backend_ids, 0, err);
+}
+
+int kr_image_encode_consume(struct kr_image *img, struct kr_ring *r,
+			    const uint32_t *backend_ids, struct kr_err *err)
+{
+	int ret = encode(img, r, backend_ids, 1, err);
+
+	if (ret == 0) {		/* the points are gone: no reader may find half of them */
+		free(r->hash);
+		free(r->backend);
+		r->hash = NULL;
+		r->backend = NULL;
+	}
+	return ret;
 }
 
 void kr_image_free(struct kr_image *img)

@@ -48,6 +48,15 @@ static inline const void *kr_image_chunk(const struct kr_image *img, uint32_t n)
  */
 int kr_image_encode(struct kr_image *img, const struct kr_ring *r, const uint32_t *backend_ids,
 		    struct kr_err *err);
+/*
+ * The same, for a caller that needs only the image afterwards (`keyrouter ring build`):
+ * the ring's points are given back to the kernel as they are encoded, so the image's
+ * pages are ones the process just used (half the memory the two copies would touch).  On
+ * success r->hash and r->backend are freed and NULL (the counts, digest, duplicates and
+ * stats stay); on failure the ring is whole.
+ */
+int kr_image_encode_consume(struct kr_image *img, struct kr_ring *r,
+			    const uint32_t *backend_ids, struct kr_err *err);
 void kr_image_free(struct kr_image *img);
 
 /* An image read back from the kernel (buf: malloc'd, size bytes) as a struct kr_image:

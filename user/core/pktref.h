@@ -17,7 +17,7 @@ struct kr_ref_out {
 	int parse_rc;		/* enum kr_parse_rc (kr_parse.h) */
 	int key_status;		/* enum kr_key_status, when parse_rc == KR_PARSE_OK */
 	uint32_t key_len;
-	uint32_t key_hash;	/* crc32 of the key (user/crc32.c, an independent CRC) */
+	uint32_t key_hash;	/* crc32 of the key (user/core/crc32.c, an independent CRC) */
 	uint8_t key[KR_KEY_BUF];
 	uint8_t family;		/* parsed headers */
 	uint8_t dst[16];

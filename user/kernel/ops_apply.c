@@ -14,6 +14,7 @@
 #include "image.h"
 #include "log.h"
 #include "ops_apply.h"
+#include "ring_sm.h"
 #include "ops_backends.h"
 #include "ops_ports.h"
 #include "ops_publish.h"
@@ -587,6 +588,16 @@ int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
 	rc = kr_ops_live_read(in, &m, cfg, lv, err);
 	if (!rc)
 		rc = kr_apply_plan(cfg, lv, o->stage, p, err);
+	if (!rc && o->strict && p->n.rings_skipped) {
+		for (uint32_t i = 0; i < p->nrings; i++)
+			if (p->rings[i].act == KR_PLAN_SKIP) {
+				kr_errf(err, "ring '%s' differs but is %s (--strict): nothing was "
+					"changed; commit or roll it back, then apply",
+					p->rings[i].unit->name, kr_ops_state_name(p->rings[i].state));
+				break;
+			}
+		rc = -EBUSY;
+	}
 	if (!rc && !o->dry_run)
 		rc = kr_ops_apply_exec(in, &m, p, err);
 	kr_live_free(lv);

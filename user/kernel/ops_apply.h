@@ -33,6 +33,8 @@
 
 struct kr_ops_apply_opts {
 	bool dry_run;		/* plan only: nothing is written */
+	bool strict;		/* a ring the plan must leave alone (staged or migrating)
+				 * fails the apply before anything is written (-EBUSY) */
 	const char *stage;	/* ring stage of this ring (unit) name; NULL: a whole apply */
 };
 

@@ -18,6 +18,8 @@
  *                   chunks of its own, which the benchmark's 16-backend rings do not)
  *                   whose value the second read's address waits for: the latency floor
  *                   of any lookup that reads an index, then points
+ *   KR_BENCH_IDX_WIN (e) with the shipped lookup's window in place of the one word: KR_WINDOW
+ *                   points from a random place of the chunk, counted (kr_ptr_count)
  *   KR_BENCH_PLAIN  (b) control word, slot, a plain lower-bound binary search over the
  *                   image points (one chunk lookup per step), backend table, backend state
  * The key-varying step is the same in every variant (kr_bench_key(), at the start of the
@@ -34,6 +36,7 @@
 #define KR_BENCH_PLAIN	4
 #define KR_BENCH_DEP	5
 #define KR_BENCH_IDX_DEP	6
+#define KR_BENCH_IDX_WIN	7
 
 /* Where the bench packet's payload starts: Ethernet (14) + IPv4 without options (20) +
  * UDP (8).  Packets of another shape are left alone. */
@@ -44,6 +47,10 @@ __u32 kr_bench_ctr;
  * benchmark (tests/bench/bench_quic_lb.c) moves it into a CID's ring key or behind the
  * CID. */
 __u32 kr_bench_key_off;
+/* The backend ids (a) and (c)-(e) route to: 1 + (hash & mask).  Default 15 (16 backends, hot
+ * in the caches); xdp_forward also sets 2047, the 2048 backends of its rings, so that the
+ * backend's state, MAC and counters are read at random as for the real lookup's answers. */
+__u32 kr_bench_backend_mask = 15;
 
 static __always_inline void kr_bench_key(struct xdp_md *ctx)
 {
@@ -67,11 +74,11 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	out->key_hash = h;
 	out->slot = 0;
 	out->image_index = out->first_index = out->walk = 0;
-	out->backend_id = 1 + (h & 15);
+	out->backend_id = 1 + (h & kr_bench_backend_mask);
 	return KR_ROUTE_OK;
 }
 #elif KR_BENCH_VARIANT == KR_BENCH_LIMIT || KR_BENCH_VARIANT == KR_BENCH_DEP || \
-	KR_BENCH_VARIANT == KR_BENCH_IDX_DEP
+	KR_BENCH_VARIANT == KR_BENCH_IDX_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_WIN
 static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 					  struct kr_route *out)
 {
@@ -90,7 +97,7 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr)
 		return KR_ROUTE_BAD_IMAGE;
-#if KR_BENCH_VARIANT == KR_BENCH_IDX_DEP
+#if KR_BENCH_VARIANT == KR_BENCH_IDX_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_WIN
 	/* a random index word first; the points read's address waits for its value */
 	c = hdr->idx_chunk + (__u32)(((__u64)kr_mix32(h ^ 0x9e3779b9) *
 				       (hdr->pt_chunk - hdr->idx_chunk)) >> 32);
@@ -109,11 +116,20 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 		return KR_ROUTE_BAD_IMAGE;
 	/* a random word of the whole chunk (so the reads cover the whole image); the answer
 	 * depends on the value read */
+#if KR_BENCH_VARIANT == KR_BENCH_IDX_WIN
+	/* the shipped lookup's window instead of one word: KR_WINDOW points from a random
+	 * place of the chunk, counted as kr_window_at() counts them */
+	c = ((kr_mix32(h) & 0xffff) * (KR_PTS_PER_CHUNK - KR_WINDOW)) >> 16;
+	KR_BARRIER_VAR(c);
+	c = kr_ptr_count((const struct kr_point *)(const void *)w + c, h, KR_WINDOW);
+#else
 	c = ((kr_mix32(h) & 0xffff) * (KR_CHUNK_BYTES / 4)) >> 16;
 	KR_BARRIER_VAR(c);	/* the shift's bound, not a rounded-up mask of it */
 	c = w[c];
-	out->backend_id = 1 + ((c ^ h) & 15);
-#if KR_BENCH_VARIANT == KR_BENCH_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_DEP
+#endif
+	out->backend_id = 1 + ((c ^ h) & kr_bench_backend_mask);
+#if KR_BENCH_VARIANT == KR_BENCH_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_DEP || \
+	KR_BENCH_VARIANT == KR_BENCH_IDX_WIN
 	asm volatile("%[c] &= 0" : [c] "+r"(c));	/* 0, once the value is there */
 	kr_bench_ctr += c;
 #endif

@@ -1,0 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The data path program built for tests/bench/xdp_forward.c: see kr_bench_variant.h. */
+#define KR_BENCH_VARIANT KR_BENCH_IDX_WIN
+#include "keyrouter.bpf.c"
