@@ -19,6 +19,7 @@
 #include "ops_report.h"
 #include "ring_sm.h"
 #include "ops_stats.h"
+#include "ops_svcstats.h"
 #include "prom.h"
 #include "quic_lb.h"
 #include "health_out.h"
@@ -38,6 +39,7 @@ enum fam {
 	F_QLB_PACKETS, F_QLB_ROUTED,
 	F_BE_OWNER, F_BE_SINCE, F_HC_PROBES, F_HC_FAILED, F_HC_RTT, F_HC_TRANSITIONS, F_HC_HELD,
 	F_HC_UP, F_HC_BEAT, F_HC_PANIC,
+	F_SVC_PACKETS, F_SVC_UNROUTED, F_SVC_DROPPED, F_SVC_BYTES,
 	F_N
 };
 
@@ -137,6 +139,16 @@ static const struct {
 	[F_HC_PANIC] = { "keyrouter_health_panic", "gauge",
 		"1 when the ring's panic threshold holds back a down (fewer than the threshold's "
 		"share of its backends would be left up), else 0." },
+	[F_SVC_PACKETS] = { "keyrouter_service_packets_total", "counter",
+		"Packets of a service (by its config name), by outcome (routed, passed, "
+		"dropped); sum() is every packet that matched the service." },
+	[F_SVC_UNROUTED] = { "keyrouter_service_unrouted_packets_total", "counter",
+		"Packets of a service not routed, by the reason (no_key, key_too_long, "
+		"no_route, forward_error, bad_service)." },
+	[F_SVC_DROPPED] = { "keyrouter_service_dropped_packets_total", "counter",
+		"Packets of a service dropped by its policy, by the reason." },
+	[F_SVC_BYTES] = { "keyrouter_service_routed_bytes_total", "counter",
+		"Frame bytes of the packets of a service that were routed." },
 };
 
 struct prom {
@@ -332,6 +344,45 @@ static void health_instance(struct prom *p, struct kr_inst *in)
 			sample(p, F_HC_PANIC, r.panic ? "1" : "0", "instance", in->name, "ring",
 			       meta.name, NULL);
 	}
+}
+
+/* Per-service counters (ops_svcstats.h), by the service's config name. */
+static void services(struct prom *p, const char *inst, const struct kr_inst *in,
+		     const struct kr_ops_maps *m)
+{
+	static const char *const outcome[] = { "routed", "passed", "dropped" };
+	static const char *const unrouted[][2] = {
+		{ "no_key", "no_key" }, { "key_too_long", "key_too_long" },
+		{ "no_route", "no_route" }, { "forward_error", "fwd_error" },
+		{ "bad_service", "bad_service" },
+	};
+	static const char *const dropped[][2] = {
+		{ "no_key", "dropped_no_key" }, { "key_too_long", "dropped_key_too_long" },
+		{ "no_route", "dropped_no_route" },
+	};
+	struct kr_ops_svc *v;
+	unsigned n;
+	char b[32];
+
+	if (kr_ops_svc_read(in, m, &v, &n))
+		return;		/* an older program: no per-service counters */
+	for (unsigned i = 0; i < n; i++) {
+		const struct kr_ops_named *c = &v[i].c;
+		const char *sv = v[i].name;
+
+		for (size_t k = 0; k < 3; k++)
+			sample(p, F_SVC_PACKETS, u64s(b, kr_ops_named_get(c, outcome[k])),
+			       "instance", inst, "service", sv, "outcome", outcome[k], NULL);
+		for (size_t k = 0; k < sizeof(unrouted) / sizeof(unrouted[0]); k++)
+			sample(p, F_SVC_UNROUTED, u64s(b, kr_ops_named_get(c, unrouted[k][1])),
+			       "instance", inst, "service", sv, "reason", unrouted[k][0], NULL);
+		for (size_t k = 0; k < sizeof(dropped) / sizeof(dropped[0]); k++)
+			sample(p, F_SVC_DROPPED, u64s(b, kr_ops_named_get(c, dropped[k][1])),
+			       "instance", inst, "service", sv, "reason", dropped[k][0], NULL);
+		sample(p, F_SVC_BYTES, u64s(b, kr_ops_named_get(c, "bytes")), "instance", inst,
+		       "service", sv, NULL);
+	}
+	free(v);
 }
 
 /* One series per backend id = per server, whatever the number of rings that have it
@@ -560,6 +611,7 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 		free(nrings);
 	}
 	quic_lb(p, in.name, &in, &m);
+	services(p, in.name, &in, &m);
 	sample(p, F_ERRORS, u64s(b, p->errors), "instance", in.name, NULL);
 	kr_health_maps_close(&p->hm);
 	kr_ops_maps_close(&m);
