@@ -221,9 +221,9 @@ setup() {
 	cat "$T/health.log"
 	assert_output --partial "health checker: running, pid $hpid, 2 backends checked"
 	grep -q '^health: checking 2 backends' "$T/health.log"
-	grep -Fx "keyrouter_up{instance=\"$IF\"} 1" "$T/scrape"
-	grep -Fx "keyrouter_read_errors{instance=\"$IF\"} 0" "$T/scrape"
-	grep -F "keyrouter_ring_slot_points{instance=\"$IF\",ring=\"r\",slot=\"0\"} 32" "$T/scrape"
+	grep -Fx "keyrouter_up{keyrouter_instance=\"$IF\"} 1" "$T/scrape"
+	grep -Fx "keyrouter_read_errors{keyrouter_instance=\"$IF\"} 0" "$T/scrape"
+	grep -F "keyrouter_ring_slot_points{keyrouter_instance=\"$IF\",ring=\"r\",slot=\"0\"} 32" "$T/scrape"
 	# reload = apply: the same file again changes nothing
 	run -0 unit ExecReload
 	echo "$output"

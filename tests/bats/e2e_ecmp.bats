@@ -181,7 +181,7 @@ agree() { awk 'NR == FNR { p[$1] = $2; next } ($1 in p) && p[$1] == $2 { n++ } E
 	[ "$status" = 0 ]
 	kr_b ring migrate dns4 --percent 50
 	for r in kr_a kr_b; do
-		$r status --prometheus | grep -Fx "keyrouter_ring_migration_ratio{instance=\"$TOPO_INSTANCE-${r#kr_}\",ring=\"dns4\"} 0.5"
+		$r status --prometheus | grep -Fx "keyrouter_ring_migration_ratio{keyrouter_instance=\"$TOPO_INSTANCE-${r#kr_}\",ring=\"dns4\"} 0.5"
 	done
 	# the names that move at 50 % (a share of those the new ring moves): not none
 	[ "$(awk 'NR == FNR { o[$1] = $2; next } $2 != o[$1] { m++ } END { print m + 0 }' \

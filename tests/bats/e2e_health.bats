@@ -148,7 +148,7 @@ kill_detect() {
 	[ "$(jq -r '.health_checker.running' <<<"$output")" = true ]
 	run -0 kr status --prometheus
 	"$("$E2E_ROOT"/scripts/promtool.sh)" check metrics <<<"$output"
-	grep -q "^keyrouter_health_checker_up{instance=\"$TOPO_INSTANCE\"} 1$" <<<"$output"
+	grep -q "^keyrouter_health_checker_up{keyrouter_instance=\"$TOPO_INSTANCE\"} 1$" <<<"$output"
 	[ "$(grep -c '^keyrouter_health_probes_total{.*} [1-9]' <<<"$output")" = 12 ]
 	[ "$(grep -c '^keyrouter_health_panic{.*} 0$' <<<"$output")" = 3 ]
 }
@@ -332,7 +332,7 @@ kill_detect() {
 	echo "$output"
 	grep -q "^health: PANIC in ring dns4 since .*: 2 of 4 checked backends up; 1 failing backend kept up by the panic threshold 0.50" <<<"$output"
 	run -0 kr status --prometheus
-	grep -q "^keyrouter_health_panic{instance=\"$TOPO_INSTANCE\",ring=\"dns4\"} 1$" <<<"$output"
+	grep -q "^keyrouter_health_panic{keyrouter_instance=\"$TOPO_INSTANCE\",ring=\"dns4\"} 1$" <<<"$output"
 	grep -q "^health: PANIC: ring dns4: marking .* down would leave 1 of 4 backends up, below the panic threshold 0.50" "$TOPO_DIR/health.log"
 	start_unbound 2
 	start_unbound 3

@@ -239,7 +239,7 @@ check_events() { # EVENTS PRED...
 	assert_line --regexp '^counters of service pl \([0-9.]+:7000, id [0-9]+\): packets [0-9]+ routed [0-9]+ passed 0 dropped 0'
 	assert_line --regexp '^service dns [0-9.]+:53/udp: key dns'
 	run -0 topo_kr stats --prometheus "${KI[@]}"
-	assert_line --regexp "^keyrouter_service_packets_total\{instance=\"$TOPO_INSTANCE\",service=\"mc\",outcome=\"dropped\"\} [0-9]+"
+	assert_line --regexp "^keyrouter_service_packets_total\{keyrouter_instance=\"$TOPO_INSTANCE\",service=\"mc\",outcome=\"dropped\"\} [0-9]+"
 	p=$(grep "service=\"pl\",outcome=\"routed\"" <<<"$output" | awk '{ print $2 }')
 	[ "$p" = "$(jq '.service_counters[] | select(.name == "pl") | .routed' "$TOPO_DIR/c1.json")" ]
 	# rates under --watch (from the second round)

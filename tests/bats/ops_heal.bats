@@ -130,8 +130,8 @@ routes_none() {
 		# the exposition (also from the host: the instance's namespace is entered)
 		for where in kr "$KR_BIN"; do
 			run -0 $where status --prometheus --instance "$I"
-			assert_line "keyrouter_up{instance=\"$I\"} 1"
-			assert_line "keyrouter_attached{instance=\"$I\"} 0"
+			assert_line "keyrouter_up{keyrouter_instance=\"$I\"} 1"
+			assert_line "keyrouter_attached{keyrouter_instance=\"$I\"} 0"
 		done
 		# a dry run says so and changes nothing
 		run -0 kr apply -c "$KR_TMP/small.json" --instance "$I" --dry-run
@@ -143,7 +143,7 @@ routes_none() {
 		run -0 kr status --instance "$I"
 		assert_line --index 0 --partial "r0 (attached)"
 		run -0 "$KR_BIN" status --prometheus --instance "$I"
-		assert_line "keyrouter_attached{instance=\"$I\"} 1"
+		assert_line "keyrouter_attached{keyrouter_instance=\"$I\"} 1"
 		run -0 routes_as small
 		run -0 kr check --instance "$I"
 		run -0 kr unload r0 --instance "$I"

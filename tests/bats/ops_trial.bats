@@ -412,15 +412,15 @@ s = socket.socket(); s.bind(("127.0.0.1", 9437)); s.listen(); print("up", flush=
 @test "Prometheus exposition by a user who cannot see the pins: keyrouter_read_errors 1 with keyrouter_up 0, not a plain 'not loaded'" {
 	loaded_unseen_by_nobody
 	run -0 nobody "$NKK" stats --prometheus --instance "$N"
-	assert_line "keyrouter_up{instance=\"$N\"} 0"
-	assert_line "keyrouter_read_errors{instance=\"$N\"} 1"
+	assert_line "keyrouter_up{keyrouter_instance=\"$N\"} 0"
+	assert_line "keyrouter_read_errors{keyrouter_instance=\"$N\"} 1"
 	run -0 nobody "$NKK" stats --prometheus
 	assert_line "keyrouter_up 0"
 	assert_line "keyrouter_read_errors 1"
 	# root sees it, and an instance that does not exist is only "not loaded"
 	run -0 kr stats --prometheus --instance "$N"
-	assert_line "keyrouter_up{instance=\"$N\"} 1"
+	assert_line "keyrouter_up{keyrouter_instance=\"$N\"} 1"
 	run -0 kr stats --prometheus --instance "$N-none"
-	assert_line "keyrouter_up{instance=\"$N-none\"} 0"
+	assert_line "keyrouter_up{keyrouter_instance=\"$N-none\"} 0"
 	refute_output --partial "keyrouter_read_errors"
 }

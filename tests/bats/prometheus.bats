@@ -28,6 +28,7 @@ setup() {
 teardown() {
 	[ -n "${EXPORTER_PID:-}" ] && kill "$EXPORTER_PID" 2>/dev/null
 	[ -n "${SLOW_PID:-}" ] && kill "$SLOW_PID" 2>/dev/null
+	[ -n "${PROM_PID:-}" ] && kill "$PROM_PID" 2>/dev/null
 	if [ -n "${N:-}" ]; then
 		nsenter --net="/run/netns/$N" "$KK" unload "$IFACE" --instance "$N" >/dev/null 2>&1
 	fi
@@ -100,7 +101,7 @@ grouped() {
 
 @test "nothing loaded: status --prometheus prints keyrouter_up 0 (exit 0) and promtool accepts it" {
 	run -0 $K status --prometheus --instance "kr-prom-none-$$"
-	assert_output --partial "keyrouter_up{instance=\"kr-prom-none-$$\"} 0"
+	assert_output --partial "keyrouter_up{keyrouter_instance=\"kr-prom-none-$$\"} 0"
 	assert_output --partial '# TYPE keyrouter_up gauge'
 	$K status --prometheus --instance "kr-prom-none-$$" | "$PROMTOOL" check metrics
 	# a pin directory that holds no keyrouter maps is "not loaded" too, not an error
@@ -117,7 +118,7 @@ grouped() {
 	cat "$T/m0"
 	"$PROMTOOL" check metrics <"$T/m0"
 	grouped "$T/m0"
-	i='instance="'$N'"'
+	i='keyrouter_instance="'$N'"'
 	[ "$(value "$T/m0" "keyrouter_up{$i}")" = 1 ]
 	[ "$(value "$T/m0" "keyrouter_read_errors{$i}")" = 0 ]
 	[ "$(value "$T/m0" "keyrouter_services{$i}")" = 2 ]
@@ -129,7 +130,12 @@ grouped() {
 	[ "${ts%.*}" -ge "$t0" ]
 	[ "${ts%.*}" -le "$t1" ]
 	# the interface name q"\z, escaped as the format wants
-	grep -F "keyrouter_info{$i,interface=\"q\\\"\\\\z\",mode=\"generic\"} 1" "$T/m0"
+	grep -F "keyrouter_info{$i,interface=\"q\\\"\\\\z\",mode=\"generic\",version=" "$T/m0"
+	# and status --json is JSON with that name in it (jq reads it back, loaded_ns exact)
+	kr status --json --instance "$N" >"$T/s.json"
+	[ "$(jq -r .instance.interface "$T/s.json")" = "$IFACE" ]
+	[ "$(jq -r '.instance.loaded_ns | length' "$T/s.json")" = 19 ]
+	[ "$(jq -r '.instance.loaded_s | floor' "$T/s.json")" = "${ts%.*}" ]
 
 	send 200 7000
 	send 30 7001
@@ -164,9 +170,9 @@ grouped() {
 	instance
 	# its id: the canonical one, its home (docs/operations.md "Backend identity")
 	id=$(/usr/bin/python3 "$BATS_TEST_DIRNAME/backend_ids_ref.py" home 10.99.0.11:7000)
-	s='keyrouter_backend_state{instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
-	u='keyrouter_backend_up{instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
-	r='keyrouter_backend_rings{instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
+	s='keyrouter_backend_state{keyrouter_instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
+	u='keyrouter_backend_up{keyrouter_instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
+	r='keyrouter_backend_rings{keyrouter_instance="'$N'",backend="10.99.0.11:7000",id="'$id'"}'
 	kr status --prometheus --instance "$N" >"$T/a"
 	[ "$(value "$T/a" "$s")" = 0 ]
 	[ "$(value "$T/a" "$u")" = 1 ]
@@ -187,8 +193,8 @@ grouped() {
 	nsenter --net="/run/netns/$N" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all,+bpf -- \
 		"$KK" status --prometheus --instance "$N" >"$T/m"
 	"$PROMTOOL" check metrics <"$T/m"
-	[ "$(value "$T/m" "keyrouter_up{instance=\"$N\"}")" = 1 ]
-	[ "$(value "$T/m" "keyrouter_read_errors{instance=\"$N\"}")" -gt 0 ]
+	[ "$(value "$T/m" "keyrouter_up{keyrouter_instance=\"$N\"}")" = 1 ]
+	[ "$(value "$T/m" "keyrouter_read_errors{keyrouter_instance=\"$N\"}")" -gt 0 ]
 }
 
 @test "a read-only /sys/fs/bpf (the exporter unit's ProtectKernelTunables) still reads everything" {
@@ -198,7 +204,7 @@ grouped() {
 		mount -o remount,bind,ro /sys/fs/bpf && ! touch /sys/fs/bpf/kr-ro-probe 2>/dev/null &&
 		exec "$1" status --prometheus --instance "$2"' sh "$KK" "$N"
 	echo "$output" >"$T/ro"
-	grep -Fx "keyrouter_read_errors{instance=\"$N\"} 0" "$T/ro"
+	grep -Fx "keyrouter_read_errors{keyrouter_instance=\"$N\"} 0" "$T/ro"
 	# the same series (no traffic in between)
 	diff <(grep -v '^#' "$T/rw" | sed 's/ [^ ]*$//') <(grep -v '^#' "$T/ro" | sed 's/ [^ ]*$//')
 }
@@ -251,11 +257,11 @@ grouped() {
 	grep -i '^content-type: text/plain; version=0.0.4' "$T/h"
 	"$PROMTOOL" check metrics <"$T/scrape"
 	grouped "$T/scrape"
-	[ "$(value "$T/scrape" "keyrouter_packets_total{instance=\"$N\",outcome=\"routed\"}")" = 50 ]
+	[ "$(value "$T/scrape" "keyrouter_packets_total{keyrouter_instance=\"$N\",outcome=\"routed\"}")" = 50 ]
 	# the exporter serves every instance: the one of this test is among them, and equal
 	# (no traffic since) to what status prints for it
 	kr status --prometheus --instance "$N" >"$T/status"
-	diff <(grep "instance=\"$N\"" "$T/status") <(grep "instance=\"$N\"" "$T/scrape")
+	diff <(grep "keyrouter_instance=\"$N\"" "$T/status") <(grep "keyrouter_instance=\"$N\"" "$T/scrape")
 	run -0 nsenter --net="/run/netns/$N" curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope"
 	assert_output 404
 	run -0 nsenter --net="/run/netns/$N" curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/metrics"
@@ -266,7 +272,7 @@ grouped() {
 	# killing the exporter changed nothing: packets are still routed
 	send 10 7000
 	kr status --prometheus --instance "$N" >"$T/after"
-	[ "$(value "$T/after" "keyrouter_packets_total{instance=\"$N\",outcome=\"routed\"}")" = 60 ]
+	[ "$(value "$T/after" "keyrouter_packets_total{keyrouter_instance=\"$N\",outcome=\"routed\"}")" = 60 ]
 	run -2 $K exporter --listen 127.0.0.1
 	assert_output --partial "bad --listen '127.0.0.1'"
 }
@@ -316,4 +322,48 @@ grouped() {
 	assert_output --partial "expected 1..4"
 	run -2 $K exporter --listen "127.0.0.1:$PORT" --timeout 0
 	assert_output --partial "bad --timeout '0'"
+}
+
+@test "a real Prometheus (Debian's 2.42, loopback) scrapes the exporter: stored series carry instance = the target and keyrouter_instance = the router's; info metrics for a fleet" {
+	PROMETHEUS=$(scripts/promtool.sh prometheus) || skip "no prometheus binary (scripts/promtool.sh prometheus)"
+	instance
+	send 20 7000
+	nsenter --net="/run/netns/$N" "$KK" exporter --listen "127.0.0.1:$PORT" --instance "$N" 3>&- &
+	EXPORTER_PID=$!
+	# no series of ours has a label named instance: that one is the scrape target's
+	for _ in $(seq 50); do
+		nsenter --net="/run/netns/$N" curl -s -o "$T/scrape" "http://127.0.0.1:$PORT/metrics" && break
+		sleep 0.1
+	done
+	run -1 grep -E '[{,]instance=' "$T/scrape"
+	grep -E "^keyrouter_info\{keyrouter_instance=\"$N\",interface=.*,version=\"[^\"]+\",program_tag=\"[0-9a-f]{16}\"\} 1$" "$T/scrape"
+	grep -E "^keyrouter_config_info\{keyrouter_instance=\"$N\",digest=\"[0-9a-f]{16}\"\} 1$" "$T/scrape"
+	digest=$(grep '^keyrouter_ring_slot_info' "$T/scrape" | sed -E 's/.*digest="([0-9a-f]{8})".*/\1/')
+	[ "$digest" = "$(kr ring status pool --instance "$N" --json | jq -r '.[0].slots[0].digest')" ]
+	# the program tag is the attached program's (bpftool's view)
+	tag=$(grep '^keyrouter_info' "$T/scrape" | sed -E 's/.*program_tag="([0-9a-f]+)".*/\1/')
+	id=$(kr status --json --instance "$N" | jq -r .instance.prog_id)
+	[ "$(bpftool prog show id "$id" --json | jq -r .tag)" = "$tag" ]
+	cat >"$T/prom.yml" <<-EOF
+	global: { scrape_interval: 1s, evaluation_interval: 1s }
+	scrape_configs:
+	  - job_name: keyrouter
+	    static_configs: [ { targets: ['127.0.0.1:$PORT'] } ]
+	EOF
+	nsenter --net="/run/netns/$N" "$PROMETHEUS" --config.file="$T/prom.yml" \
+		--storage.tsdb.path="$T/tsdb" --web.listen-address="127.0.0.1:$((PORT + 1))" \
+		>"$T/prometheus.log" 2>&1 3>&- &
+	PROM_PID=$!
+	q="http://127.0.0.1:$((PORT + 1))/api/v1/query?query=keyrouter_packets_total%7Boutcome%3D%22routed%22%7D"
+	for _ in $(seq 150); do
+		nsenter --net="/run/netns/$N" curl -s "$q" >"$T/q.json" 2>/dev/null &&
+			[ "$(jq '.data.result | length' "$T/q.json" 2>/dev/null)" = 1 ] && break
+		sleep 0.2
+	done
+	kill "$PROM_PID"; wait "$PROM_PID" || true; PROM_PID=
+	cat "$T/q.json"
+	[ "$(jq -r '.data.result[0].metric.instance' "$T/q.json")" = "127.0.0.1:$PORT" ]
+	[ "$(jq -r '.data.result[0].metric.keyrouter_instance' "$T/q.json")" = "$N" ]
+	[ "$(jq -r '.data.result[0].metric | has("exported_instance")' "$T/q.json")" = false ]
+	[ "$(jq -r '.data.result[0].value[1]' "$T/q.json")" = 20 ]
 }

@@ -139,7 +139,7 @@ qstat() { # outcome -> its count in `stats --json`
 	send_quic "$c0" 2
 	[ "$(qstat unknown_server_id)" = 2 ]
 	run -0 nsenter --net="/run/netns/$N" "$KK" stats --prometheus --instance "$N"
-	assert_output --partial "keyrouter_quic_lb_packets_total{instance=\"$N\",vip=\"10.2.0.100:443\",outcome=\"routed\"} 15"
+	assert_output --partial "keyrouter_quic_lb_packets_total{keyrouter_instance=\"$N\",vip=\"10.2.0.100:443\",outcome=\"routed\"} 15"
 
 	# without quic_lb: no server IDs, no valid configuration, the flag cleared
 	jq 'del(.services[0].quic_lb)' "$T/q.json" > "$T/plain.json"

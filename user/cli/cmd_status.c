@@ -60,6 +60,17 @@ static const char *attach_word(enum kr_ops_attach_state s)
 	       s == KR_IFACE_GONE ? "interface-gone" : "other-netns";
 }
 
+/* A JSON string (quoted and escaped: an interface may be named q"\z). */
+static void put_jstr(const char *s)
+{
+	json_t *j = json_string(s ? s : "");
+	char *out = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+
+	fputs(out ? out : "null", stdout);
+	free(out);
+	json_decref(j);
+}
+
 static void show_instance(struct view *v)
 {
 	struct kr_ops_meta meta = {};
@@ -79,15 +90,31 @@ static void show_instance(struct view *v)
 	v->attach = st;
 	v->meta = meta;
 	if (v->fmt == FMT_JSON) {
-		printf("\"instance\":{\"name\":\"%s\",\"pin_dir\":\"%s\",\"loaded\":%s", v->in->name,
-		       v->in->dir, meta.magic == KR_OPS_META_MAGIC ? "true" : "false");
-		if (meta.magic == KR_OPS_META_MAGIC)
-			printf(",\"interface\":\"%s\",\"ifindex\":%u,\"mode\":\"%s\",\"prog_id\":%u,"
-			       "\"loaded_ns\":%llu,\"attached\":\"%s\"", meta.ifname, meta.ifindex,
+		char ifname[sizeof(meta.ifname) + 1] = "";
+
+		memcpy(ifname, meta.ifname, sizeof(meta.ifname));
+		printf("\"instance\":{\"name\":");
+		put_jstr(v->in->name);
+		printf(",\"pin_dir\":");
+		put_jstr(v->in->dir);
+		printf(",\"loaded\":%s", meta.magic == KR_OPS_META_MAGIC ? "true" : "false");
+		if (meta.magic == KR_OPS_META_MAGIC) {
+			printf(",\"interface\":");
+			put_jstr(ifname);
+			/* loaded_ns is above 2^53 (a double loses its last digits): a string, and
+			 * the seconds beside it */
+			printf(",\"ifindex\":%u,\"mode\":\"%s\",\"prog_id\":%u,\"loaded_ns\":\"%llu\","
+			       "\"loaded_s\":%llu.%03llu,\"attached\":\"%s\"", meta.ifindex,
 			       kr_ops_mode_name(meta.mode), meta.prog_id,
-			       (unsigned long long)meta.loaded_ns, attach_word(st));
-		if (now[0])
-			printf(",\"interface_now\":\"%s\"", now);
+			       (unsigned long long)meta.loaded_ns,
+			       (unsigned long long)(meta.loaded_ns / 1000000000ull),
+			       (unsigned long long)(meta.loaded_ns % 1000000000ull / 1000000ull),
+			       attach_word(st));
+		}
+		if (now[0]) {
+			printf(",\"interface_now\":");
+			put_jstr(now);
+		}
 		printf("},");
 	} else {
 		if (meta.magic == KR_OPS_META_MAGIC)

@@ -2,10 +2,7 @@
 #include <stdio.h>
 #include "cmd.h"
 #include "opts.h"
-
-#ifndef KR_VERSION
-#define KR_VERSION "0.1.0"
-#endif
+#include "version.h"
 
 static void help(FILE *f, const void *ctx)
 {

@@ -166,12 +166,15 @@ void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r)
 		if (sl->present)
 			fprintf(f, ",\"digest\":\"%08x\",\"points\":%u,\"kept_duplicates\":%u,"
 				"\"backends\":%u,\"version\":%u,\"point_multiple\":%u,"
-				"\"memlock\":%llu,\"generation\":%llu,\"published_ns\":%llu",
+				"\"memlock\":%llu,\"generation\":%llu,\"published_ns\":\"%llu\","
+				"\"published_s\":%llu.%03llu",
 				sl->hdr.digest, sl->hdr.npoints - sl->hdr.ndups, sl->hdr.ndups,
 				sl->hdr.nbackends, sl->hdr.ring_version, sl->hdr.point_multiple,
 				(unsigned long long)sl->memlock,
 				(unsigned long long)sl->hdr.generation,
-				(unsigned long long)sl->hdr.published_ns);
+				(unsigned long long)sl->hdr.published_ns,
+				(unsigned long long)(sl->hdr.published_ns / 1000000000ull),
+				(unsigned long long)(sl->hdr.published_ns % 1000000000ull / 1000000ull));
 		fprintf(f, ",\"packets\":%llu,\"bytes\":%llu}", (unsigned long long)r->packets[s],
 			(unsigned long long)r->bytes[s]);
 	}

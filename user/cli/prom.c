@@ -22,7 +22,13 @@
 #include "ops_svcstats.h"
 #include "prom.h"
 #include "quic_lb.h"
+#include "version.h"
 #include "health_out.h"
+
+/* The label naming the router's instance.  Not "instance": Prometheus gives that label to
+ * every scraped series (the scrape target), so ours would be renamed exported_instance and
+ * queries grouping by instance would group by target (docs/deploy.md "Metrics"). */
+#define L_INST "keyrouter_instance"
 
 /*
  * Families, in the order they are written.  A family's samples are collected in its own
@@ -30,11 +36,11 @@
  * TYPE, samples): the exposition format wants one group per metric name.
  */
 enum fam {
-	F_UP, F_ATTACHED, F_ERRORS, F_INFO, F_LOADED, F_SERVICES,
+	F_UP, F_ATTACHED, F_ERRORS, F_INFO, F_CONFIG_INFO, F_LOADED, F_SERVICES,
 	F_PACKETS, F_UNROUTED, F_DROPPED, F_FAILOVER,
 	F_RING_STATE, F_RING_RATIO, F_RING_ACTIVE,
 	F_SLOT_PACKETS, F_SLOT_BYTES, F_SLOT_FAILOVER, F_SLOT_POINTS, F_SLOT_BACKENDS,
-	F_SLOT_MEMORY, F_SLOT_GENERATION, F_SLOT_PUBLISHED,
+	F_SLOT_MEMORY, F_SLOT_GENERATION, F_SLOT_PUBLISHED, F_SLOT_INFO,
 	F_BE_UP, F_BE_STATE, F_BE_RINGS, F_BE_PACKETS, F_BE_BYTES,
 	F_QLB_PACKETS, F_QLB_ROUTED,
 	F_BE_OWNER, F_BE_SINCE, F_HC_PROBES, F_HC_FAILED, F_HC_RTT, F_HC_TRANSITIONS, F_HC_HELD,
@@ -57,7 +63,15 @@ static const struct {
 		"reading ring images needs CAP_SYS_ADMIN); when > 0 some ring and backend "
 		"series are missing." },
 	[F_INFO] = { "keyrouter_info", "gauge",
-		"Always 1: how the instance is attached (interface, mode) as labels." },
+		"Always 1: how the instance is attached (interface, mode), the tool's version "
+		"and the tag of the program attached (program_tag, empty when it cannot be "
+		"read) as labels." },
+	[F_CONFIG_INFO] = { "keyrouter_config_info", "gauge",
+		"Always 1: the digest of the configuration the instance routes with, as a label: "
+		"services (VIP, port, key, forwarding, policies, ring name), each ring's name and "
+		"active slot digest, each backend's id, address and MAC; runtime state "
+		"(backend states, counters, migrations) left out.  Routers given the same "
+		"configuration have the same digest: count by (digest) finds the odd one." },
 	[F_LOADED] = { "keyrouter_loaded_timestamp_seconds", "gauge",
 		"Unix time at which keyrouter load attached the instance." },
 	[F_SERVICES] = { "keyrouter_services", "gauge",
@@ -66,9 +80,10 @@ static const struct {
 		"Packets the program ran on, by outcome (routed, passed to the stack, dropped "
 		"by a service policy); sum() is every packet." },
 	[F_UNROUTED] = { "keyrouter_unrouted_packets_total", "counter",
-		"Packets not routed, by the reason (no_service, parse_error, fragment, "
+		"Packets not routed, by the reason, named as in status and stats "
+		"(passed_nomatch: no service for the packet, parse_error, fragment, "
 		"bad_service, no_key, key_too_long, no_ring, bad_image, all_down, walk_limit, "
-		"forward_error); sum() is the passed and dropped packets." },
+		"fwd_error); sum() is the passed and dropped packets." },
 	[F_DROPPED] = { "keyrouter_dropped_packets_total", "counter",
 		"Packets dropped by a service policy, by the reason (no_key, key_too_long, "
 		"no_route); sum() is the dropped packets." },
@@ -96,6 +111,8 @@ static const struct {
 		"Generation of the ring image in the slot (incremented by every publish)." },
 	[F_SLOT_PUBLISHED] = { "keyrouter_ring_slot_published_timestamp_seconds", "gauge",
 		"Unix time at which the ring image in the slot was published." },
+	[F_SLOT_INFO] = { "keyrouter_ring_slot_info", "gauge",
+		"Always 1: the digest and generation of the ring image in the slot, as labels." },
 	[F_BE_UP] = { "keyrouter_backend_up", "gauge",
 		"1 when the backend takes new keys (state up), else 0." },
 	[F_BE_STATE] = { "keyrouter_backend_state", "gauge",
@@ -144,7 +161,7 @@ static const struct {
 		"dropped); sum() is every packet that matched the service." },
 	[F_SVC_UNROUTED] = { "keyrouter_service_unrouted_packets_total", "counter",
 		"Packets of a service not routed, by the reason (no_key, key_too_long, "
-		"no_route, forward_error, bad_service)." },
+		"no_route, fwd_error, bad_service)." },
 	[F_SVC_DROPPED] = { "keyrouter_service_dropped_packets_total", "counter",
 		"Packets of a service dropped by its policy, by the reason." },
 	[F_SVC_BYTES] = { "keyrouter_service_routed_bytes_total", "counter",
@@ -260,17 +277,122 @@ static bool has_maps(const struct kr_inst *in)
 	return true;
 }
 
+/* The tag of program id (16 hex digits), or "" when it cannot be read. */
+static void prog_tag(__u32 id, char tag[17])
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = id ? bpf_prog_get_fd_by_id(id) : -1;
+
+	tag[0] = 0;
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		for (int i = 0; i < 8; i++)
+			snprintf(tag + 2 * i, 3, "%02x", info.tag[i]);
+	close(fd);
+}
+
+static uint64_t fnv64(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+struct svc_entry {
+	struct kr_service_key k;
+	struct kr_service v;
+};
+
+static int svc_cmp(const void *a, const void *b)
+{
+	return memcmp(&((const struct svc_entry *)a)->k, &((const struct svc_entry *)b)->k,
+		      sizeof(struct kr_service_key));
+}
+
+/* keyrouter_config_info's digest (its HELP says what goes in): FNV-1a 64 over the services
+ * in key order, with their ring's name instead of its id (ring ids, like the services'
+ * counter ids, depend on the instance's history), the rings by id with their names and
+ * active digests, and the backends in use by id.  0, or -1 (a map unreadable). */
+static int config_digest(struct kr_inst *in, const struct kr_ops_maps *m, char out[17])
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	struct svc_entry *sv = calloc(m->services_max ? m->services_max : 1, sizeof(*sv));
+	struct kr_service_key k, next, *prev = NULL;
+	struct kr_backend *all = NULL;
+	uint16_t *nrings = NULL;
+	unsigned n = 0;
+	int rc = -1;
+
+	if (!sv)
+		return -1;
+	while (n < m->services_max && !bpf_map_get_next_key(m->services, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(m->services, &k, &sv[n].v))
+			continue;
+		sv[n++].k = k;
+	}
+	qsort(sv, n, sizeof(*sv), svc_cmp);
+	for (unsigned i = 0; i < n; i++) {
+		struct kr_service v = sv[i].v;
+		struct kr_ops_ring r = {};
+
+		kr_ops_ring_get(in, v.ring_id, &r);
+		v.ring_id = v.stats_id = 0;
+		h = fnv64(h, &sv[i].k, sizeof(sv[i].k));
+		h = fnv64(h, &v, sizeof(v));
+		h = fnv64(h, r.name, strnlen(r.name, sizeof(r.name)) + 1);
+	}
+	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
+		struct kr_ops_ring r;
+		struct kr_ops_slot s = {};
+		__u64 ctl = 0;
+
+		if (kr_ops_ring_get(in, id, &r) || !r.name[0])
+			continue;
+		h = fnv64(h, r.name, strnlen(r.name, sizeof(r.name)) + 1);
+		if (!kr_ops_ctl_read(m, id, &ctl) &&
+		    !kr_ops_slot_read(m, id, kr_ctl_active(ctl), false, &s) && s.present)
+			h = fnv64(h, &s.hdr.digest, sizeof(s.hdr.digest));
+		kr_ops_slot_free(&s);
+	}
+	if (kr_ops_backends_read(m, &all) || kr_ops_backends_rings(m, &nrings))
+		goto out;
+	for (__u32 id = 0; id < m->backends_max; id++) {
+		struct kr_backend be = all[id];
+
+		if (!nrings[id] || !be.family)
+			continue;
+		be.state = 0;	/* runtime: the health checker's, an operator's */
+		be.flags = 0;	/* the state's owner */
+		be.ifindex = 0;	/* the router's own numbering of its devices */
+		h = fnv64(h, &id, sizeof(id));
+		h = fnv64(h, &be, sizeof(be));
+	}
+	snprintf(out, 17, "%016llx", (unsigned long long)h);
+	rc = 0;
+out:
+	free(all);
+	free(nrings);
+	free(sv);
+	return rc;
+}
+
 static void counters(struct prom *p, const char *inst, const struct kr_ops_maps *m)
 {
 	static const char *const outcome[] = { "routed", "passed", "dropped" };
 	/* label value, kr_counters field */
 	static const char *const unrouted[][2] = {
-		{ "no_service", "passed_nomatch" }, { "parse_error", "parse_error" },
+		{ "passed_nomatch", "passed_nomatch" }, { "parse_error", "parse_error" },
 		{ "fragment", "fragment" }, { "bad_service", "bad_service" },
 		{ "no_key", "no_key" }, { "key_too_long", "key_too_long" },
 		{ "no_ring", "no_ring" }, { "bad_image", "bad_image" },
 		{ "all_down", "all_down" }, { "walk_limit", "walk_limit" },
-		{ "forward_error", "fwd_error" },
+		{ "fwd_error", "fwd_error" },
 	};
 	static const char *const dropped[][2] = {
 		{ "no_key", "dropped_no_key" }, { "key_too_long", "dropped_key_too_long" },
@@ -284,15 +406,15 @@ static void counters(struct prom *p, const char *inst, const struct kr_ops_maps 
 		return;
 	}
 	for (size_t i = 0; i < 3; i++)
-		sample(p, F_PACKETS, u64s(b, kr_ops_named_get(&n, outcome[i])), "instance", inst,
+		sample(p, F_PACKETS, u64s(b, kr_ops_named_get(&n, outcome[i])), L_INST, inst,
 		       "outcome", outcome[i], NULL);
 	for (size_t i = 0; i < sizeof(unrouted) / sizeof(unrouted[0]); i++)
-		sample(p, F_UNROUTED, u64s(b, kr_ops_named_get(&n, unrouted[i][1])), "instance",
+		sample(p, F_UNROUTED, u64s(b, kr_ops_named_get(&n, unrouted[i][1])), L_INST,
 		       inst, "reason", unrouted[i][0], NULL);
 	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)
-		sample(p, F_DROPPED, u64s(b, kr_ops_named_get(&n, dropped[i][1])), "instance",
+		sample(p, F_DROPPED, u64s(b, kr_ops_named_get(&n, dropped[i][1])), L_INST,
 		       inst, "reason", dropped[i][0], NULL);
-	sample(p, F_FAILOVER, u64s(b, kr_ops_named_get(&n, "failover_walks")), "instance", inst,
+	sample(p, F_FAILOVER, u64s(b, kr_ops_named_get(&n, "failover_walks")), L_INST, inst,
 	       NULL);
 }
 
@@ -333,15 +455,15 @@ static void health_instance(struct prom *p, struct kr_inst *in)
 	if (p->hm.ck < 0 || bpf_map_lookup_elem(p->hm.ck, &zero, &ck) || !ck.started_ns)
 		return;
 	sample(p, F_HC_UP, kr_health_checker_alive(&ck, kr_health_now_ns()) ? "1" : "0",
-	       "instance", in->name, NULL);
-	sample(p, F_HC_BEAT, times(b, ck.beat_ns), "instance", in->name, NULL);
+	       L_INST, in->name, NULL);
+	sample(p, F_HC_BEAT, times(b, ck.beat_ns), L_INST, in->name, NULL);
 	for (__u32 id = 0; p->hm.rings >= 0 && id < KR_MAX_RINGS; id++) {
 		struct kr_health_ring r;
 		struct kr_ops_ring meta;
 
 		if (!bpf_map_lookup_elem(p->hm.rings, &id, &r) && r.total &&
 		    !kr_ops_ring_get(in, id, &meta) && meta.name[0])
-			sample(p, F_HC_PANIC, r.panic ? "1" : "0", "instance", in->name, "ring",
+			sample(p, F_HC_PANIC, r.panic ? "1" : "0", L_INST, in->name, "ring",
 			       meta.name, NULL);
 	}
 }
@@ -353,7 +475,7 @@ static void services(struct prom *p, const char *inst, const struct kr_inst *in,
 	static const char *const outcome[] = { "routed", "passed", "dropped" };
 	static const char *const unrouted[][2] = {
 		{ "no_key", "no_key" }, { "key_too_long", "key_too_long" },
-		{ "no_route", "no_route" }, { "forward_error", "fwd_error" },
+		{ "no_route", "no_route" }, { "fwd_error", "fwd_error" },
 		{ "bad_service", "bad_service" },
 	};
 	static const char *const dropped[][2] = {
@@ -372,14 +494,14 @@ static void services(struct prom *p, const char *inst, const struct kr_inst *in,
 
 		for (size_t k = 0; k < 3; k++)
 			sample(p, F_SVC_PACKETS, u64s(b, kr_ops_named_get(c, outcome[k])),
-			       "instance", inst, "service", sv, "outcome", outcome[k], NULL);
+			       L_INST, inst, "service", sv, "outcome", outcome[k], NULL);
 		for (size_t k = 0; k < sizeof(unrouted) / sizeof(unrouted[0]); k++)
 			sample(p, F_SVC_UNROUTED, u64s(b, kr_ops_named_get(c, unrouted[k][1])),
-			       "instance", inst, "service", sv, "reason", unrouted[k][0], NULL);
+			       L_INST, inst, "service", sv, "reason", unrouted[k][0], NULL);
 		for (size_t k = 0; k < sizeof(dropped) / sizeof(dropped[0]); k++)
 			sample(p, F_SVC_DROPPED, u64s(b, kr_ops_named_get(c, dropped[k][1])),
-			       "instance", inst, "service", sv, "reason", dropped[k][0], NULL);
-		sample(p, F_SVC_BYTES, u64s(b, kr_ops_named_get(c, "bytes")), "instance", inst,
+			       L_INST, inst, "service", sv, "reason", dropped[k][0], NULL);
+		sample(p, F_SVC_BYTES, u64s(b, kr_ops_named_get(c, "bytes")), L_INST, inst,
 		       "service", sv, NULL);
 	}
 	free(v);
@@ -401,7 +523,7 @@ static void backend(struct prom *p, const char *inst, const struct kr_ops_maps *
 	kr_sockaddr_format(&sa, addr);
 	snprintf(ids, sizeof(ids), "%u", id);
 	kr_ops_named_read(m->backend_stats, id, m->ncpus, &st);
-#define BE_LABELS "instance", inst, "backend", addr, "id", ids, NULL
+#define BE_LABELS L_INST, inst, "backend", addr, "id", ids, NULL
 	sample(p, F_BE_UP, be->state == KR_BACKEND_UP ? "1" : "0", BE_LABELS);
 	sample(p, F_BE_STATE, u64s(b, be->state), BE_LABELS);
 	sample(p, F_BE_RINGS, u64s(b, nrings), BE_LABELS);
@@ -423,18 +545,18 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 		return;
 	}
 	name = r.meta.name;
-	sample(p, F_RING_STATE, u64s(b, kr_ctl_state(r.ctl)), "instance", inst, "ring", name,
+	sample(p, F_RING_STATE, u64s(b, kr_ctl_state(r.ctl)), L_INST, inst, "ring", name,
 	       NULL);
 	sample(p, F_RING_RATIO, dbls(b, kr_ops_frac_percent(kr_ctl_frac(r.ctl)) / 100.0),
-	       "instance", inst, "ring", name, NULL);
-	sample(p, F_RING_ACTIVE, u64s(b, kr_ctl_active(r.ctl)), "instance", inst, "ring", name,
+	       L_INST, inst, "ring", name, NULL);
+	sample(p, F_RING_ACTIVE, u64s(b, kr_ctl_active(r.ctl)), L_INST, inst, "ring", name,
 	       NULL);
 	for (__u32 s = 0; s < 2; s++) {
 		const struct kr_ops_slot *sl = &r.slot[s];
 		struct kr_ops_named st = {};
 		char slot[4] = { (char)('0' + s) };
 
-#define SLOT_LABELS "instance", inst, "ring", name, "slot", slot, NULL
+#define SLOT_LABELS L_INST, inst, "ring", name, "slot", slot, NULL
 		kr_ops_named_read(m->slot_stats, id * 2 + s, m->ncpus, &st);
 		sample(p, F_SLOT_PACKETS, u64s(b, kr_ops_named_get(&st, "packets")), SLOT_LABELS);
 		sample(p, F_SLOT_BYTES, u64s(b, kr_ops_named_get(&st, "bytes")), SLOT_LABELS);
@@ -447,6 +569,14 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 		sample(p, F_SLOT_MEMORY, u64s(b, sl->memlock), SLOT_LABELS);
 		sample(p, F_SLOT_GENERATION, u64s(b, sl->hdr.generation), SLOT_LABELS);
 		sample(p, F_SLOT_PUBLISHED, times(b, sl->hdr.published_ns), SLOT_LABELS);
+		{
+			char dg[9], gen[24];
+
+			snprintf(dg, sizeof(dg), "%08x", sl->hdr.digest);
+			snprintf(gen, sizeof(gen), "%llu", (unsigned long long)sl->hdr.generation);
+			sample(p, F_SLOT_INFO, "1", L_INST, inst, "ring", name, "slot", slot,
+			       "digest", dg, "generation", gen, NULL);
+		}
 #undef SLOT_LABELS
 	}
 	kr_ops_ring_report_free(&r);
@@ -534,11 +664,11 @@ static void quic_lb(struct prom *p, const char *inst, const struct kr_inst *in,
 		else
 			snprintf(addr, sizeof(addr), "*:%u", sa.port);
 		for (unsigned o = 0; o < KR_QLB_NOUTCOMES; o++)
-			sample(p, F_QLB_PACKETS, u64s(b, c.n[o]), "instance", inst, "vip", addr,
+			sample(p, F_QLB_PACKETS, u64s(b, c.n[o]), L_INST, inst, "vip", addr,
 			       "outcome", kr_qlb_outcome_name(o), NULL);
 		for (unsigned cr = 0; cr < KR_QLB_MAX_CONFIGS; cr++) {
 			snprintf(r, sizeof(r), "%u", cr);
-			sample(p, F_QLB_ROUTED, u64s(b, c.routed_cr[cr]), "instance", inst, "vip",
+			sample(p, F_QLB_ROUTED, u64s(b, c.routed_cr[cr]), L_INST, inst, "vip",
 			       addr, "config_rotation", r, NULL);
 		}
 	}
@@ -566,28 +696,40 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 					      kr_ops_attach_state(&meta, NULL) : KR_NOT_ATTACHED;
 
 		if (st != KR_OTHER_NETNS)
-			sample(p, F_ATTACHED, st == KR_ATTACHED ? "1" : "0", "instance", in.name,
+			sample(p, F_ATTACHED, st == KR_ATTACHED ? "1" : "0", L_INST, in.name,
 			       NULL);
 	}
 	if (err || !has_maps(&in) || kr_ops_maps_open(&in, &m)) {
-		sample(p, F_UP, "0", "instance", in.name, NULL);
+		sample(p, F_UP, "0", L_INST, in.name, NULL);
 		if (err == -EACCES)	/* not "not loaded": this user cannot see the pins */
-			sample(p, F_ERRORS, "1", "instance", in.name, NULL);
+			sample(p, F_ERRORS, "1", L_INST, in.name, NULL);
 		if (!err)
 			close_inst(&in);
 		return 0;
 	}
-	sample(p, F_UP, "1", "instance", in.name, NULL);
+	sample(p, F_UP, "1", L_INST, in.name, NULL);
 	if (in.meta_fd >= 0 && !bpf_map_lookup_elem(in.meta_fd, &zero, &meta) &&
 	    meta.magic == KR_OPS_META_MAGIC) {
 		char ifname[sizeof(meta.ifname) + 1] = {};
 
 		memcpy(ifname, meta.ifname, sizeof(meta.ifname));
-		sample(p, F_INFO, "1", "instance", in.name, "interface", ifname, "mode",
-		       kr_ops_mode_name(meta.mode), NULL);
-		sample(p, F_LOADED, times(b, meta.loaded_ns), "instance", in.name, NULL);
+		char tag[17];
+
+		prog_tag(meta.prog_id, tag);
+		sample(p, F_INFO, "1", L_INST, in.name, "interface", ifname, "mode",
+		       kr_ops_mode_name(meta.mode), "version", KR_VERSION, "program_tag", tag,
+		       NULL);
+		sample(p, F_LOADED, times(b, meta.loaded_ns), L_INST, in.name, NULL);
 	}
-	sample(p, F_SERVICES, u64s(b, services_count(&m)), "instance", in.name, NULL);
+	sample(p, F_SERVICES, u64s(b, services_count(&m)), L_INST, in.name, NULL);
+	{
+		char dg[17];
+
+		if (config_digest(&in, &m, dg))
+			p->errors++;
+		else
+			sample(p, F_CONFIG_INFO, "1", L_INST, in.name, "digest", dg, NULL);
+	}
 	p->errors = 0;
 	kr_health_maps_open(&in, &m, false, &p->hm);
 	health_instance(p, &in);
@@ -612,7 +754,7 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 	}
 	quic_lb(p, in.name, &in, &m);
 	services(p, in.name, &in, &m);
-	sample(p, F_ERRORS, u64s(b, p->errors), "instance", in.name, NULL);
+	sample(p, F_ERRORS, u64s(b, p->errors), L_INST, in.name, NULL);
 	kr_health_maps_close(&p->hm);
 	kr_ops_maps_close(&m);
 	close_inst(&in);
