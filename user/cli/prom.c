@@ -510,7 +510,7 @@ static int all_instances(struct prom *p)
 		char path[512];
 		struct stat st;
 
-		if (e->d_name[0] == '.' || strlen(e->d_name) >= KR_OPS_NAME_MAX)
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= KR_NAME_MAX)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", root, e->d_name);
 		if (stat(path, &st) || !S_ISDIR(st.st_mode))
