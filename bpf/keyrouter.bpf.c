@@ -43,6 +43,7 @@ const volatile __u32 kr_cfg_trace = 0;
 struct kr_trace kr_trace_last = {};
 
 #include "kr_quic_lb_stage.h"	/* after kr_cfg_trace: the QUIC-LB stage traces too */
+#include "kr_trace.h"		/* per-service counters, run-time decision trace */
 
 #define TC_ACT_OK	0
 #define TC_ACT_SHOT	2
@@ -57,6 +58,7 @@ struct kr_state {
 	__u32 frame_len;
 	__u32 klen;
 	__u32 hash;
+	__u32 why;		/* a packet of a service: enum kr_trace_why | route reason << 8 */
 };
 
 /* The packet's service: its copy in the scratch (kr_stage_service), not a pointer in the
@@ -455,12 +457,15 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 		return KR_ACT_CONTINUE;
 	case KR_KEY_NOT_FOUND:
 		st->cnt->no_key++;
+		st->why = KR_TW_NO_KEY;
 		return kr_policy(st, KR_SVC(st)->policy_no_key, &st->cnt->dropped_no_key);
 	case KR_KEY_TOO_LONG:
 		st->cnt->key_too_long++;
+		st->why = KR_TW_KEY_TOO_LONG;
 		return kr_policy(st, KR_SVC(st)->policy_too_long, &st->cnt->dropped_key_too_long);
 	default:
 		st->cnt->bad_service++;
+		st->why = KR_TW_BAD_SERVICE;
 		return kr_pass(st);
 	}
 }
@@ -496,6 +501,7 @@ static __always_inline int kr_stage_ring(const bool xdp, struct kr_state *st)
 		st->cnt->no_ring++;
 		break;
 	}
+	st->why = KR_TW_NO_ROUTE | (__u32)rc << 8;
 	return kr_policy(st, KR_SVC(st)->policy_no_route, &st->cnt->dropped_no_route);
 }
 
@@ -512,6 +518,7 @@ static __always_inline bool kr_stage_quic_lb(struct kr_state *st)
 		       &st->route) != KR_QLB_ROUTED)
 		return false;
 	kr_trace(st, KR_ROUTE_OK);
+	st->why = KR_TW_QUIC_LB;
 	return true;
 }
 
@@ -538,10 +545,12 @@ static __always_inline int kr_stage_forward(void *ctx, const bool xdp, struct kr
 				  st->hash);
 	if (act == KR_ACT_FAIL) {
 		st->cnt->fwd_error++;
+		st->why = KR_TW_FWD_ERROR;
 		return kr_pass(st);
 	}
 	if (act == KR_ACT_DROP) {
 		st->cnt->dropped++;
+		st->why = KR_TW_FWD_DROP;
 		return act;
 	}
 	st->cnt->routed++;
@@ -551,6 +560,107 @@ static __always_inline int kr_stage_forward(void *ctx, const bool xdp, struct kr
 		bs->bytes += st->frame_len;
 	}
 	return act;
+}
+
+/* A packet of a service after its service stage: key, QUIC-LB, ring, forwarding. */
+static __always_inline int kr_core_service(void *ctx, const bool xdp, struct kr_state *st)
+{
+	int act = kr_stage_key(ctx, xdp, st);
+
+	if (act != KR_ACT_CONTINUE)
+		return act;
+	if (!kr_stage_quic_lb(st)) {
+		act = kr_stage_ring(xdp, st);
+		if (act != KR_ACT_CONTINUE)
+			return act;
+	}
+	return kr_stage_forward(ctx, xdp, st);
+}
+
+/* The verdict of a packet of a service (enum kr_trace_verdict). */
+static __always_inline __u32 kr_verdict(int act)
+{
+	return act == KR_ACT_DROP ? KR_TV_DROPPED : act == KR_ACT_PASS ? KR_TV_PASSED :
+	       KR_TV_ROUTED;
+}
+
+/* Per-service counters, once the packet's fate is known: one lookup a packet. */
+static __always_inline void kr_svc_count(struct kr_state *st, __u32 verdict, __u32 *key)
+{
+	struct kr_svc_stats *ss;
+	__u32 why = st->why & 0xff;
+
+	*key = KR_SVC(st)->stats_id < KR_MAX_SVC_STATS ? KR_SVC(st)->stats_id : 0;
+	ss = bpf_map_lookup_elem(&kr_svc_stats, key);
+	if (!ss)
+		return;
+	ss->packets++;
+	if (verdict == KR_TV_ROUTED) {
+		ss->routed++;
+		ss->bytes += st->frame_len;
+		if (why == KR_TW_QUIC_LB)
+			ss->quic_lb_routed++;
+		else if (st->route.walk)
+			ss->failover_walks++;
+		return;
+	}
+	if (verdict == KR_TV_DROPPED)
+		ss->dropped++;
+	else
+		ss->passed++;
+	switch (why) {
+	case KR_TW_NO_KEY:
+		ss->no_key++;
+		if (verdict == KR_TV_DROPPED)
+			ss->dropped_no_key++;
+		break;
+	case KR_TW_KEY_TOO_LONG:
+		ss->key_too_long++;
+		if (verdict == KR_TV_DROPPED)
+			ss->dropped_key_too_long++;
+		break;
+	case KR_TW_NO_ROUTE:
+		ss->no_route++;
+		if (verdict == KR_TV_DROPPED)
+			ss->dropped_no_route++;
+		break;
+	case KR_TW_FWD_ERROR:
+		ss->fwd_error++;
+		break;
+	case KR_TW_BAD_SERVICE:
+		ss->bad_service++;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The run-time trace (kr_trace.h): when kr_trace_ctl is off, one inlined array lookup,
+ * one load and a branch. */
+static __always_inline void kr_trace_decision(struct kr_state *st, __u32 verdict, __u32 *key)
+{
+#ifndef KR_NO_TRACE
+	const struct kr_trace_ctl *c;
+
+	*key = 0;
+	c = bpf_map_lookup_elem(&kr_trace_ctl, key);
+	if (!c || !c->on)
+		return;
+	/* 1 in c->sample: random gaps, uniform on 1..2 * sample - 1 (mean: sample), counted
+	 * down in the per-CPU scratch, so an unsampled packet costs a decrement, not a call */
+	if (c->sample > 1) {
+		if (st->s->trace_gap > 1) {
+			st->s->trace_gap--;
+			return;
+		}
+		st->s->trace_gap = 1 + bpf_get_prandom_u32() % (2 * c->sample - 1);
+	}
+	st->route.key_hash = st->hash;	/* (a QUIC-LB route did not set it) */
+	/* verdict, why, route reason, key length (0 when too long): one word */
+	kr_trace_emit(c, st->s, &st->route, st->frame_len,
+		      verdict | (st->why & 0xffff) << 8 |
+		      (st->klen > KR_MAX_KEY_LEN ? 0 : st->klen) << 24);
+#endif
 }
 
 /* The whole pipeline; `xdp` is a constant, so each program keeps only its own helpers. */
@@ -566,6 +676,7 @@ static __always_inline int kr_core(void *ctx, const bool xdp)
 	__builtin_memset(&st.route, 0, sizeof(st.route));
 	st.klen = 0;
 	st.hash = 0;
+	st.why = KR_TW_ROUTED;
 
 	st.cnt = bpf_map_lookup_elem(&kr_counters, &zero);
 	st.s = bpf_map_lookup_elem(&kr_scratch_buf, &zero);
@@ -592,15 +703,10 @@ static __always_inline int kr_core(void *ctx, const bool xdp)
 	act = kr_stage_service(&st);
 	if (act != KR_ACT_CONTINUE)
 		return act;
-	act = kr_stage_key(ctx, xdp, &st);
-	if (act != KR_ACT_CONTINUE)
-		return act;
-	if (!kr_stage_quic_lb(&st)) {
-		act = kr_stage_ring(xdp, &st);
-		if (act != KR_ACT_CONTINUE)
-			return act;
-	}
-	return kr_stage_forward(ctx, xdp, &st);
+	act = kr_core_service(ctx, xdp, &st);
+	kr_svc_count(&st, kr_verdict(act), &zero);
+	kr_trace_decision(&st, kr_verdict(act), &zero);
+	return act;
 }
 
 SEC("xdp")

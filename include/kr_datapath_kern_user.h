@@ -41,7 +41,7 @@ struct kr_backend {
 	__u8 mac[6];		/* l2: destination MAC of the backend */
 	__u8 pad[2];
 	__u32 ifindex;		/* l2: egress device (0: the ingress device) */
-	__u32 flags;
+	__u32 flags;		/* KR_BACKEND_F_* (the data path ignores them) */
 };
 KR_LAYOUT_SIZE(kr_backend, 36);
 KR_LAYOUT_AT(kr_backend, addr, 0);
@@ -52,6 +52,16 @@ KR_LAYOUT_AT(kr_backend, mac, 20);
 KR_LAYOUT_AT(kr_backend, pad, 26);
 KR_LAYOUT_AT(kr_backend, ifindex, 28);
 KR_LAYOUT_AT(kr_backend, flags, 32);
+
+/* kr_backend.flags: who set .state, written in the same map update as the state
+ * (docs/operations.md "Health checking"): the health checker never brings back a backend
+ * that an operator or the configuration set down or drained. */
+enum kr_backend_owner {
+	KR_OWNER_CONFIG = 0,	/* apply (the configuration's state, or nobody yet) */
+	KR_OWNER_OPERATOR = 1,	/* keyrouter backend set */
+	KR_OWNER_CHECKER = 2,	/* keyrouter health */
+};
+#define KR_BACKEND_F_OWNER	3u	/* enum kr_backend_owner */
 
 /* ---- what the ring stage decided for one packet ----------------------------------- */
 /* Subset membership (map kr_subset_members, HASH without prealloc): an entry
@@ -234,8 +244,12 @@ struct kr_service {
 	__u8 tun_src4[4];	/* ipip: outer IPv4 source */
 	__u8 tun_src6[16];	/* ipip: outer IPv6 source */
 	__u32 subset_id;	/* 0: the whole ring; else only the backends of kr_subset_members */
+	__u32 stats_id;		/* its entry of kr_svc_stats and kr_svc_names (1..
+				 * KR_MAX_SVC_STATS-1; 0: a writer without names, counted in
+				 * entry 0) */
+	__u32 pad;
 };
-KR_LAYOUT_SIZE(kr_service, 40);
+KR_LAYOUT_SIZE(kr_service, 48);
 KR_LAYOUT_AT(kr_service, ring_id, 0);
 KR_LAYOUT_AT(kr_service, key_type, 4);
 KR_LAYOUT_AT(kr_service, fwd_mode, 5);
@@ -252,6 +266,173 @@ KR_LAYOUT_AT(kr_service, qlb_tag, 14);
 KR_LAYOUT_AT(kr_service, tun_src4, 16);
 KR_LAYOUT_AT(kr_service, tun_src6, 20);
 KR_LAYOUT_AT(kr_service, subset_id, 36);
+KR_LAYOUT_AT(kr_service, stats_id, 40);
+KR_LAYOUT_AT(kr_service, pad, 44);
+
+/* ---- per-service counters (map kr_svc_stats, per-CPU, by kr_service.stats_id) ------- */
+#define KR_MAX_SVC_STATS	(KR_MAX_SERVICES + 1)	/* ids 1..KR_MAX_SERVICES; 0: unnamed */
+
+/* Every packet of the service (its kr_services / kr_wild_svcs entry matched) counts in
+ * `packets` and in exactly one of routed / passed / dropped; the rest say why.  The same
+ * names as kr_counters where the meaning is the same. */
+struct kr_svc_stats {
+	__u64 packets;		/* packets that matched the service */
+	__u64 routed;		/* forwarded to a backend */
+	__u64 passed;		/* handed to the stack (any reason) */
+	__u64 dropped;		/* dropped (policy, or the forwarding dropped it) */
+	__u64 bytes;		/* frame bytes of the routed packets */
+	__u64 no_key;		/* key not found in the packet (policy) */
+	__u64 key_too_long;	/* key longer than KR_MAX_KEY_LEN (policy) */
+	__u64 no_route;		/* ring stage: no ring, bad image, all down, walk limit (policy) */
+	__u64 fwd_error;	/* forwarding failed: passed */
+	__u64 bad_service;	/* unknown extractor / mode: passed */
+	__u64 failover_walks;	/* routed after the failover walk skipped a point */
+	__u64 quic_lb_routed;	/* routed by a QUIC-LB server ID (no ring lookup) */
+	__u64 dropped_no_key;
+	__u64 dropped_key_too_long;
+	__u64 dropped_no_route;
+	__u64 pad;
+};
+KR_LAYOUT_SIZE(kr_svc_stats, 128);
+KR_LAYOUT_AT(kr_svc_stats, packets, 0);
+KR_LAYOUT_AT(kr_svc_stats, routed, 8);
+KR_LAYOUT_AT(kr_svc_stats, passed, 16);
+KR_LAYOUT_AT(kr_svc_stats, dropped, 24);
+KR_LAYOUT_AT(kr_svc_stats, bytes, 32);
+KR_LAYOUT_AT(kr_svc_stats, no_key, 40);
+KR_LAYOUT_AT(kr_svc_stats, key_too_long, 48);
+KR_LAYOUT_AT(kr_svc_stats, no_route, 56);
+KR_LAYOUT_AT(kr_svc_stats, fwd_error, 64);
+KR_LAYOUT_AT(kr_svc_stats, bad_service, 72);
+KR_LAYOUT_AT(kr_svc_stats, failover_walks, 80);
+KR_LAYOUT_AT(kr_svc_stats, quic_lb_routed, 88);
+KR_LAYOUT_AT(kr_svc_stats, dropped_no_key, 96);
+KR_LAYOUT_AT(kr_svc_stats, dropped_key_too_long, 104);
+KR_LAYOUT_AT(kr_svc_stats, dropped_no_route, 112);
+KR_LAYOUT_AT(kr_svc_stats, pad, 120);
+
+/* kr_svc_names[stats_id]: the service's config name and its kr_services key, written by
+ * apply before the service entry that carries the id (the programs never read it). */
+#define KR_SVC_NAME_MAX		64
+struct kr_svc_name {
+	char name[KR_SVC_NAME_MAX];	/* "" = id free */
+	struct kr_service_key key;
+	__u32 pad;
+};
+KR_LAYOUT_SIZE(kr_svc_name, 88);
+KR_LAYOUT_AT(kr_svc_name, name, 0);
+KR_LAYOUT_AT(kr_svc_name, key, 64);
+KR_LAYOUT_AT(kr_svc_name, pad, 84);
+
+/* ---- decision trace (bpf/kr_trace.h; `keyrouter trace`, `keyrouter top`) ------------ */
+/* kr_trace_ctl (ARRAY, one entry), written by the tool at run time: the data path reads
+ * `on` for every packet of a service (one inlined array lookup, one load, one branch when
+ * off), and when on samples 1 in `sample` packets, applies the filters to those, and
+ * writes one struct kr_trace_event per match into the ring buffer kr_trace_rb. */
+#define KR_TRACE_F_SERVICE	(1u << 0)	/* only stats_id */
+#define KR_TRACE_F_BACKEND	(1u << 1)	/* only packets routed to backend_id */
+#define KR_TRACE_PREFIX_MAX	32
+struct kr_trace_ctl {
+	__u32 on;		/* 0: off */
+	__u32 sample;		/* 1 in this many matching packets (random; 0 or 1: all) */
+	__u32 stats_id;		/* with KR_TRACE_F_SERVICE */
+	__u32 backend_id;	/* with KR_TRACE_F_BACKEND */
+	__u32 flags;		/* KR_TRACE_F_* */
+	__u32 verdicts;		/* bit 1 << enum kr_trace_verdict; 0: every verdict */
+	__u64 expires_ns;	/* bpf_ktime_get_ns() after which the data path switches the
+				 * trace off by itself (a tracer that died); 0: never */
+	__u32 prefix_len;	/* 0..KR_TRACE_PREFIX_MAX: the key starts with prefix */
+	__u32 owner;		/* process id of the tracer (the tool's; not read here) */
+	__u8 prefix[KR_TRACE_PREFIX_MAX];
+};
+KR_LAYOUT_SIZE(kr_trace_ctl, 72);
+KR_LAYOUT_AT(kr_trace_ctl, on, 0);
+KR_LAYOUT_AT(kr_trace_ctl, sample, 4);
+KR_LAYOUT_AT(kr_trace_ctl, stats_id, 8);
+KR_LAYOUT_AT(kr_trace_ctl, backend_id, 12);
+KR_LAYOUT_AT(kr_trace_ctl, flags, 16);
+KR_LAYOUT_AT(kr_trace_ctl, verdicts, 20);
+KR_LAYOUT_AT(kr_trace_ctl, expires_ns, 24);
+KR_LAYOUT_AT(kr_trace_ctl, prefix_len, 32);
+KR_LAYOUT_AT(kr_trace_ctl, owner, 36);
+KR_LAYOUT_AT(kr_trace_ctl, prefix, 40);
+
+enum kr_trace_verdict {
+	KR_TV_ROUTED = 1,
+	KR_TV_PASSED = 2,
+	KR_TV_DROPPED = 3,
+};
+
+/* Why (kr_trace_event.why): the kr_svc_stats field the packet counted in. */
+enum kr_trace_why {
+	KR_TW_ROUTED = 0,	/* by the ring (walk > 0: after a failover walk) */
+	KR_TW_QUIC_LB = 1,	/* routed by a QUIC-LB server ID */
+	KR_TW_NO_KEY = 2,
+	KR_TW_KEY_TOO_LONG = 3,
+	KR_TW_NO_ROUTE = 4,	/* ring_rc says which (enum kr_route_reason) */
+	KR_TW_FWD_ERROR = 5,
+	KR_TW_BAD_SERVICE = 6,
+	KR_TW_FWD_DROP = 7,	/* the forwarding dropped it */
+};
+
+struct kr_trace_event {
+	__u64 ts_ns;		/* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
+	__u32 cpu;
+	__u32 stats_id;		/* the service (kr_svc_names) */
+	__u32 ring_id;
+	__u32 key_hash;
+	__u32 backend_id;	/* global backend id (routed) */
+	__u32 slot;		/* ring slot that answered */
+	__u32 point;		/* image point chosen (after the walk) */
+	__u32 first_point;	/* image point of the plain lookup */
+	__u32 walk;		/* failover steps */
+	__u32 frame_len;
+	__u8 verdict;		/* enum kr_trace_verdict */
+	__u8 why;		/* enum kr_trace_why */
+	__u8 fwd_mode;		/* enum kr_fwd_mode */
+	__u8 key_type;		/* enum kr_key_type */
+	__u16 key_len;
+	__u8 ring_rc;		/* enum kr_route_reason */
+	__u8 pad;
+	__u64 generation;	/* of the slot's image (routed by the ring; else 0) */
+	__u8 key[KR_KEY_BUF];	/* key_len bytes (bytes past key_len undefined) */
+};
+KR_LAYOUT_SIZE(kr_trace_event, 320);
+KR_LAYOUT_AT(kr_trace_event, ts_ns, 0);
+KR_LAYOUT_AT(kr_trace_event, cpu, 8);
+KR_LAYOUT_AT(kr_trace_event, stats_id, 12);
+KR_LAYOUT_AT(kr_trace_event, ring_id, 16);
+KR_LAYOUT_AT(kr_trace_event, key_hash, 20);
+KR_LAYOUT_AT(kr_trace_event, backend_id, 24);
+KR_LAYOUT_AT(kr_trace_event, slot, 28);
+KR_LAYOUT_AT(kr_trace_event, point, 32);
+KR_LAYOUT_AT(kr_trace_event, first_point, 36);
+KR_LAYOUT_AT(kr_trace_event, walk, 40);
+KR_LAYOUT_AT(kr_trace_event, frame_len, 44);
+KR_LAYOUT_AT(kr_trace_event, verdict, 48);
+KR_LAYOUT_AT(kr_trace_event, why, 49);
+KR_LAYOUT_AT(kr_trace_event, fwd_mode, 50);
+KR_LAYOUT_AT(kr_trace_event, key_type, 51);
+KR_LAYOUT_AT(kr_trace_event, key_len, 52);
+KR_LAYOUT_AT(kr_trace_event, ring_rc, 54);
+KR_LAYOUT_AT(kr_trace_event, pad, 55);
+KR_LAYOUT_AT(kr_trace_event, generation, 56);
+KR_LAYOUT_AT(kr_trace_event, key, 64);
+
+/* Per-CPU figures of the trace (map kr_trace_stats, one entry), written only while on. */
+struct kr_trace_stats {
+	__u64 matched;		/* packets chosen by the sampling that passed the filters */
+	__u64 sampled;		/* of those, written into the ring buffer */
+	__u64 lost;		/* chosen, but the ring buffer was full (the reader is behind) */
+	__u64 expired;		/* times the data path switched an expired trace off */
+};
+KR_LAYOUT_SIZE(kr_trace_stats, 32);
+KR_LAYOUT_AT(kr_trace_stats, matched, 0);
+KR_LAYOUT_AT(kr_trace_stats, sampled, 8);
+KR_LAYOUT_AT(kr_trace_stats, lost, 16);
+KR_LAYOUT_AT(kr_trace_stats, expired, 24);
+#define KR_TRACE_RB_BYTES	(4u << 20)	/* kr_trace_rb: ~13,000 events */
+#define KR_TRACE_WAKE_BYTES	(256u << 10)	/* wake the reader from this much data on */
 
 /* kr_devices / kr_device_macs value: the MAC the router uses as source on an egress device
  * (l2 mode).  kr_device_macs (ARRAY indexed by ifindex, below KR_DEVICE_SLOTS) holds the

@@ -56,11 +56,14 @@ struct kr_scratch {
 	__u8 win[KR_PAYLOAD_WINDOW];
 	__u8 key[KR_KEY_BUF];
 	struct kr_service svc;
+	__u32 trace_gap;	/* run-time trace: packets left until the next sampled one */
+	__u32 pad;
 };
-KR_LAYOUT_SIZE(kr_scratch, 808);
+KR_LAYOUT_SIZE(kr_scratch, 824);
 KR_LAYOUT_AT(kr_scratch, win, 0);
 KR_LAYOUT_AT(kr_scratch, key, 512);
 KR_LAYOUT_AT(kr_scratch, svc, 768);
+KR_LAYOUT_AT(kr_scratch, trace_gap, 816);
 
 #ifdef __bpf__
 #define kr_loop(n, fn, ctx) bpf_loop((n), (fn), (ctx), 0)

@@ -79,6 +79,7 @@ setup() {
 	assert_line /usr/sbin/keyrouter
 	assert_line /usr/lib/keyrouter/keyrouter.bpf.o
 	assert_line /lib/systemd/system/keyrouter@.service
+	assert_line /lib/systemd/system/keyrouter-health@.service
 	assert_line /lib/systemd/system/keyrouter-apply@.path
 	assert_line /lib/systemd/system/keyrouter-apply@.service
 	assert_line /lib/systemd/system/keyrouter-exporter.service
@@ -134,9 +135,11 @@ setup() {
 	ip -n "$ns" link add "$IF" type veth peer name v1
 	ip -n "$ns" link set "$IF" up
 	ip -n "$ns" link set v1 up
+	ip -n "$ns" addr add 10.0.0.9/24 dev "$IF"
 	mkdir -p /etc/keyrouter
 	cat >/etc/keyrouter/"$IF".json <<-EOF
 	{ "rings": [ { "name": "r", "format": "v2", "point_multiple": 16,
+	    "health": { "probe": "udp", "request": "ping" },
 	    "backends": [ { "address": "10.0.0.1:1" }, { "address": "10.0.0.2:1" } ] } ],
 	  "services": [ { "name": "p", "vip": "10.1.0.1", "port": 9, "key": { "type": "payload" },
 	    "ring": "r", "forward": { "mode": "ipip", "source4": "10.0.0.9" } } ] }
@@ -196,6 +199,28 @@ setup() {
 	kill "$epid"
 	wait "$epid" || true
 	"$(scripts/promtool.sh)" check metrics <"$T/scrape"
+	# the health checker's unit: its ExecStart under its own bounding set probes the ring's
+	# backends (raw IPIP socket: CAP_NET_RAW) and beats; status sees it running
+	hunit=/lib/systemd/system/keyrouter-health@.service
+	hcaps=$(sed -n 's/^CapabilityBoundingSet=//p' "$hunit" | tr ' ' '\n' | sed 's/^CAP_//' |
+		tr 'A-Z' 'a-z' | sed 's/^/+/' | paste -sd,)
+	hline=$(sed -n 's/^ExecStart=//p' "$hunit")
+	hline=${hline//%i/$IF}
+	# shellcheck disable=SC2086
+	nsenter --net="/run/netns/$ns" setpriv --inh-caps=-all --ambient-caps=-all \
+		--bounding-set=-all,"$hcaps" -- $hline >"$T/health.log" 2>&1 3>&- &
+	hpid=$!
+	for _ in $(seq 50); do
+		nsenter --net="/run/netns/$ns" /usr/sbin/keyrouter status --instance "$IF" |
+			grep -q '^health checker: running, pid .*, 2 backends checked' && break
+		sleep 0.1
+	done
+	run -0 nsenter --net="/run/netns/$ns" /usr/sbin/keyrouter status --instance "$IF"
+	kill "$hpid"
+	wait "$hpid" || true
+	cat "$T/health.log"
+	assert_output --partial "health checker: running, pid $hpid, 2 backends checked"
+	grep -q '^health: checking 2 backends' "$T/health.log"
 	grep -Fx "keyrouter_up{instance=\"$IF\"} 1" "$T/scrape"
 	grep -Fx "keyrouter_read_errors{instance=\"$IF\"} 0" "$T/scrape"
 	grep -F "keyrouter_ring_slot_points{instance=\"$IF\",ring=\"r\",slot=\"0\"} 32" "$T/scrape"
@@ -246,11 +271,13 @@ setup() {
 	mkdir -p "$d"
 	# templates are verified through an instance of each
 	cp /lib/systemd/system/keyrouter@.service "$d/keyrouter@eth9.service"
+	cp /lib/systemd/system/keyrouter-health@.service "$d/keyrouter-health@eth9.service"
 	cp /lib/systemd/system/keyrouter-apply@.path "$d/keyrouter-apply@eth9.path"
 	cp /lib/systemd/system/keyrouter-apply@.service "$d/keyrouter-apply@eth9.service"
 	cp /lib/systemd/system/keyrouter-exporter.service "$d/"
 	cd "$d"
-	run systemd-analyze verify ./keyrouter@eth9.service ./keyrouter-apply@eth9.path \
+	run systemd-analyze verify ./keyrouter@eth9.service ./keyrouter-health@eth9.service \
+		./keyrouter-apply@eth9.path \
 		./keyrouter-apply@eth9.service ./keyrouter-exporter.service
 	echo "$output"
 	[ "$status" = 0 ]

@@ -18,6 +18,12 @@
 #    (a key is routed by the staged version when mix32(crc32(key)) < 50 % of 2^32; mix32 =
 #    murmur3's finalizer, written here in Python from its definition), crc32 and both
 #    backends from `keyrouter lookup` on the old and the new configuration.
+# 3. Each router runs its own health checker (`keyrouter health`, the same file with a
+#    "health" section): unbound is killed on one backend; each router marks it down by
+#    itself within fall x interval + timeout, and then both answer every name from the
+#    backend `lookup` predicts with that backend down (at the 50 % step); started again, it
+#    is back up on both.  Between the two detections the routers disagree only on that
+#    backend's keys (docs/operations.md "Health checking": a fleet).
 # Prints one line: ecmp: routers 2 names N agree N; after migrate N agree N
 
 load ../lib/e2e_common
@@ -92,6 +98,7 @@ setup_file() {
 teardown_file() {
 	if [ -n "${TOPO_PREFIX:-}" ] && [ -d "${TOPO_DIR:-}" ]; then
 		topo_attach
+		for p in $(cat "$TOPO_DIR"/health-*.pid 2>/dev/null); do kill "$p" 2>/dev/null; done
 		nsenter --net="/run/netns/$TOPO_PREFIX-r2" "$TOPO_KEYROUTER" unload r0 \
 			--instance "$TOPO_INSTANCE-b" >/dev/null 2>&1
 		topo_kr unload r0 --instance "$TOPO_INSTANCE-a" >/dev/null 2>&1
@@ -189,4 +196,75 @@ agree() { awk 'NR == FNR { p[$1] = $2; next } ($1 in p) && p[$1] == $2 { n++ } E
 	[ $((b1 - b0)) -gt 0 ]
 	echo "# ecmp: routers 2 names $N agree $agree1; after migrate $N agree $agree2" >&3
 	[ "$agree2" = $N ]
+}
+
+# health_run a|b CONFIG: the router's own checker (pid in $TOPO_DIR/health-R.pid)
+health_run() {
+	local ns=$TOPO_R n
+	[ "$1" = b ] && ns=$TOPO_PREFIX-r2
+	nsenter --net="/run/netns/$ns" -- "$TOPO_KEYROUTER" health -c "$2" \
+		--instance "$TOPO_INSTANCE-$1" </dev/null >"$TOPO_DIR/health-$1.log" 2>&1 3>&- &
+	echo $! >"$TOPO_DIR/health-$1.pid"
+	for ((n = 0; n < 100; n++)); do
+		grep -q '^health: checking' "$TOPO_DIR/health-$1.log" && return 0
+		sleep 0.1
+	done
+	cat "$TOPO_DIR/health-$1.log"
+	return 1
+}
+
+# be_state ROUTER ADDRESS: "STATE SINCE_UNIX" of the backend in that router's status
+be_state() {
+	"$1" status --json | jq -r --arg a "$2" '.backends[] | select(.address == $a) | "\(.state) \(.since_unix)"'
+}
+
+wait_both() { # ADDRESS STATE
+	local n
+	for ((n = 0; n < 200; n++)); do
+		[ "$(be_state kr_a "$1" | cut -d' ' -f1)" = "$2" ] &&
+			[ "$(be_state kr_b "$1" | cut -d' ' -f1)" = "$2" ] && return 0
+		sleep 0.05
+	done
+	echo "not $2 on both: A $(be_state kr_a "$1"), B $(be_state kr_b "$1")"
+	return 1
+}
+
+@test "ecmp: each router checks by itself; a backend killed is marked down by both within the bound, and both answer every name as predicted with it down" {
+	local a="${TOPO_B4[2]}:53" t0 da db bound p
+	jq '.rings[].health = {"interval": 0.2, "timeout": 0.1, "rise": 2, "fall": 3}' \
+		"$TOPO_DIR/new.json" >"$TOPO_DIR/health.json"
+	bound=0.700
+	health_run a "$TOPO_DIR/health.json"
+	health_run b "$TOPO_DIR/health.json"
+	# predictions with backend 2 down (old and new ring, then the 50 % rule)
+	for v in old new; do
+		jq '(.rings[] | select(.name == "dns4") | .backends[1].state) = "down"' \
+			"$TOPO_DIR/$v.json" >"$TOPO_DIR/$v.down.json"
+		predict "$TOPO_DIR/$v.down.json" >"$TOPO_DIR/p.$v.down"
+	done
+	predict_half "$TOPO_DIR/p.old.down" "$TOPO_DIR/p.new.down" >"$TOPO_DIR/pred.half.down"
+	[ "$(agree "$TOPO_DIR/pred.half" "$TOPO_DIR/pred.half.down")" -lt $N ]
+
+	for p in $(awk -v ns="${TOPO_B[2]}" '$2 == ns && $3 == "unbound" { print $1 }' "$TOPO_DIR/pids"); do
+		kill "$p"
+		while [ -d "/proc/$p" ]; do sleep 0.01; done
+	done
+	t0=$(date +%s.%N)
+	wait_both "$a" down
+	da=$(awk -v t="$t0" -v s="$(be_state kr_a "$a" | cut -d' ' -f2)" 'BEGIN { printf "%.3f", s - t }')
+	db=$(awk -v t="$t0" -v s="$(be_state kr_b "$a" | cut -d' ' -f2)" 'BEGIN { printf "%.3f", s - t }')
+	echo "# ecmp health: killed b2; router A detected in $da s, router B in $db s (bound $bound s)" >&3
+	awk -v a="$da" -v b="$db" -v B=$bound 'BEGIN { exit !(a <= B && b <= B) }'
+	ask >"$TOPO_DIR/ans.down"
+	p=$(agree "$TOPO_DIR/pred.half.down" "$TOPO_DIR/ans.down")
+	echo "# ecmp health: both routers converged: $p of $N names answered as predicted with b2 down" >&3
+	[ "$p" = $N ]
+
+	local d=$TOPO_DIR/dns-b2
+	topo_spawn "${TOPO_B[2]}" "$d/unbound.log" unbound -d -c "$d/unbound.conf"
+	topo_wait_listen "${TOPO_B[2]}" udp $TOPO_DNS_PORT
+	wait_both "$a" up
+	ask >"$TOPO_DIR/ans.back"
+	[ "$(agree "$TOPO_DIR/pred.half" "$TOPO_DIR/ans.back")" = $N ]
+	kill "$(cat "$TOPO_DIR/health-a.pid")" "$(cat "$TOPO_DIR/health-b.pid")"
 }

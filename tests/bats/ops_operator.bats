@@ -417,9 +417,9 @@ prog_of() { ip -n "$1" -d link show v0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\
 	N=kr-op-$$-$BATS_TEST_NUMBER
 	load_ns "$N" "$T/s.json"
 	run -0 kn "$N" status --instance "$N"
-	assert_line "service 10.1.0.1:80/udp: key payload, ring web, forward ipip, policy no_key pass, key_too_long pass, all_down pass"
-	assert_line --regexp '^service 10\.1\.0\.2:80/udp: key payload, ring web subset [0-9a-f]{8} \(5 members\), forward ipip, '
-	assert_line --regexp '^service 10\.1\.0\.3:80/udp: key payload, ring web\[gpu\], forward ipip, '
+	assert_line "service all 10.1.0.1:80/udp: key payload, ring web, forward ipip, policy no_key pass, key_too_long pass, all_down pass"
+	assert_line --regexp '^service ssd 10\.1\.0\.2:80/udp: key payload, ring web subset [0-9a-f]{8} \(5 members\), forward ipip, '
+	assert_line --regexp '^service gpu 10\.1\.0\.3:80/udp: key payload, ring web\[gpu\], forward ipip, '
 	refute_output --partial "key type"
 	assert_output --partial "(down, drain: the failover walk skips the backend"
 	run -0 kn "$N" status --json --instance "$N"

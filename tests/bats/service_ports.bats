@@ -23,7 +23,10 @@ import json, sys
 svcs = []
 for i, s in enumerate(sys.argv[2].split()):
     port, vip = s.split(":", 1)
-    svcs.append({"name": "s%d" % i, "vip": vip, "port": int(port), "key": {"type": "payload"},
+    # named by what they match: a service keeps its name (and so its per-service counter
+    # id, kr_service.stats_id) from one configuration to the next
+    name = "s%d_%s" % (int(port), vip.replace("*", "any").replace(":", "_"))
+    svcs.append({"name": name, "vip": vip, "port": int(port), "key": {"type": "payload"},
                  "ring": "r", "forward": {"mode": "l2"}})
 cfg = {"rings": [{"name": "r", "format": "v2", "point_multiple": 16,
                   "backends": [{"address": "10.0.0.1:1", "mac": "02:00:00:00:00:01"},

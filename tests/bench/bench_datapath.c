@@ -28,6 +28,11 @@
  * have different keys (and CRC-32 spreads them over the ring).
  * Figures: the kernel's mean ns per repetition, best of ROUNDS runs per build (rounds
  * interleave the builds).  The builds share their maps (one published ring).
+ * The cost of the run-time decision trace (bpf/kr_trace.h): the full build with the trace
+ * off against the same source built without it (kr_dpbench_notrace.bpf.c, KR_NO_TRACE),
+ * and the full build with the trace switched on at run time (its kr_trace_ctl written, no
+ * reload) sampling 1 in 1000 and 1 in 1, a thread reading the ring buffer meanwhile as
+ * `keyrouter trace` does (events it could not take are counted lost and printed).
  * No assertions: figures and ratios only.  KR_BENCH_SIZES="10000 1000000" picks sizes,
  * KR_BENCH_ROUNDS=N the rounds.
  */
@@ -48,6 +53,8 @@
 #include "kr_dpbench_plain.skel.h"
 #include "kr_dpbench_dep.skel.h"
 #include "kr_dpbench_idxdep.skel.h"
+#include "kr_dpbench_notrace.skel.h"
+#include <pthread.h>
 #include "kr_bare_fwd.skel.h"
 #include "bench_args.h"
 #include "bench_loadavg.h"
@@ -55,11 +62,14 @@
 #define REPEAT	(1u << 18)
 #define NB	16
 
-enum { V_NONE, V_LIMIT, V_FULL, V_PLAIN, V_BARE, V_DEP, V_IDXDEP, V_EMPTY, NV };
+enum { V_NONE, V_LIMIT, V_FULL, V_PLAIN, V_BARE, V_DEP, V_IDXDEP, V_EMPTY, V_NOTRACE,
+       V_TRACE1000, V_TRACE1, NV };
 static const char *vname[NV] = { "(a) no lookup", "(c) limit: 1 random read",
 				 "full (keyrouter.bpf.c)", "(b) plain binary search",
 				 "bare forwarder", "(d) 1 random read, waited for",
-				 "(e) index read, then (d)", "key write only (test run)" };
+				 "(e) index read, then (d)", "key write only (test run)",
+				 "full, built without trace", "full, trace on 1 in 1000",
+				 "full, trace on 1 in 1" };
 
 struct variant {
 	struct bpf_object *obj;
@@ -114,6 +124,8 @@ static int load_all(void)
 	LOAD(V_PLAIN, kr_dpbench_plain);
 	LOAD(V_DEP, kr_dpbench_dep);
 	LOAD(V_IDXDEP, kr_dpbench_idxdep);
+	LOAD(V_NOTRACE, kr_dpbench_notrace);
+	var[V_TRACE1000] = var[V_TRACE1] = var[V_FULL];	/* the full build, trace switched on */
 	{	/* parse Eth/IPv4/UDP, MACs, XDP_TX; writes the same per-run key */
 		struct kr_bare_fwd_bpf *b = kr_bare_fwd_bpf__open();
 
@@ -218,6 +230,64 @@ static void build_packet(void)
 	pkt_len = pkt_build(&s, pkt);
 }
 
+/* ---- the trace's cost: switched on in the full build at run time, its ring buffer read
+ * by a thread as `keyrouter trace` reads it ---------------------------------------------- */
+static volatile int drain_stop;
+static unsigned long long drained;
+
+static int drain_cb(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	drained++;
+	return 0;
+}
+
+static void *drain(void *arg)
+{
+	struct ring_buffer *rb = arg;
+
+	while (!drain_stop)
+		if (ring_buffer__poll(rb, 10) == 0)
+			ring_buffer__consume(rb);	/* as keyrouter trace: woken from 256 KiB on */
+	return NULL;
+}
+
+/* Before each run: the trace of the full build off, or on sampling 1 in `sample`. */
+static void trace_set(int v)
+{
+	struct kr_trace_ctl c = { 0 };
+	uint32_t zero = 0;
+
+	if (v == V_TRACE1000 || v == V_TRACE1) {
+		c.on = 1;
+		c.sample = v == V_TRACE1 ? 1 : 1000;
+	}
+	bpf_map_update_elem(map_fd(var[V_FULL].obj, "kr_trace_ctl"), &zero, &c, BPF_ANY);
+}
+
+static unsigned long long trace_lost(void)
+{
+	int n = libbpf_num_possible_cpus();
+	struct kr_trace_stats st[n > 0 ? n : 1];
+	unsigned long long lost = 0;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(map_fd(var[V_FULL].obj, "kr_trace_stats"), &zero, st))
+		return 0;
+	for (int c = 0; c < n; c++)
+		lost += st[c].lost;
+	return lost;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Mean ns per packet of one run of REPEAT packets (counter from 0). */
 static double run_ns(int v)
 {
@@ -225,11 +295,13 @@ static double run_ns(int v)
 		    .repeat = REPEAT);
 
 	*var[v].ctr = 0;
+	trace_set(v);
 	if (bpf_prog_test_run_opts(var[v].prog_fd, &o) || o.retval != XDP_TX) {
 		fprintf(stderr, "bench_datapath: %s: test run failed: %s (retval %u)\n", vname[v],
 			strerror(errno), o.retval);
 		exit(1);
 	}
+	trace_set(V_FULL);
 	return o.duration;
 }
 
@@ -277,13 +349,22 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	build_packet();
+	struct ring_buffer *rb = ring_buffer__new(map_fd(var[V_FULL].obj, "kr_trace_rb"),
+						  drain_cb, NULL, NULL);
+	pthread_t drainer;
+
+	if (!rb || pthread_create(&drainer, NULL, drain, rb)) {
+		fprintf(stderr, "bench_datapath: couldn't read the trace ring buffer\n");
+		return 1;
+	}
 	printf("data path XDP program (keyrouter.bpf.c), ns/packet through BPF_PROG_TEST_RUN, "
 	       "%u packets per run, each with a different key (a per-run counter written into "
 	       "the payload key), best of %d interleaved rounds\n", REPEAT, rounds);
 	bench_loadavg_print("before");
 	for (uint32_t si = 0; si < nsizes; si++) {
-		double best[NV];
+		double best[NV], pair[64];
 		uint32_t bad = 0;
+		int npair = 0;
 
 		if (publish_random(sizes[si], &seed))
 			return 1;
@@ -295,13 +376,24 @@ int main(int argc, char **argv)
 		}
 		for (int v = 0; v < NV; v++)
 			best[v] = 1e30;
-		for (int r = 0; r < rounds; r++)
+		for (int r = 0; r < rounds; r++) {
 			for (int v = 0; v < NV; v++) {
 				double ns = run_ns(v);
 
 				if (ns < best[v])
 					best[v] = ns;
 			}
+			/* trace off against the build without it, back to back (order alternating):
+			 * the median of these differences is less at the mercy of the neighbours */
+			if (npair < 64) {
+				double a = r & 1 ? 0 : run_ns(V_FULL), b = run_ns(V_NOTRACE);
+
+				if (r & 1)
+					a = run_ns(V_FULL);
+				pair[npair++] = a - b;
+			}
+		}
+		qsort(pair, npair, sizeof(pair[0]), dbl_cmp);
 		printf("\n%u points%s:\n", sizes[si],
 		       bad ? " (WARNING: full and plain disagree)" : " (full == plain on 2000 keys)");
 		for (int v = 0; v < NV; v++)
@@ -329,8 +421,18 @@ int main(int argc, char **argv)
 		printf("  beyond a program that only writes the key (the test run's own cost, %.1f ns): "
 		       "bare +%.1f ns, (a) +%.1f ns\n", best[V_EMPTY],
 		       best[V_BARE] - best[V_EMPTY], best[V_NONE] - best[V_EMPTY]);
+		printf("  trace: off %+.1f ns against the build without it (%.1f vs %.1f; median of "
+		       "%d back-to-back pairs %+.1f ns), on 1 in 1000 %+.1f ns, on 1 in 1 %+.1f ns "
+		       "(events read %llu, lost %llu so far)\n",
+		       best[V_FULL] - best[V_NOTRACE], best[V_FULL], best[V_NOTRACE], npair,
+		       npair % 2 ? pair[npair / 2] : (pair[npair / 2 - 1] + pair[npair / 2]) / 2,
+		       best[V_TRACE1000] - best[V_FULL], best[V_TRACE1] - best[V_FULL], drained,
+		       trace_lost());
 		fflush(stdout);
 	}
+	drain_stop = 1;
+	pthread_join(drainer, NULL);
+	ring_buffer__free(rb);
 	bench_loadavg_print("after");
 	return 0;
 }

@@ -10,7 +10,10 @@
  *    service rule selects;
  *  - kr_key_from_payload on the raw input (what the data path does to a UDP payload):
  *    the key is exactly payload[offset, ...) per the rule;
- *  - kr_hex_decode never writes more than max bytes.
+ *  - kr_hex_decode never writes more than max bytes;
+ *  - kr_key_print (trace, top) of any bytes as any key type never writes past its buffer
+ *    and ends the text; of a key kr_keyform made, its text parses back to the same key
+ *    (dns, tuple, memcache: the forms are their own inverse there).
  */
 #include "fuzz.h"
 #include "keyform.h"
@@ -50,6 +53,27 @@ static void check_payload_rule(const uint8_t *p, size_t n, const struct kr_keysp
 	FUZZ_ASSERT(k.len == want_len && k.len <= KR_MAX_KEY_LEN, "payload key of %u bytes, "
 		    "expected %zu", k.len, want_len);
 	FUZZ_ASSERT(!memcmp(k.b, p + want_off, k.len), "payload key bytes differ");
+}
+
+static void check_print(enum kr_key_type type, const struct kr_key *made, const uint8_t *p,
+			size_t n)
+{
+	char buf[KR_KEY_PRINT_MAX + 1];
+	struct kr_key back;
+
+	memset(buf, 0x5a, sizeof(buf));
+	kr_key_print(type, p, n > KR_MAX_KEY_LEN ? KR_MAX_KEY_LEN : n, buf, KR_KEY_PRINT_MAX);
+	FUZZ_ASSERT(buf[KR_KEY_PRINT_MAX] == 0x5a, "kr_key_print wrote past its buffer");
+	FUZZ_ASSERT(memchr(buf, 0, KR_KEY_PRINT_MAX), "kr_key_print left no end");
+	if (!made || !made->len ||
+	    (type != KR_KEY_DNS && type != KR_KEY_TUPLE && type != KR_KEY_MEMCACHE))
+		return;
+	kr_key_print(type, made->b, made->len, buf, KR_KEY_PRINT_MAX);
+	if (strchr(buf, '\\'))
+		return;		/* escaped bytes (\DDD, \xHH) are not the forms' syntax */
+	FUZZ_ASSERT(!kr_keyform(type, NULL, buf, &back, NULL) &&
+		    back.len == made->len && !memcmp(back.b, made->b, back.len),
+		    "kr_key_print '%s' does not parse back to the key", buf);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -100,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	free(arg);
+	check_print(type, r ? NULL : &key, in.p, in.n);
 
 	check_payload_rule(in.p, in.n, &sp);
 	sp.length = 0;

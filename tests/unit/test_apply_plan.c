@@ -132,6 +132,10 @@ static void live_apply(struct kr_live *lv, const struct kr_apply_plan *p)
 
 		live_backend_set(lv, p->backends_release[i], &unused);
 	}
+	for (uint32_t i = 0; lv->has_svc_names && i < p->nsvc_names; i++)
+		lv->svc_names[p->svc_names[i].id] = p->svc_names[i].v;
+	for (uint32_t i = 0; lv->has_svc_names && i < p->nsvc_names_del; i++)
+		memset(&lv->svc_names[p->svc_names_del[i]], 0, sizeof(lv->svc_names[0]));
 }
 
 static int plan(const char *text, struct kr_live *lv, const char *stage,
@@ -836,6 +840,49 @@ static void test_pins(void)
 	free(lv);
 }
 
+/* Per-service counter ids (kr_svc_names): kept by name, new names the lowest free id, ids
+ * of removed services released after them (not reused by the same apply); none without the
+ * map. */
+static void test_svc_ids(void)
+{
+	static const char two[] = CFG_HEAD WEB2 " ], \"services\": [ " SVC("dns", 53) ", "
+				  SVC("dns2", 54) " ] }";
+	static const char swap[] = CFG_HEAD WEB2 " ], \"services\": [ " SVC("dns4", 56) ", "
+				   SVC("dns2", 54) " ] }";
+	struct kr_live *lv = live_new();
+	struct kr_apply_plan p;
+	struct kr_config *c;
+	struct kr_err e;
+	int rc;
+
+	rc = plan(two, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && p.nservices == 2 && !p.services[0].v.stats_id && !p.nsvc_names,
+	      "no kr_svc_names (an older program): stats id 0, no names written");
+	done(&p, c);
+	lv->has_svc_names = true;
+	lv->svc_names = calloc(KR_MAX_SVC_STATS, sizeof(*lv->svc_names));
+	rc = plan(two, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && p.nservices == 2 && p.services[0].v.stats_id == 1 &&
+	      p.services[1].v.stats_id == 2, "services 'dns', 'dns2': stats ids 1 and 2");
+	CHECK(p.nsvc_names == 2 && p.svc_names[0].fresh && !strcmp(p.svc_names[1].v.name, "dns2") &&
+	      ntohs(p.svc_names[1].v.key.port) == 54, "both names written, fresh (counters zeroed)");
+	live_apply(lv, &p);
+	done(&p, c);
+	rc = plan(two, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && !p.nservices && !p.nsvc_names && !p.nsvc_names_del,
+	      "the same services again: nothing written");
+	done(&p, c);
+	rc = plan(swap, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && p.nsvc_names == 1 && p.svc_names[0].id == 3 && p.svc_names[0].fresh &&
+	      !strcmp(p.svc_names[0].v.name, "dns4"),
+	      "a new service takes id 3: id 1 of the removed 'dns' is not reused by this apply");
+	CHECK(p.nsvc_names_del == 1 && p.svc_names_del[0] == 1, "id 1 ('dns') released");
+	CHECK(p.n.services_same == 1, "'dns2' keeps id 2 (its entry unchanged)");
+	done(&p, c);
+	kr_live_free(lv);
+	free(lv);
+}
+
 int main(void)
 {
 	struct kr_live *lv = test_first_apply();
@@ -855,5 +902,6 @@ int main(void)
 	test_no_ids_and_migrating();
 	test_canonical();
 	test_pins();
+	test_svc_ids();
 	return tap_done();
 }

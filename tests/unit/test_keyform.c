@@ -199,6 +199,43 @@ static void test_types(void)
 	expect_err(KR_KEY_NONE, NULL, "x", "unknown key type");
 }
 
+/* kr_key_print: the key bytes of a human form read back as a human reads them. */
+static void print_case(enum kr_key_type t, const char *arg, const char *want)
+{
+	char buf[KR_KEY_PRINT_MAX];
+	struct kr_key k;
+
+	if (kr_keyform(t, NULL, arg, &k, &kerr)) {
+		CHECK(0, "%s '%s': %s", kr_key_type_name(t), arg, err);
+		return;
+	}
+	kr_key_print(t, k.b, k.len, buf, sizeof(buf));
+	CHECK(!strcmp(buf, want), "print %s '%s' -> '%s'", kr_key_type_name(t), arg, want);
+	if (strcmp(buf, want))
+		DIAG("got '%s'", buf);
+}
+
+static void test_print(void)
+{
+	static const uint8_t bad_dns[] = { 5, 'a', 'b' };	/* label past the end */
+	static const uint8_t odd[] = { 3, 'a', '.', 0xff, 0 };
+	char buf[KR_KEY_PRINT_MAX];
+
+	print_case(KR_KEY_DNS, "www.Example.COM", "www.example.com.");
+	print_case(KR_KEY_DNS, ".", ".");
+	print_case(KR_KEY_TUPLE, "10.0.0.1:5353", "10.0.0.1:5353");
+	print_case(KR_KEY_TUPLE, "[2001:db8::1]:443", "[2001:db8::1]:443");
+	print_case(KR_KEY_MEMCACHE, "get user:42", "user:42");
+	print_case(KR_KEY_PAYLOAD, "hex:61005c62", "a\\x00\\\\b");
+	print_case(KR_KEY_QUIC, "0a0b0c0d", "0a0b0c0d");
+	CHECK(!strcmp(kr_key_print(KR_KEY_DNS, odd, sizeof(odd), buf, sizeof(buf)),
+		      "a\\046\\255."), "print dns: a dot and a byte 255 in a label as \\DDD");
+	CHECK(!strcmp(kr_key_print(KR_KEY_DNS, bad_dns, sizeof(bad_dns), buf, sizeof(buf)),
+		      "056162"), "print dns: malformed wire bytes as hex");
+	CHECK(!strcmp(kr_key_print(KR_KEY_PAYLOAD, odd, 0, buf, sizeof(buf)), "-"),
+	      "print: the empty key is '-'");
+}
+
 int main(void)
 {
 	test_dns();
@@ -207,5 +244,6 @@ int main(void)
 	test_payload();
 	test_memcache();
 	test_types();
+	test_print();
 	return tap_done();
 }

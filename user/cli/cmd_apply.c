@@ -11,6 +11,7 @@
 #include "ops_attach.h"
 #include "ops_find.h"
 #include "opts.h"
+#include "lock_wait.h"
 
 /*
  * Liveness first: an instance loaded by `keyrouter load` whose program is not attached any
@@ -108,7 +109,8 @@ static void usage(FILE *f)
 		"                       done, generation), counts (rings_published, ...,\n"
 		"                       backends_unchanged), rings_removed; a dry run's plan\n"
 		"                       (backends, devices, services, services_removed,\n"
-		"                       rings_removed, backends_released, ...)\n");
+		"                       rings_removed, backends_released, ...)\n"
+		KR_WAIT_OPT_HELP);
 }
 
 static void help(FILE *f, const void *ctx)
@@ -119,7 +121,7 @@ static void help(FILE *f, const void *ctx)
 
 static int cmd_apply(int argc, char **argv)
 {
-	const char *config = NULL, *instance = NULL, *pin_dir = NULL;
+	const char *config = NULL, *instance = NULL, *pin_dir = NULL, *wait = NULL;
 	struct kr_ops_apply_opts o = {};
 	bool json = false;
 	const struct kr_opt opts[] = {
@@ -129,6 +131,7 @@ static int cmd_apply(int argc, char **argv)
 		KR_OPT_FLAG("dry-run", 'n', &o.dry_run),
 		KR_OPT_FLAG("json", 'j', &json),
 		KR_OPT_FLAG("strict", 0, &o.strict),
+		KR_OPT_STR("wait", 0, &wait),
 		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .usage = help };
@@ -141,6 +144,8 @@ static int cmd_apply(int argc, char **argv)
 	if (!config || first != argc || (instance && pin_dir))
 		return kr_usage_error("expected -c CONFIG (and at most one of --instance, "
 				      "--pin-dir)");
+	if (kr_lock_wait_opt(wait, -1))
+		return 2;
 	cfg = kr_cli_config_load(config);
 	if (!cfg)
 		return 1;

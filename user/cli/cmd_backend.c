@@ -12,12 +12,14 @@
 #include "ops.h"
 #include "ops_kernel.h"
 #include "ops_backends.h"
+#include "ops_health.h"
+#include "lock_wait.h"
 #include "opts.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: keyrouter backend set ADDR up|down|drain [--ring RING]\n"
+		"Usage: keyrouter backend set ADDR up|down|drain [--ring RING] [--wait SECONDS]\n"
 		"                             [--instance NAME | --pin-dir DIR]\n\n"
 		"Change a backend's health. ADDR is ip:port ([v6]:port) or a bare IP (every port).\n"
 		"A down or draining backend is skipped by the failover walk: only its keys move, to\n"
@@ -25,10 +27,14 @@ static void usage(FILE *f)
 		"server has one backend id however many rings have it (docs/operations.md\n"
 		"\"Backend identity\"): the change is one write of its kr_backends entry and takes\n"
 		"effect in every ring that has it at once; no ring is rebuilt.\n\n"
+		"The state is recorded as the operator's (status: \"set by operator since ...\"):\n"
+		"the health checker (keyrouter health) never brings back a backend an operator\n"
+		"set down or drain; 'up' hands it back to the checker.\n\n"
 		"  -r, --ring RING      only backends this ring has (still one state per server:\n"
 		"                       the other rings that have it see the change too)\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n"
-		"  -p, --pin-dir DIR    maps pinned in DIR instead\n");
+		"  -p, --pin-dir DIR    maps pinned in DIR instead\n"
+		KR_WAIT_OPT_HELP);
 }
 
 struct target {
@@ -74,8 +80,8 @@ static const char *state_word(__u8 state)
 }
 
 /* Set every backend id matching t (and in ring ring_id, unless it is -1): one write each. */
-static int set_ids(const struct kr_ops_maps *m, int ring_id, const struct target *t,
-		   __u8 state, int *matched)
+static int set_ids(const struct kr_ops_maps *m, const struct kr_health_maps *hm, int ring_id,
+		   const struct target *t, __u8 state, int *matched)
 {
 	struct kr_backend *all = NULL;
 	uint16_t *nrings = NULL;
@@ -106,14 +112,13 @@ static int set_ids(const struct kr_ops_maps *m, int ring_id, const struct target
 		sa.port = ntohs(be->port);
 		memcpy(sa.ip, be->addr, 16);
 		kr_sockaddr_format(&sa, addr);
-		if (be->state == state) {
+		if (be->state == state && kr_backend_owner(be) == KR_OWNER_OPERATOR) {
 			printf("backend %s (id %u, %u ring%s): already %s\n", addr, id, nrings[id],
 			       nrings[id] == 1 ? "" : "s", state_word(state));
 			continue;
 		}
-		be->state = state;
-		if (bpf_map_update_elem(m->backends, &id, be, BPF_EXIST)) {
-			err = -errno;
+		err = kr_health_write_state(m, hm, id, be, state, KR_OWNER_OPERATOR);
+		if (err) {
 			pr_warn("keyrouter: couldn't write backend id %u: %s\n", id, strerror(-err));
 			break;
 		}
@@ -135,15 +140,17 @@ static void help(FILE *f, const void *ctx)
 
 static int cmd_backend_set(int argc, char **argv)
 {
-	const char *ring = NULL, *instance = NULL, *pin_dir = NULL;
+	const char *ring = NULL, *instance = NULL, *pin_dir = NULL, *wait = NULL;
 	const struct kr_opt opts[] = {
 		KR_OPT_STR("ring", 'r', &ring),
+		KR_OPT_STR("wait", 0, &wait),
 		KR_OPT_STR("instance", 'i', &instance),
 		KR_OPT_STR("pin-dir", 'p', &pin_dir),
 		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .usage = help };
 	struct kr_ops_maps m;
+	struct kr_health_maps hm = { -1, -1, -1, -1, 0 };
 	struct target t;
 	struct kr_inst in;
 	int rc = 1, matched = 0, ring_id = -1, optind;
@@ -161,10 +168,14 @@ static int cmd_backend_set(int argc, char **argv)
 	if (parse_state(argv[optind + 1], &state))
 		return kr_usage_error("bad state '%s': expected up, down or drain",
 				      argv[optind + 1]);
+	if (kr_lock_wait_opt(wait, -1))
+		return 2;
 	if (kr_ops_inst_open(&in, instance, pin_dir))
 		return 1;
 	if (kr_ops_maps_open(&in, &m))
 		goto out_inst;
+	if (kr_health_maps_open(&in, &m, true, &hm))
+		pr_warn("keyrouter: backend set: the state is set, but not when or by whom\n");
 	if (ring) {
 		ring_id = kr_ops_ring_find(&in, ring);
 		if (ring_id < 0) {
@@ -173,7 +184,7 @@ static int cmd_backend_set(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (set_ids(&m, ring_id, &t, state, &matched))
+	if (set_ids(&m, &hm, ring_id, &t, state, &matched))
 		goto out;
 	if (!matched) {
 		pr_warn("keyrouter: backend set: no backend '%s'%s%s in instance '%s'\n",
@@ -186,6 +197,7 @@ static int cmd_backend_set(int argc, char **argv)
 		       "drain");
 	rc = 0;
 out:
+	kr_health_maps_close(&hm);
 	kr_ops_maps_close(&m);
 out_inst:
 	kr_ops_inst_close(&in);

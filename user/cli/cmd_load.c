@@ -18,6 +18,7 @@
 #include "ops_report.h"
 #include "util.h"
 #include "opts.h"
+#include "lock_wait.h"
 #include "output.h"
 
 static void load_usage(FILE *f)
@@ -33,7 +34,8 @@ static void load_usage(FILE *f)
 		"  -i, --instance NAME  instance name (default: the config's \"instance\", else\n"
 		"                       \"default\"): one instance per interface\n"
 		"  -o, --object FILE    load this BPF object file instead of the one built into\n"
-		"                       the tool (e.g. the installed keyrouter.bpf.o)\n\n"
+		"                       the tool (e.g. the installed keyrouter.bpf.o)\n"
+		KR_WAIT_OPT_HELP "\n"
 		"XDP goes through libxdp's dispatcher, so other XDP programs loaded with libxdp\n"
 		"(xdp-loader) keep running on the same interface; `xdp-loader status` lists both.\n"
 		"If the configuration cannot be applied, or the load is interrupted (Ctrl-C,\n"
@@ -58,7 +60,8 @@ static void unload_usage(FILE *f)
 		"unload left (a record of a load that did not finish, pins without a record) is\n"
 		"undone: keyrouter's program detached, the pins removed.\n\n"
 		"  -i, --instance NAME  the instance (default: the one loaded on IFACE in this\n"
-		"                       network namespace)\n");
+		"                       network namespace)\n"
+		KR_WAIT_OPT_HELP);
 }
 
 /* Instance loaded on IFINDEX in this network namespace (name into out), or -ENOENT.
@@ -408,13 +411,14 @@ static void load_help(FILE *f, const void *ctx)
 
 static int cmd_load(int argc, char **argv)
 {
-	const char *config = NULL, *instance = NULL, *obj = NULL;
+	const char *config = NULL, *instance = NULL, *obj = NULL, *wait = NULL;
 	enum kr_ops_mode mode = KR_OPS_MODE_NATIVE;
 	const struct kr_opt opts[] = {
 		KR_OPT_STR("config", 'c', &config),
 		KR_OPT_CB("mode", 'm', KR_ARG_REQUIRED, 0),
 		KR_OPT_STR("instance", 'i', &instance),
 		KR_OPT_STR("object", 'o', &obj),
+		KR_OPT_STR("wait", 0, &wait),
 		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .usage = load_help, .cb = load_cb, .ctx = &mode };
@@ -424,6 +428,8 @@ static int cmd_load(int argc, char **argv)
 		return kr_opts_status(first);
 	if (first != argc - 1 || !config)
 		return kr_usage_error("expected one interface and -c CONFIG");
+	if (kr_lock_wait_opt(wait, -1))
+		return 2;
 	return do_load(argv[first], config, mode, instance, obj);
 }
 KR_COMMAND(load, "load", "attach to an interface, pin the maps, apply a config", cmd_load);
@@ -610,8 +616,9 @@ static void unload_help(FILE *f, const void *ctx)
 
 static int cmd_unload(int argc, char **argv)
 {
-	const char *instance = NULL;
-	const struct kr_opt opts[] = { KR_OPT_STR("instance", 'i', &instance), KR_OPT_END };
+	const char *instance = NULL, *wait = NULL;
+	const struct kr_opt opts[] = { KR_OPT_STR("instance", 'i', &instance),
+				       KR_OPT_STR("wait", 0, &wait), KR_OPT_END };
 	const struct kr_opts_cmd cmd = { .usage = unload_help };
 	int first = kr_opts_parse(argc, argv, opts, &cmd);
 
@@ -619,6 +626,8 @@ static int cmd_unload(int argc, char **argv)
 		return kr_opts_status(first);
 	if (first != argc - 1)
 		return kr_usage_error("expected one interface");
+	if (kr_lock_wait_opt(wait, -1))
+		return 2;
 	return do_unload(argv[first], instance);
 }
 KR_COMMAND(unload, "unload", "detach from an interface and remove the pins", cmd_unload);

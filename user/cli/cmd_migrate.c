@@ -12,6 +12,7 @@
 #include "json_out.h"
 #include "opts.h"
 #include "ring_sm.h"
+#include "lock_wait.h"
 
 #define CTL_JSON_HELP \
 	"  -j, --json           the outcome as one JSON object: ring, done, state,\n" \
@@ -34,7 +35,8 @@ static const char *const usages[] = {
 	"  -c, --config FILE    the configuration holding the new version\n"
 	"  -j, --json           the outcome as one JSON object: ring, done (stage,\n"
 	"                       staged_already, stage_same), digest, points, slot,\n"
-	"                       active_slot, state, generation\n" STAGE_OPTS_HELP,
+	"                       active_slot, state, generation\n" STAGE_OPTS_HELP
+	KR_WAIT_OPT_HELP,
 	[KR_OPS_MIGRATE] =
 	"Usage: keyrouter ring migrate RING --percent P [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Route P percent of the keys (0..100, resolution 2^-32, e.g. 0.01 or 12.5) with the\n"
@@ -42,21 +44,22 @@ static const char *const usages[] = {
 	"so raising P only moves more keys over, never back. One write of the ring's\n"
 	"control word: it takes effect at once, nothing is rebuilt or reloaded.\n\n"
 	"  -P, --percent P      share of keys on the staged version\n" CTL_JSON_HELP
-	COMMON_OPTS_HELP,
+	COMMON_OPTS_HELP
+	KR_WAIT_OPT_HELP,
 	[KR_OPS_COMMIT] =
 	"Usage: keyrouter ring commit RING [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Make the staged version the active one for every key (one control-word write);\n"
 	"the previous version stays in the standby slot until the next stage.\n\n"
-	CTL_JSON_HELP COMMON_OPTS_HELP,
+	CTL_JSON_HELP COMMON_OPTS_HELP KR_WAIT_OPT_HELP,
 	[KR_OPS_ROLLBACK] =
 	"Usage: keyrouter ring rollback RING [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Send every key back to the active version at once (fraction 0, ring idle).\n\n"
-	CTL_JSON_HELP COMMON_OPTS_HELP,
+	CTL_JSON_HELP COMMON_OPTS_HELP KR_WAIT_OPT_HELP,
 };
 
 struct ring_args {
 	const char *instance, *pin_dir, *config, *percent;
-	const char *ring;
+	const char *ring, *wait;
 	bool json, recompute;
 };
 
@@ -64,7 +67,7 @@ static const char status_usage[];
 
 /* The options each verb takes, beyond --instance and --pin-dir (an option of
  * another verb is an unknown option: nothing is accepted and ignored). */
-enum { RA_CONFIG = 1, RA_PERCENT = 2, RA_RECOMPUTE = 4, RA_JSON = 8 };
+enum { RA_CONFIG = 1, RA_PERCENT = 2, RA_RECOMPUTE = 4, RA_JSON = 8, RA_WAIT = 16 };
 
 static int parse(int argc, char **argv, const char *usage, bool need_ring, unsigned allowed,
 		 struct ring_args *a)
@@ -85,6 +88,8 @@ static int parse(int argc, char **argv, const char *usage, bool need_ring, unsig
 		opts[n++] = (struct kr_opt)KR_OPT_STR("percent", 'P', &a->percent);
 	if (allowed & RA_RECOMPUTE)
 		opts[n++] = (struct kr_opt)KR_OPT_FLAG("recompute", 0, &a->recompute);
+	if (allowed & RA_WAIT)
+		opts[n++] = (struct kr_opt)KR_OPT_STR("wait", 0, &a->wait);
 	first = kr_opts_parse(argc, argv, opts, &cmd);
 	if (first < 0)
 		return kr_opts_status(first);
@@ -95,6 +100,8 @@ static int parse(int argc, char **argv, const char *usage, bool need_ring, unsig
 				      "at most one RING argument");
 	if (a->instance && a->pin_dir)
 		return kr_usage_error("give --instance NAME or --pin-dir DIR, not both");
+	if (kr_lock_wait_opt(a->wait, -1))
+		return 2;
 	return -1;
 }
 
@@ -136,7 +143,7 @@ static int ctl_op(enum kr_ops_op op, int argc, char **argv)
 	const char *why;
 	__u64 frac = 0, ctl, next;
 	int rc = parse(argc, argv, usages[op], true,
-		       RA_JSON | (op == KR_OPS_MIGRATE ? RA_PERCENT : 0), &a);
+		       RA_JSON | RA_WAIT | (op == KR_OPS_MIGRATE ? RA_PERCENT : 0), &a);
 	int id;
 
 	if (rc >= 0)
@@ -213,7 +220,7 @@ static int cmd_stage(int argc, char **argv)
 	struct kr_config *cfg;
 	struct ring_args a;
 	struct kr_inst in;
-	int rc = parse(argc, argv, usages[KR_OPS_STAGE], true, RA_CONFIG | RA_JSON, &a);
+	int rc = parse(argc, argv, usages[KR_OPS_STAGE], true, RA_CONFIG | RA_JSON | RA_WAIT, &a);
 
 	if (rc >= 0)
 		return rc;

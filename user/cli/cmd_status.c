@@ -22,6 +22,10 @@
 #include "ring_sm.h"
 #include "ops_stats.h"
 #include "quic_lb.h"
+#include "health_out.h"
+#include "svc_out.h"
+#include "ops_svcstats.h"
+#include <jansson.h>
 
 enum fmt { FMT_TEXT, FMT_JSON };
 
@@ -34,6 +38,7 @@ struct view {
 	enum fmt fmt;
 	bool full;		/* status (everything) or stats (counters) */
 	bool not_up;		/* a backend shown is down or draining */
+	struct kr_health_maps hm;	/* the health checker's maps (fds -1: none) */
 	enum kr_ops_attach_state attach;	/* of a recorded instance (show_instance) */
 	struct kr_ops_meta meta;
 };
@@ -174,10 +179,10 @@ static int subset_members(const struct view *v, __u32 sid)
 /* One service: what it matches, how it finds the key, the ring (and subset), how it
  * forwards, and its policies. */
 static void show_service(struct view *v, const struct kr_service_key *k,
-			 const struct kr_service *s, int n)
+			 const struct kr_service *s, int n, int names_fd)
 {
 	struct kr_sockaddr sa = { .family = k->family, .port = ntohs(k->port) };
-	char addr[KR_SOCKADDR_STRLEN], rn[KR_NAME_MAX], sub[64] = "";
+	char addr[KR_SOCKADDR_STRLEN], rn[KR_NAME_MAX], sub[64] = "", name[KR_SVC_NAME_MAX + 2];
 	const char *kt = s->key_type >= KR_KEY_TUPLE && s->key_type <= KR_KEY_QUIC ?
 			 kr_key_type_name((enum kr_key_type)s->key_type) : "unknown";
 	const char *fwd = s->fwd_mode == KR_FWD_L2 ? "l2" : s->fwd_mode == KR_FWD_IPIP ?
@@ -190,11 +195,19 @@ static void show_service(struct view *v, const struct kr_service_key *k,
 	else
 		snprintf(addr, sizeof(addr), "*:%u", sa.port);
 	ring_name(v, s->ring_id, rn, sizeof(rn));
+	kr_ops_svc_name(names_fd, s->stats_id, name, sizeof(name));	/* apply's name */
 	if (v->fmt == FMT_JSON) {
-		printf("%s{\"vip\":\"%s\",\"proto\":\"%s\",\"ring\":\"%s\",\"ring_id\":%u,"
+		json_t *nm = json_string(name);
+		char *js = nm ? json_dumps(nm, JSON_ENCODE_ANY) : NULL;
+
+		printf("%s{\"name\":%s,\"stats_id\":%u,", n ? "," : "", js ? js : "null",
+		       s->stats_id);
+		free(js);
+		json_decref(nm);
+		printf("\"vip\":\"%s\",\"proto\":\"%s\",\"ring\":\"%s\",\"ring_id\":%u,"
 		       "\"key_type\":\"%s\",\"subset_id\":%u,\"subset_members\":%d,"
 		       "\"forward\":\"%s\",\"policy\":{\"no_key\":\"%s\",\"key_too_long\":"
-		       "\"%s\",\"all_down\":\"%s\"}}", n ? "," : "", addr,
+		       "\"%s\",\"all_down\":\"%s\"}}", addr,
 		       k->proto == 17 ? "udp" : "?", rn, s->ring_id, kt, s->subset_id, members,
 		       fwd, policy_name(s->policy_no_key), policy_name(s->policy_too_long),
 		       policy_name(s->policy_no_route));
@@ -202,8 +215,12 @@ static void show_service(struct view *v, const struct kr_service_key *k,
 	}
 	if (s->subset_id)
 		snprintf(sub, sizeof(sub), " subset %08x (%d members)", s->subset_id, members);
-	printf("service %s/%s: key %s, ring %s%s, forward %s, policy no_key %s, key_too_long %s, "
-	       "all_down %s\n", addr, k->proto == 17 ? "udp" : "?", kt, rn, sub, fwd,
+	if (s->stats_id)
+		strcat(name, " ");
+	else
+		name[0] = 0;
+	printf("service %s%s/%s: key %s, ring %s%s, forward %s, policy no_key %s, key_too_long %s, "
+	       "all_down %s\n", name, addr, k->proto == 17 ? "udp" : "?", kt, rn, sub, fwd,
 	       policy_name(s->policy_no_key), policy_name(s->policy_too_long),
 	       policy_name(s->policy_no_route));
 }
@@ -212,7 +229,7 @@ static void show_services(struct view *v)
 {
 	struct kr_service_key k, *pk = NULL;
 	struct kr_service s;
-	int n = 0;
+	int n = 0, names_fd = kr_ops_map_open(v->in, KR_MAP_SVC_NAMES, true);
 
 	if (v->fmt == FMT_JSON)
 		printf(",\"services\":[");
@@ -220,10 +237,12 @@ static void show_services(struct view *v)
 		pk = &k;
 		if (bpf_map_lookup_elem(v->m->services, &k, &s))
 			continue;
-		show_service(v, &k, &s, n++);
+		show_service(v, &k, &s, n++, names_fd);
 	}
 	if (v->fmt == FMT_JSON)
 		printf("]");
+	if (names_fd >= 0)
+		close(names_fd);
 }
 
 /* One line per server: a backend id is one server however many rings have it, with one
@@ -255,7 +274,9 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 			printf("%s\"%.*s\"", p == rn ? "" : ",", (int)l, p);
 			p += l + (p[l] == ',');
 		}
-		printf("]}");
+		printf("]");
+		kr_health_show_backend(&v->hm, id, be, true);
+		printf("}");
 	} else {
 		/* the first rings by name; --json lists them all */
 		const char *cut = rn;
@@ -268,6 +289,8 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 		       addr, id, state_name(be->state), (unsigned long long)pk,
 		       (unsigned long long)by, nr, cut ? (int)(cut - rn - 1) : (int)strlen(rn), rn,
 		       cut ? ",..." : "");
+		if (v->full)
+			kr_health_show_backend(&v->hm, id, be, false);
 	}
 }
 
@@ -415,9 +438,15 @@ static void show(struct view *v)
 	show_instance(v);
 	show_counters(v);
 	show_rings(v);
+	if (v->full)
+		kr_health_show_checker(v->in, &v->hm, v->fmt == FMT_JSON);
 	show_quic_lb(v);
 	if (v->full)
 		show_services(v);
+	if (v->fmt == FMT_JSON)	/* per-service counters (svc_out.c) */
+		kr_svc_out_json(stdout, v->in, v->m);
+	else
+		kr_svc_out_text(stdout, v->in, v->m);
 	show_backends(v);
 	if (v->fmt == FMT_JSON)
 		printf("}\n");
@@ -494,11 +523,13 @@ static void usage(FILE *f, bool full)
 		"apply attaches it again); 1 not loaded, a load that did not finish, or the maps\n"
 		"cannot be read.  For monitoring: keyrouter check.\n", full ? "status" : "stats",
 		full ? "Everything the instance runs: attachment, global counters, rings and both\n"
-		       "slots, QUIC-LB outcomes, services, backends with state and packet/byte\n"
-		       "counters."
+		       "slots, QUIC-LB outcomes, services (by their config names) and their\n"
+		       "counters (routed, passed, dropped and why; per second from the second\n"
+		       "--watch round), backends with state and packet/byte counters."
 		     : "The counters: global (by outcome and reason, as the program names them),\n"
 		       "packets per ring slot, QUIC-LB outcomes per service (routed by CID, or the\n"
-		       "ring fallback's reason), packets and bytes per backend.");
+		       "ring fallback's reason), per service by name (rates per second from the\n"
+		       "second --watch round), packets and bytes per backend.");
 }
 
 enum { OPT_WATCH = 1 };
@@ -573,6 +604,7 @@ static int run(int argc, char **argv, bool full)
 	in.dir_fd = -1;
 	v.in = &in;
 	v.m = &m;
+	kr_health_maps_open(&in, &m, false, &v.hm);
 	/* text --watch redraws the screen of a terminal; into a file or a pipe each round
 	 * is appended, separated by a blank line */
 	clear = a.watch > 0 && v.fmt == FMT_TEXT && isatty(STDOUT_FILENO);
@@ -586,6 +618,7 @@ static int run(int argc, char **argv, bool full)
 			break;
 		usleep((useconds_t)(a.watch * 1e6));
 	}
+	kr_health_maps_close(&v.hm);
 	kr_ops_maps_close(&m);
 	kr_ops_inst_close(&in);
 	return not_attached(&v);

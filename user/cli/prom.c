@@ -19,8 +19,10 @@
 #include "ops_report.h"
 #include "ring_sm.h"
 #include "ops_stats.h"
+#include "ops_svcstats.h"
 #include "prom.h"
 #include "quic_lb.h"
+#include "health_out.h"
 
 /*
  * Families, in the order they are written.  A family's samples are collected in its own
@@ -35,6 +37,9 @@ enum fam {
 	F_SLOT_MEMORY, F_SLOT_GENERATION, F_SLOT_PUBLISHED,
 	F_BE_UP, F_BE_STATE, F_BE_RINGS, F_BE_PACKETS, F_BE_BYTES,
 	F_QLB_PACKETS, F_QLB_ROUTED,
+	F_BE_OWNER, F_BE_SINCE, F_HC_PROBES, F_HC_FAILED, F_HC_RTT, F_HC_TRANSITIONS, F_HC_HELD,
+	F_HC_UP, F_HC_BEAT, F_HC_PANIC,
+	F_SVC_PACKETS, F_SVC_UNROUTED, F_SVC_DROPPED, F_SVC_BYTES,
 	F_N
 };
 
@@ -109,6 +114,41 @@ static const struct {
 		"unknown_config, unknown_server_id, too_short, backend_down, too_long)." },
 	[F_QLB_ROUTED] = { "keyrouter_quic_lb_routed_total", "counter",
 		"QUIC packets routed by the server ID in the CID, by the CID's config rotation." },
+	[F_BE_OWNER] = { "keyrouter_backend_state_owner", "gauge",
+		"Who set the backend's state: 0 the configuration (apply), 1 an operator "
+		"(backend set), 2 the health checker." },
+	[F_BE_SINCE] = { "keyrouter_backend_state_since_timestamp_seconds", "gauge",
+		"Unix time at which the backend's current state was set (by backend set or the "
+		"health checker; 0 when apply set it, the time is not recorded)." },
+	[F_HC_PROBES] = { "keyrouter_health_probes_total", "counter",
+		"Health probes the checker sent to the backend." },
+	[F_HC_FAILED] = { "keyrouter_health_probes_failed_total", "counter",
+		"Health probes of the backend that got no right answer within the timeout." },
+	[F_HC_RTT] = { "keyrouter_health_rtt_seconds", "gauge",
+		"Round trip of the backend's last answered health probe." },
+	[F_HC_TRANSITIONS] = { "keyrouter_health_transitions_total", "counter",
+		"State changes (up to down, down to up) the health checker wrote for the backend." },
+	[F_HC_HELD] = { "keyrouter_health_held", "gauge",
+		"1 when the checker would mark the backend down but the ring's panic threshold "
+		"keeps it up." },
+	[F_HC_UP] = { "keyrouter_health_checker_up", "gauge",
+		"1 when the instance's health checker runs (a heartbeat within 3 periods), 0 when "
+		"it ran once and is gone or hung (absent: never ran)." },
+	[F_HC_BEAT] = { "keyrouter_health_checker_heartbeat_timestamp_seconds", "gauge",
+		"Unix time of the health checker's last heartbeat." },
+	[F_HC_PANIC] = { "keyrouter_health_panic", "gauge",
+		"1 when the ring's panic threshold holds back a down (fewer than the threshold's "
+		"share of its backends would be left up), else 0." },
+	[F_SVC_PACKETS] = { "keyrouter_service_packets_total", "counter",
+		"Packets of a service (by its config name), by outcome (routed, passed, "
+		"dropped); sum() is every packet that matched the service." },
+	[F_SVC_UNROUTED] = { "keyrouter_service_unrouted_packets_total", "counter",
+		"Packets of a service not routed, by the reason (no_key, key_too_long, "
+		"no_route, forward_error, bad_service)." },
+	[F_SVC_DROPPED] = { "keyrouter_service_dropped_packets_total", "counter",
+		"Packets of a service dropped by its policy, by the reason." },
+	[F_SVC_BYTES] = { "keyrouter_service_routed_bytes_total", "counter",
+		"Frame bytes of the packets of a service that were routed." },
 };
 
 struct prom {
@@ -116,6 +156,7 @@ struct prom {
 	char *buf[F_N];
 	size_t len[F_N];
 	int errors;		/* failed reads in the current instance */
+	struct kr_health_maps hm;	/* the current instance's health maps (-1: none) */
 };
 
 void kr_prom_escape(const char *in, char *buf, size_t size)
@@ -255,6 +296,95 @@ static void counters(struct prom *p, const char *inst, const struct kr_ops_maps 
 	       NULL);
 }
 
+/* Owner, since and the checker's figures of one backend (LABELS as sample()'s). */
+static void health_backend(struct prom *p, __u32 id, const struct kr_backend *be,
+			   const char *k1, const char *v1, const char *k2, const char *v2,
+			   const char *k3, const char *v3, const void *end)
+{
+	struct kr_health_set s;
+	struct kr_health_be f;
+	char b[32];
+
+	(void)end;
+	sample(p, F_BE_OWNER, u64s(b, kr_backend_owner(be)), k1, v1, k2, v2, k3, v3, NULL);
+	/* always the series (a state change changes values, not the set of series); 0: the
+	 * time is not known (apply set it) */
+	if (!(p->hm.set >= 0 && id < p->hm.max && !bpf_map_lookup_elem(p->hm.set, &id, &s) &&
+	      s.state == be->state && s.owner == kr_backend_owner(be)))
+		s.since_ns = 0;
+	sample(p, F_BE_SINCE, times(b, s.since_ns), k1, v1, k2, v2, k3, v3, NULL);
+	if (p->hm.be < 0 || id >= p->hm.max || bpf_map_lookup_elem(p->hm.be, &id, &f) ||
+	    !(f.flags & KR_HEALTH_F_CHECKED))
+		return;
+	sample(p, F_HC_PROBES, u64s(b, f.probes), k1, v1, k2, v2, k3, v3, NULL);
+	sample(p, F_HC_FAILED, u64s(b, f.failed), k1, v1, k2, v2, k3, v3, NULL);
+	sample(p, F_HC_RTT, dbls(b, f.rtt_us / 1e6), k1, v1, k2, v2, k3, v3, NULL);
+	sample(p, F_HC_TRANSITIONS, u64s(b, f.transitions), k1, v1, k2, v2, k3, v3, NULL);
+	sample(p, F_HC_HELD, f.flags & KR_HEALTH_F_HELD ? "1" : "0", k1, v1, k2, v2, k3, v3, NULL);
+}
+
+/* The checker's liveness and each checked ring's panic. */
+static void health_instance(struct prom *p, struct kr_inst *in)
+{
+	struct kr_health_ck ck = {};
+	__u32 zero = 0;
+	char b[32];
+
+	if (p->hm.ck < 0 || bpf_map_lookup_elem(p->hm.ck, &zero, &ck) || !ck.started_ns)
+		return;
+	sample(p, F_HC_UP, kr_health_checker_alive(&ck, kr_health_now_ns()) ? "1" : "0",
+	       "instance", in->name, NULL);
+	sample(p, F_HC_BEAT, times(b, ck.beat_ns), "instance", in->name, NULL);
+	for (__u32 id = 0; p->hm.rings >= 0 && id < KR_MAX_RINGS; id++) {
+		struct kr_health_ring r;
+		struct kr_ops_ring meta;
+
+		if (!bpf_map_lookup_elem(p->hm.rings, &id, &r) && r.total &&
+		    !kr_ops_ring_get(in, id, &meta) && meta.name[0])
+			sample(p, F_HC_PANIC, r.panic ? "1" : "0", "instance", in->name, "ring",
+			       meta.name, NULL);
+	}
+}
+
+/* Per-service counters (ops_svcstats.h), by the service's config name. */
+static void services(struct prom *p, const char *inst, const struct kr_inst *in,
+		     const struct kr_ops_maps *m)
+{
+	static const char *const outcome[] = { "routed", "passed", "dropped" };
+	static const char *const unrouted[][2] = {
+		{ "no_key", "no_key" }, { "key_too_long", "key_too_long" },
+		{ "no_route", "no_route" }, { "forward_error", "fwd_error" },
+		{ "bad_service", "bad_service" },
+	};
+	static const char *const dropped[][2] = {
+		{ "no_key", "dropped_no_key" }, { "key_too_long", "dropped_key_too_long" },
+		{ "no_route", "dropped_no_route" },
+	};
+	struct kr_ops_svc *v;
+	unsigned n;
+	char b[32];
+
+	if (kr_ops_svc_read(in, m, &v, &n))
+		return;		/* an older program: no per-service counters */
+	for (unsigned i = 0; i < n; i++) {
+		const struct kr_ops_named *c = &v[i].c;
+		const char *sv = v[i].name;
+
+		for (size_t k = 0; k < 3; k++)
+			sample(p, F_SVC_PACKETS, u64s(b, kr_ops_named_get(c, outcome[k])),
+			       "instance", inst, "service", sv, "outcome", outcome[k], NULL);
+		for (size_t k = 0; k < sizeof(unrouted) / sizeof(unrouted[0]); k++)
+			sample(p, F_SVC_UNROUTED, u64s(b, kr_ops_named_get(c, unrouted[k][1])),
+			       "instance", inst, "service", sv, "reason", unrouted[k][0], NULL);
+		for (size_t k = 0; k < sizeof(dropped) / sizeof(dropped[0]); k++)
+			sample(p, F_SVC_DROPPED, u64s(b, kr_ops_named_get(c, dropped[k][1])),
+			       "instance", inst, "service", sv, "reason", dropped[k][0], NULL);
+		sample(p, F_SVC_BYTES, u64s(b, kr_ops_named_get(c, "bytes")), "instance", inst,
+		       "service", sv, NULL);
+	}
+	free(v);
+}
+
 /* One series per backend id = per server, whatever the number of rings that have it
  * (docs/operations.md "Backend identity"): no ring label, or sum() would count a server
  * once per ring. */
@@ -277,6 +407,7 @@ static void backend(struct prom *p, const char *inst, const struct kr_ops_maps *
 	sample(p, F_BE_RINGS, u64s(b, nrings), BE_LABELS);
 	sample(p, F_BE_PACKETS, u64s(b, kr_ops_named_get(&st, "packets")), BE_LABELS);
 	sample(p, F_BE_BYTES, u64s(b, kr_ops_named_get(&st, "bytes")), BE_LABELS);
+	health_backend(p, id, be, BE_LABELS);
 #undef BE_LABELS
 }
 
@@ -458,6 +589,8 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 	}
 	sample(p, F_SERVICES, u64s(b, services_count(&m)), "instance", in.name, NULL);
 	p->errors = 0;
+	kr_health_maps_open(&in, &m, false, &p->hm);
+	health_instance(p, &in);
 	counters(p, in.name, &m);
 	if (in.rings_fd >= 0) {
 		uint16_t *nrings = calloc(m.backends_max ? m.backends_max : 1, sizeof(*nrings));
@@ -478,7 +611,9 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 		free(nrings);
 	}
 	quic_lb(p, in.name, &in, &m);
+	services(p, in.name, &in, &m);
 	sample(p, F_ERRORS, u64s(b, p->errors), "instance", in.name, NULL);
+	kr_health_maps_close(&p->hm);
 	kr_ops_maps_close(&m);
 	close_inst(&in);
 	return 1;

@@ -36,6 +36,7 @@ void kr_live_free(struct kr_live *lv)
 	free(lv->services);
 	free(lv->members);
 	free(lv->devices);
+	free(lv->svc_names);
 	memset(lv, 0, sizeof(*lv));
 }
 
@@ -446,6 +447,10 @@ static int plan_backends(struct planner *pl)
 			if (err)
 				return err;
 			v.state = is_new || cfg != KR_BACKEND_UP ? cfg : cur->state;
+			/* who set the state (KR_BACKEND_F_OWNER) goes with it: the config's
+			 * own, or the runtime state's writer (backend set, the checker) */
+			if (!is_new && cfg == KR_BACKEND_UP)
+				v.flags = cur->flags & KR_BACKEND_F_OWNER;
 			if (v.state > KR_BACKEND_DRAIN)
 				v.state = KR_BACKEND_UP;
 			if (!memcmp(cur, &v, sizeof(v))) {
@@ -783,6 +788,68 @@ void kr_service_entry(const struct kr_cfg_service *s, uint32_t ring_id, struct k
 		memcpy(v->tun_src6, s->fwd.source6, 16);
 }
 
+/*
+ * Per-service counters: the stats id of each config service (kr_service.stats_id), kept by
+ * name in kr_svc_names: a service keeps its id (and its counters) while its name stays in
+ * the configuration, a new one takes the lowest id no name holds (ids of services removed
+ * now are released after the services, so not reused by this apply).  Without the map (an
+ * older program) every id is 0.
+ */
+static int plan_svc_ids(struct planner *pl, uint32_t *ids)
+{
+	const struct kr_config *cfg = pl->cfg;
+	const struct kr_live *lv = pl->lv;
+	struct kr_apply_plan *p = pl->p;
+	bool taken[KR_MAX_SVC_STATS] = { true };	/* id 0: unnamed */
+	uint32_t cap = 0, cap_del = 0;
+
+	if (!lv->has_svc_names)
+		return 0;
+	for (uint32_t id = 1; id < KR_MAX_SVC_STATS; id++)
+		taken[id] = lv->svc_names[id].name[0] != 0;
+	for (uint32_t i = 0; i < cfg->nservices; i++) {
+		const char *name = cfg->services[i].name;
+		struct kr_plan_svc_name e = { 0 };
+		uint32_t id;
+
+		for (id = 1; id < KR_MAX_SVC_STATS; id++)
+			if (!strcmp(lv->svc_names[id].name, name))
+				break;
+		if (id == KR_MAX_SVC_STATS) {
+			for (id = 1; id < KR_MAX_SVC_STATS && taken[id]; id++)
+				;
+			if (id == KR_MAX_SVC_STATS) {
+				kr_errf(pl->err, "no free per-service counter id for service '%s'",
+					name);
+				return -ENOSPC;
+			}
+			taken[id] = true;
+			e.fresh = true;
+		}
+		ids[i] = id;
+		e.id = id;
+		snprintf(e.v.name, sizeof(e.v.name), "%s", name);
+		kr_service_entry(&cfg->services[i], 0, &e.v.key, &(struct kr_service){ 0 });
+		if (!e.fresh && !memcmp(&lv->svc_names[id], &e.v, sizeof(e.v)))
+			continue;
+		if (GROW(p->svc_names, p->nsvc_names, cap))
+			return -ENOMEM;
+		p->svc_names[p->nsvc_names++] = e;
+	}
+	for (uint32_t id = 1; id < KR_MAX_SVC_STATS; id++) {
+		bool keep = !lv->svc_names[id].name[0];
+
+		for (uint32_t i = 0; i < cfg->nservices && !keep; i++)
+			keep = ids[i] == id;
+		if (keep)
+			continue;
+		if (GROW(p->svc_names_del, p->nsvc_names_del, cap_del))
+			return -ENOMEM;
+		p->svc_names_del[p->nsvc_names_del++] = id;
+	}
+	return 0;
+}
+
 static const struct kr_service *service_live(const struct kr_live *lv,
 					     const struct kr_service_key *k)
 {
@@ -797,19 +864,23 @@ static int plan_services(struct planner *pl)
 	const struct kr_config *cfg = pl->cfg;
 	struct kr_apply_plan *p = pl->p;
 	struct kr_service_key *keys;
+	uint32_t *ids;
 	int err = kr_units_resolve(&p->units, cfg);
 
 	if (err)
 		return err;
 	keys = calloc(cfg->nservices + 1, sizeof(*keys));
-	if (!keys)
-		return -ENOMEM;
+	ids = calloc(cfg->nservices + 1, sizeof(*ids));
+	err = keys && ids ? plan_svc_ids(pl, ids) : -ENOMEM;
+	if (err)
+		goto out;
 	for (uint32_t i = 0; i < cfg->nservices; i++) {
 		const struct kr_service *cur;
 		struct kr_service v;
 
 		kr_service_entry(&cfg->services[i], p->units.svc_ring[i], &keys[i], &v);
 		v.subset_id = p->units.svc_subset[i];
+		v.stats_id = ids[i];
 		if (cfg->hash.keyed)	/* the secret is in kr_hash_key */
 			v.flags |= KR_SVC_F_KEYED_HASH;
 		kr_qlb_service_entry(cfg, i, &v);	/* QUIC-LB id and tag (quic_lb.h) */
@@ -845,6 +916,7 @@ static int plan_services(struct planner *pl)
 	}
 out:
 	free(keys);
+	free(ids);
 	return err;
 }
 
@@ -967,6 +1039,8 @@ void kr_apply_plan_free(struct kr_apply_plan *p)
 	free(p->services);
 	free(p->members_del);
 	free(p->services_del);
+	free(p->svc_names);
+	free(p->svc_names_del);
 	free(p->rings_del);
 	free(p->backends_release);
 	memset(&p->hash_key, 0, sizeof(p->hash_key));

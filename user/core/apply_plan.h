@@ -75,6 +75,8 @@ struct kr_live {
 	uint32_t loaded_ifindex;		/* the interface `load` attached to (0: none) */
 	bool has_hash_key;			/* the data path has kr_hash_key */
 	struct kr_hash_secret hash_key;		/* its value */
+	bool has_svc_names;			/* the data path has kr_svc_names ... */
+	struct kr_svc_name *svc_names;		/* ... [KR_MAX_SVC_STATS]: stats id -> name */
 };
 
 void kr_live_free(struct kr_live *lv);
@@ -132,6 +134,13 @@ struct kr_plan_service {
 	const char *name;		/* the config's service name */
 };
 
+/* A kr_svc_names entry to write (before the services): a service's stats id. */
+struct kr_plan_svc_name {
+	uint32_t id;
+	struct kr_svc_name v;
+	bool fresh;			/* a new id: its counters are zeroed first */
+};
+
 struct kr_plan_member {
 	struct kr_subset_key k;
 	const char *subset;		/* "RING[tag,...]" */
@@ -175,6 +184,10 @@ struct kr_apply_plan {
 	uint32_t nmembers_del;
 	struct kr_service_key *services_del;
 	uint32_t nservices_del;
+	struct kr_plan_svc_name *svc_names;	/* stats ids to name (new, or a new key) */
+	uint32_t nsvc_names;
+	uint32_t *svc_names_del;	/* stats ids of removed services (after the services) */
+	uint32_t nsvc_names_del;
 	struct kr_plan_ring_rm *rings_del;
 	uint32_t nrings_del;
 	uint32_t *backends_release;	/* ids nothing references afterwards */

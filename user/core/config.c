@@ -63,6 +63,16 @@ static void check_fields(struct ctx *c, json_t *obj, const char *const *allowed,
 	}
 }
 
+void cfg_check_fields(struct ctx *c, json_t *obj, const char *const *allowed, const char *what)
+{
+	check_fields(c, obj, allowed, what);
+}
+
+const char *cfg_jtype(const json_t *v)
+{
+	return jtype(v);
+}
+
 /* 1 absent, 0 ok, -1 error (reported). */
 static int get_obj(struct ctx *c, json_t *obj, const char *key, json_t **out)
 {
@@ -151,6 +161,22 @@ static int get_enum(struct ctx *c, json_t *obj, const char *key, const char *con
 		o += snprintf(list + o, sizeof(list) - o, "%s\"%s\"", i ? ", " : "", names[i]);
 	cfg_kerr(c, key, "'%s' is not valid: expected one of %s", s, list);
 	return -1;
+}
+
+int cfg_get_str(struct ctx *c, json_t *obj, const char *key, const char **out)
+{
+	return get_str(c, obj, key, out);
+}
+
+int cfg_get_uint(struct ctx *c, json_t *obj, const char *key, uint64_t min, uint64_t max,
+		 uint64_t *out)
+{
+	return get_uint(c, obj, key, min, max, out);
+}
+
+int cfg_get_enum(struct ctx *c, json_t *obj, const char *key, const char *const *names, int *out)
+{
+	return get_enum(c, obj, key, names, out);
 }
 
 static int need(struct ctx *c, int r, const char *key, const char *what)
@@ -426,7 +452,7 @@ static void parse_qlb_sids(struct ctx *c, json_t *o, struct kr_cfg_backend *b)
 
 static const char *const backend_fields[] = {
 	"address", "weight", "mac", "dev", "ifindex", "tags", "state", "quic_lb_server_ids", "id",
-	NULL,
+	"health", NULL,
 };
 static const char *const state_names[] = { "up", "down", "drain", NULL };
 
@@ -485,6 +511,13 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 	if (!get_enum(c, o, "state", state_names, &e))
 		b->state = states[e];
 	parse_qlb_sids(c, o, b);
+	if (json_object_get(o, "health")) {
+		b->health = calloc(1, sizeof(*b->health));
+		if (!b->health)
+			cfg_err(c, "out of memory");
+		else
+			cfg_parse_health(c, o, false, b->health);
+	}
 }
 
 /* Backends compare as the hosts they are: an IPv4-mapped IPv6 address as its IPv4. */
@@ -543,7 +576,7 @@ static void check_dup_backends(struct ctx *c, struct kr_cfg_ring *r)
 /* ---- rings ------------------------------------------------------------------------ */
 
 static const char *const ring_fields[] = {
-	"name", "format", "point_multiple", "target_cv", "backends", NULL,
+	"name", "format", "point_multiple", "target_cv", "backends", "health", NULL,
 };
 static const char *const format_names[] = { "v1", "v2", NULL };
 
@@ -686,6 +719,7 @@ static void parse_ring(struct ctx *c, json_t *o, struct kr_cfg_ring *r)
 	if (!need(c, get_enum(c, o, "format", format_names, &e), "format", "\"v1\" or \"v2\""))
 		r->format = (uint32_t)e + 1;
 	parse_point_multiple(c, o, r);
+	cfg_parse_health(c, o, true, &r->health);
 	if (need(c, get_array(c, o, "backends", &arr), "backends", "an array of backends"))
 		return;
 	n = json_array_size(arr);
@@ -1441,8 +1475,12 @@ void kr_config_free(struct kr_config *cfg)
 	free(cfg->warnings);
 	for (uint32_t i = 0; i < cfg->nrings; i++) {
 		free(cfg->rings[i].name);
-		for (uint32_t b = 0; b < cfg->rings[i].nbackends; b++)
+		for (uint32_t b = 0; b < cfg->rings[i].nbackends; b++) {
 			free(cfg->rings[i].backends[b].qlb_sids);
+			kr_cfg_health_free(cfg->rings[i].backends[b].health);
+			free(cfg->rings[i].backends[b].health);
+		}
+		kr_cfg_health_free(&cfg->rings[i].health);
 		free(cfg->rings[i].backends);
 		for (uint32_t t = 0; t < cfg->rings[i].ntags; t++)
 			free(cfg->rings[i].tags[t]);

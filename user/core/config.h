@@ -25,6 +25,7 @@
 #include "addr.h"
 #include "continuum.h"
 #include "err.h"
+#include "health.h"
 
 #define KR_CFG_NAME_MAX		63	/* ring/service/instance names: [A-Za-z0-9_.-] */
 #define KR_CFG_MAX_TAGS		64	/* distinct tags per ring (a 64-bit mask) */
@@ -67,6 +68,7 @@ struct kr_cfg_backend {
 	uint64_t tags;			/* bit i set = carries ring->tags[i] */
 	struct kr_cfg_qlb_sid *qlb_sids;	/* QUIC-LB server IDs (any rotation) */
 	uint32_t nqlb_sids;
+	struct kr_cfg_health *health;	/* "health": overrides the ring's; NULL: none */
 };
 
 struct kr_cfg_ring {
@@ -80,6 +82,7 @@ struct kr_cfg_ring {
 	char *tags[KR_CFG_MAX_TAGS];	/* distinct tags of the backends, first-seen order */
 	uint32_t ntags;
 	uint64_t npoints;		/* sum of weight * point_multiple (before dedup) */
+	struct kr_cfg_health health;	/* "health" (set = 0: every default) */
 };
 
 struct kr_cfg_service {

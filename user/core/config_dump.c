@@ -61,6 +61,8 @@ static json_t *backend_json(const struct kr_cfg_ring *r, const struct kr_cfg_bac
 		}
 		json_object_set_new(o, "quic_lb_server_ids", m);
 	}
+	if (b->health)
+		json_object_set_new(o, "health", cfg_health_json(b->health, false));
 	return o;
 }
 
@@ -76,6 +78,7 @@ static json_t *ring_json(const struct kr_cfg_ring *r)
 	for (uint32_t i = 0; i < r->nbackends; i++)
 		json_array_append_new(bs, backend_json(r, &r->backends[i]));
 	json_object_set_new(o, "backends", bs);
+	json_object_set_new(o, "health", cfg_health_json(&r->health, true));
 	return o;
 }
 

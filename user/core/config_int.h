@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 #include "config.h"
 
 #define CFG_MAX_DEPTH 12
@@ -71,6 +72,21 @@ void cfg_load_secret(struct ctx *c, const char *given);
  * *resolved = the path (malloc'd, for config show). */
 int cfg_load_key_file(struct ctx *c, const char *field, const char *given, uint8_t out[16],
 		      char **resolved);
+
+/* The typed getters of config.c, for the other parts of the loader: 1 absent, 0 ok, -1
+ * error (reported). */
+void cfg_check_fields(struct ctx *c, json_t *obj, const char *const *allowed, const char *what);
+int cfg_get_str(struct ctx *c, json_t *obj, const char *key, const char **out);
+int cfg_get_uint(struct ctx *c, json_t *obj, const char *key, uint64_t min, uint64_t max,
+		 uint64_t *out);
+int cfg_get_enum(struct ctx *c, json_t *obj, const char *key, const char *const *names, int *out);
+const char *cfg_jtype(const json_t *v);
+
+/* "health" of a ring (ring = true: panic_threshold allowed) or of a backend, in o
+ * (config_health.c); *out zeroed first.  Returns 1 absent, 0 parsed (errors reported). */
+int cfg_parse_health(struct ctx *c, json_t *o, bool ring, struct kr_cfg_health *out);
+/* The "health" object of the normalized configuration (config show). */
+json_t *cfg_health_json(const struct kr_cfg_health *h, bool ring);
 
 /* The backends' "id" pins over every ring (config_ids.c): conflicts reported, a server's
  * pin copied to its other rings. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Human key forms -> the exact key bytes of the data path's extractors (see keyform.h). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "keyform.h"
@@ -106,6 +107,97 @@ char *kr_key_hex(const struct kr_key *key, char *buf, size_t buflen)
 	}
 	buf[2 * i] = 0;
 	return buf;
+}
+
+static char *key_print_hex(const uint8_t *b, size_t len, char *buf, size_t buflen)
+{
+	struct kr_key k = { .len = len > KR_MAX_KEY_LEN ? KR_MAX_KEY_LEN : (uint32_t)len };
+
+	memcpy(k.b, b, k.len);
+	return kr_key_hex(&k, buf, buflen);
+}
+
+/* DNS wire labels -> "a.b.c." (the final zero label is the last dot; "." the root). */
+static int key_print_dns(const uint8_t *b, size_t len, char *buf, size_t buflen)
+{
+	size_t i = 0, o = 0;
+
+	if (len == 1 && !b[0])
+		return snprintf(buf, buflen, ".") < 0 ? -1 : 0;
+	while (i < len && b[i]) {
+		size_t l = b[i++];
+
+		if (l > KR_DNS_MAX_LABEL || i + l > len)
+			return -1;
+		for (; l; l--, i++) {
+			uint8_t c = b[i];
+			bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+				     (c >= '0' && c <= '9') || c == '-' || c == '_';
+			int n = plain ? snprintf(buf + o, buflen - o, "%c", c) :
+					snprintf(buf + o, buflen - o, "\\%03u", c);
+
+			if (n < 0 || (size_t)n >= buflen - o)
+				return -1;
+			o += (size_t)n;
+		}
+		if (o + 2 > buflen)
+			return -1;
+		buf[o++] = '.';
+		buf[o] = 0;
+	}
+	return i + 1 == len ? 0 : -1;	/* exactly one final zero label */
+}
+
+static int key_print_text(const uint8_t *b, size_t len, char *buf, size_t buflen)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < len; i++) {
+		int n = b[i] == '\\' ? snprintf(buf + o, buflen - o, "\\\\") :
+			b[i] >= 0x20 && b[i] < 0x7f ? snprintf(buf + o, buflen - o, "%c", b[i]) :
+			snprintf(buf + o, buflen - o, "\\x%02x", b[i]);
+
+		if (n < 0 || (size_t)n >= buflen - o)
+			return -1;
+		o += (size_t)n;
+	}
+	return 0;
+}
+
+char *kr_key_print(enum kr_key_type type, const uint8_t *b, size_t len, char *buf,
+		   size_t buflen)
+{
+	struct kr_sockaddr sa = { 0 };
+	int rc = -1;
+
+	if (!buflen)
+		return buf;
+	if (!len) {
+		snprintf(buf, buflen, "-");
+		return buf;
+	}
+	switch (type) {
+	case KR_KEY_DNS:
+		rc = key_print_dns(b, len, buf, buflen);
+		break;
+	case KR_KEY_TUPLE:
+		if ((len == 6 || len == 18) && buflen >= KR_SOCKADDR_STRLEN) {
+			sa.family = len == 6 ? 4 : 6;
+			memcpy(sa.ip, b, len - 2);
+			sa.port = (uint16_t)(b[len - 2] << 8 | b[len - 1]);
+			kr_sockaddr_format(&sa, buf);
+			rc = 0;
+		}
+		break;
+	case KR_KEY_PAYLOAD:
+	case KR_KEY_MEMCACHE:
+		rc = key_print_text(b, len, buf, buflen);
+		break;
+	default:
+		break;
+	}
+	return rc ? key_print_hex(b, len, buf, buflen) : buf;
 }
 
 /* ---- tuple ------------------------------------------------------------------------ */

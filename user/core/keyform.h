@@ -89,6 +89,15 @@ int kr_hexval(int c);
 /* Hex digits (even count; optional "0x" prefix; ':' '-' ' ' separators between bytes
  * allowed) -> bytes.  Returns the byte count, or -1 with a message. */
 long kr_hex_decode(const char *hex, uint8_t *out, size_t max, struct kr_err *err);
+/* Key bytes as a human reads them for the key type (the reverse of kr_keyform): dns
+ * "www.example.com." (other bytes than letters, digits, '-' and '_' as \DDD), tuple
+ * "10.0.0.1:5353" / "[2001:db8::1]:5353", payload and memcache the text (other bytes than
+ * printable ASCII as \xHH, '\' as \\), quic (and anything malformed) hex.  "-" for the
+ * empty key.  buf needs KR_KEY_PRINT_MAX. */
+#define KR_KEY_PRINT_MAX	(4 * KR_MAX_KEY_LEN + 8)
+char *kr_key_print(enum kr_key_type type, const uint8_t *b, size_t len, char *buf,
+		   size_t buflen);
+
 /* key -> lowercase hex, or "-" for the empty key; buf needs 2 * KR_MAX_KEY_LEN + 1. */
 char *kr_key_hex(const struct kr_key *key, char *buf, size_t buflen);
 

@@ -110,6 +110,13 @@ int kr_ops_inst_open(struct kr_inst *in, const char *instance, const char *pin_d
  * tool's maps are missing, which the locked path creates). */
 int kr_ops_inst_open_reader(struct kr_inst *in, const char *instance, const char *pin_dir);
 void kr_ops_inst_close(struct kr_inst *in);
+/* How long kr_ops_inst_open waits for the lock (--wait), in ms; -1 (the default): for ever.
+ * When the bound passes, the open fails with -ETIMEDOUT and a message. */
+void kr_ops_set_lock_wait(int ms);
+/* The tool's own ARRAY map NAME in the instance (created and pinned when create and
+ * missing; -ENOENT without create), checked for its layout.  fd or -errno. */
+int kr_ops_tool_map(const struct kr_inst *in, const char *name, __u32 value_size,
+		    __u32 max_entries, bool create);
 /* fd of the pinned map NAME in the instance, or -errno (message printed when !quiet). */
 int kr_ops_map_open(const struct kr_inst *in, const char *name, bool quiet);
 /* Remove every pin in the instance directory and the directory itself. */

@@ -9,12 +9,14 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "config.h"
 #include "image.h"
 #include "log.h"
 #include "ops_apply.h"
 #include "ring_sm.h"
 #include "ops_backends.h"
+#include "ops_health.h"
 #include "ops_ports.h"
 #include "ops_publish.h"
 #include "ops_quic_lb.h"
@@ -253,6 +255,32 @@ static int read_hash_key(const struct kr_inst *in, const struct kr_config *cfg,
 	return 0;
 }
 
+/* kr_svc_names, when the program has it (stats id -> service name). */
+static int read_svc_names(const struct kr_inst *in, struct kr_live *lv, struct kr_err *err)
+{
+	int fd = kr_ops_map_open(in, KR_MAP_SVC_NAMES, true);
+
+	if (fd < 0)
+		return 0;
+	lv->svc_names = calloc(KR_MAX_SVC_STATS, sizeof(*lv->svc_names));
+	if (!lv->svc_names) {
+		close(fd);
+		return fail(err, -ENOMEM, "allocate the live state");
+	}
+	for (__u32 id = 0; id < KR_MAX_SVC_STATS; id++) {
+		if (bpf_map_lookup_elem(fd, &id, &lv->svc_names[id])) {
+			int rc = -errno;
+
+			close(fd);
+			return fail(err, rc, "read " KR_MAP_SVC_NAMES);
+		}
+		lv->svc_names[id].name[KR_SVC_NAME_MAX - 1] = 0;
+	}
+	close(fd);
+	lv->has_svc_names = true;
+	return 0;
+}
+
 int kr_ops_live_read(const struct kr_inst *in, const struct kr_ops_maps *m,
 		     const struct kr_config *cfg, struct kr_live *lv, struct kr_err *err)
 {
@@ -271,6 +299,8 @@ int kr_ops_live_read(const struct kr_inst *in, const struct kr_ops_maps *m,
 		rc = read_devices(in, m, cfg, lv, err);
 	if (!rc)
 		rc = read_hash_key(in, cfg, lv);
+	if (!rc)
+		rc = read_svc_names(in, lv, err);
 	return rc;
 }
 
@@ -344,6 +374,7 @@ static int exec_rings(const struct kr_inst *in, const struct kr_ops_maps *m,
 			return rc;
 		}
 	}
+	kr_health_note_apply(in, p->backends, p->nbackends);	/* since when (status) */
 	for (__u32 i = 0; i < p->nrings; i++) {	/* 3. rings */
 		struct kr_plan_ring *pr = &p->rings[i];
 
@@ -427,6 +458,46 @@ static int exec_members_services(const struct kr_ops_maps *m, const struct kr_ap
 	return 0;
 }
 
+/* Stats ids: names before the services that carry them (a fresh id's counters zeroed
+ * first), or, del, the names of removed services after them. */
+static int exec_svc_names(const struct kr_inst *in, const struct kr_apply_plan *p, bool del,
+			  struct kr_err *err)
+{
+	struct kr_svc_name none = { 0 };
+	struct kr_svc_stats *zero = NULL;
+	int fd, ncpu, rc = 0;
+
+	if (!(del ? p->nsvc_names_del : p->nsvc_names))
+		return 0;
+	fd = kr_ops_map_open(in, KR_MAP_SVC_NAMES, true);
+	if (fd < 0)
+		return fail(err, fd, "open " KR_MAP_SVC_NAMES);
+	for (__u32 i = 0; del && i < p->nsvc_names_del && !rc; i++)
+		if (bpf_map_update_elem(fd, &p->svc_names_del[i], &none, BPF_ANY))
+			rc = fail(err, -errno, "release a service's counter id");
+	for (__u32 i = 0; !del && i < p->nsvc_names && !rc; i++) {
+		const struct kr_plan_svc_name *e = &p->svc_names[i];
+
+		if (e->fresh) {
+			int sfd = kr_ops_map_open(in, KR_MAP_SVC_STATS, true);
+
+			ncpu = libbpf_num_possible_cpus();
+			if (!zero && ncpu > 0)
+				zero = calloc(ncpu, sizeof(*zero));
+			if (sfd < 0 || !zero || bpf_map_update_elem(sfd, &e->id, zero, BPF_ANY))
+				rc = fail(err, sfd < 0 ? sfd : zero ? -errno : -ENOMEM,
+					  "reset a service's counters");
+			if (sfd >= 0)
+				close(sfd);
+		}
+		if (!rc && bpf_map_update_elem(fd, &e->id, &e->v, BPF_ANY))
+			rc = fail(err, -errno, "write " KR_MAP_SVC_NAMES);
+	}
+	free(zero);
+	close(fd);
+	return rc;
+}
+
 static int exec_garbage(const struct kr_inst *in, const struct kr_ops_maps *m,
 			const struct kr_apply_plan *p, struct kr_err *err)
 {
@@ -468,7 +539,11 @@ int kr_ops_apply_exec(const struct kr_inst *in, const struct kr_ops_maps *m,
 	if (!rc && !p->stage)
 		rc = kr_ops_apply_quic_lb(in, p->cfg, &p->units, err);
 	if (!rc && !p->stage)
+		rc = exec_svc_names(in, p, false, err);
+	if (!rc && !p->stage)
 		rc = exec_members_services(m, p, err);
+	if (!rc && !p->stage)
+		rc = exec_svc_names(in, p, true, err);
 	if (!rc && !p->stage)
 		rc = kr_ops_apply_quic_lb_gc(in, p->cfg, &p->units, err);
 	if (!rc && !p->stage)

@@ -24,6 +24,12 @@
 #define KR_MAP_WILD_SVCS	"kr_wild_svcs"
 #define KR_MAP_SUBSET_MEMBERS	"kr_subset_members"
 #define KR_MAP_SERVICE_PORTS	"kr_service_ports"
+/* per-service counters and the decision trace (bpf/kr_trace.h) */
+#define KR_MAP_SVC_STATS	"kr_svc_stats"
+#define KR_MAP_SVC_NAMES	"kr_svc_names"
+#define KR_MAP_TRACE_CTL	"kr_trace_ctl"
+#define KR_MAP_TRACE_RB		"kr_trace_rb"
+#define KR_MAP_TRACE_STATS	"kr_trace_stats"
 
 struct kr_ops_maps {
 	int backends, services, rings, ctl;	/* required */

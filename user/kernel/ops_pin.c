@@ -17,6 +17,12 @@
 #include "ops_find.h"
 
 static bool bpffs_mounted_here;
+static int lock_wait_ms = -1;	/* --wait: -1 for ever */
+
+void kr_ops_set_lock_wait(int ms)
+{
+	lock_wait_ms = ms;
+}
 
 bool kr_ops_bpffs_mounted_here(void)
 {
@@ -153,6 +159,15 @@ int kr_ops_map_open(const struct kr_inst *in, const char *name, bool quiet)
 	return fd;
 }
 
+static int ops_map_get(const struct kr_inst *in, const char *name, __u32 value_size,
+		       __u32 max_entries, bool create);
+
+int kr_ops_tool_map(const struct kr_inst *in, const char *name, __u32 value_size,
+		    __u32 max_entries, bool create)
+{
+	return ops_map_get(in, name, value_size, max_entries, create);
+}
+
 /* Open the tool's map NAME, creating and pinning it when it does not exist yet (only with
  * create; without, a missing map is -ENOENT and no message). */
 static int ops_map_get(const struct kr_inst *in, const char *name, __u32 value_size,
@@ -241,7 +256,23 @@ static int inst_lock(const struct kr_inst *in)
 	pr_info("keyrouter: waiting for another keyrouter command on instance '%s' (it holds "
 		"the lock of %s; 'fuser -v %s' shows which process)\n", in->name, in->dir,
 		in->dir);
-	return flock(in->dir_fd, LOCK_EX);
+	if (lock_wait_ms < 0)
+		return flock(in->dir_fd, LOCK_EX);
+	for (int waited = 0;; waited += 10) {
+		if (!flock(in->dir_fd, LOCK_EX | LOCK_NB))
+			return 0;
+		if (errno != EWOULDBLOCK)
+			return -1;
+		if (waited >= lock_wait_ms)
+			break;
+		usleep(10000);
+	}
+	pr_warn("keyrouter: gave up after waiting %.3g s for the lock of instance '%s' (--wait): "
+		"another keyrouter command still holds it ('fuser -v %s' shows which); nothing "
+		"was changed: retry, or give a longer --wait\n", lock_wait_ms / 1000.0, in->name,
+		in->dir);
+	errno = ETIMEDOUT;
+	return -2;
 }
 
 static int inst_open(struct kr_inst *in, const char *instance, const char *pin_dir,
@@ -298,7 +329,12 @@ static int inst_open(struct kr_inst *in, const char *instance, const char *pin_d
 			close(in->meta_fd);
 		in->meta_fd = in->rings_fd = -1;
 	}
-	if (inst_lock(in)) {
+	err = inst_lock(in);
+	if (err) {
+		if (err == -2) {
+			err = -ETIMEDOUT;
+			goto fail;
+		}
 		err = -errno;
 		pr_warn("keyrouter: couldn't lock '%s': %s\n", in->dir, strerror(-err));
 		goto fail;

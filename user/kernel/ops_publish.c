@@ -34,7 +34,7 @@ static int reset_slot_stats(const struct kr_ops_maps *m, __u32 ring_id, __u32 sl
 }
 
 /* The deduplicated ring of an image (kept duplicates dropped), owners = global ids. */
-static int image_to_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
+int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
 {
 	const struct kr_image_hdr *h = buf;
 	const char *base = buf;
@@ -80,7 +80,7 @@ static int images_moved(const void *ia, const void *ib, uint64_t *moved)
 	int err = -ENOMEM;
 
 	*moved = 0;
-	if (!image_to_an(ia, &a, no + 1) && !image_to_an(ib, &b, no + 1))
+	if (!kr_ops_image_an(ia, &a, no + 1) && !kr_ops_image_an(ib, &b, no + 1))
 		err = kr_an_diff(&a, &b, moved, NULL, NULL) ? -ENOMEM : 0;
 	kr_an_ring_free(&a);
 	kr_an_ring_free(&b);

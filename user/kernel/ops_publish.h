@@ -22,6 +22,11 @@ int kr_ops_publish(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot,
  * differently (both images read and diffed).  0 or -errno. */
 int kr_ops_slot_images_moved(const struct kr_ops_maps *m, __u32 ring_id, uint64_t *moved);
 /* Empty slot `slot` of ring_id (and zero its counters).  0 or -errno. */
+/* The deduplicated ring of an image buffer (kept duplicates dropped), owners = global
+ * backend ids (< nowners): what analytics measures (top: each backend's share).  0 or
+ * -errno. */
+struct kr_an_ring;
+int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners);
 int kr_ops_unpublish(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot);
 
 #endif

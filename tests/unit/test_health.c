@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The health checker's pure parts (user/core/health.c, config_health.c): the "health"
+ * objects and their errors, defaults per key type, probes and their replies, rise/fall and
+ * the panic threshold. */
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "health.h"
+#include "tap.h"
+
+static struct kr_config *parse(const char *text, char **errs)
+{
+	return kr_config_parse("t.json", text, strlen(text), errs);
+}
+
+/* One ring of two backends (health RH of the ring, BH of the second backend: JSON members
+ * with their separators) and one service of key type KT (+ EXTRA key members). */
+static struct kr_config *cfg_of(const char *rh, const char *bh, const char *kt,
+				const char *extra, char **errs)
+{
+	char buf[2048];
+
+	snprintf(buf, sizeof(buf), "{\"rings\": [{\"name\": \"r\", \"format\": \"v2\", %s"
+		 "\"backends\": [{\"address\": \"10.0.0.1:53\", \"mac\": \"02:00:00:00:00:01\"},"
+		 "{\"address\": \"10.0.0.2:53\", \"mac\": \"02:00:00:00:00:02\"%s}]}], "
+		 "\"services\": [{\"name\": \"s\", \"vip\": \"192.0.2.1\", \"port\": 53, "
+		 "\"key\": {\"type\": \"%s\"%s}, \"ring\": \"r\", \"forward\": {\"mode\": "
+		 "\"l2\"}}]}", rh, bh, kt, extra);
+	return parse(buf, errs);
+}
+
+static void test_defaults(void)
+{
+	static const struct { const char *kt, *extra; uint8_t probe; } c[] = {
+		{ "dns", "", KR_PROBE_DNS }, { "memcache", "", KR_PROBE_MEMCACHED },
+		{ "quic", ", \"cid_length\": 8", KR_PROBE_QUIC }, { "tuple", "", KR_PROBE_NONE },
+		{ "payload", "", KR_PROBE_NONE },
+	};
+	struct kr_health_eff h;
+	char *errs = NULL;
+
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct kr_config *cfg = cfg_of("", "", c[i].kt, c[i].extra, &errs);
+
+		CHECK(cfg != NULL, "key %s: parses", c[i].kt);
+		if (!cfg) {
+			DIAG("%s", errs);
+			free(errs);
+			continue;
+		}
+		kr_health_resolve(cfg, 0, 1, 0, &h);
+		CHECK_EQ_U(h.probe, c[i].probe, "key %s: default probe %s", c[i].kt,
+			   kr_probe_name(c[i].probe));
+		CHECK(h.interval_ms == KR_HC_DEF_INTERVAL_MS && h.timeout_ms == KR_HC_DEF_TIMEOUT_MS &&
+		      h.rise == KR_HC_DEF_RISE && h.fall == KR_HC_DEF_FALL &&
+		      h.jitter_ms == KR_HC_DEF_INTERVAL_MS / 10 && h.panic == KR_HC_DEF_PANIC,
+		      "key %s: default timings", c[i].kt);
+		kr_config_free(cfg);
+	}
+}
+
+static void test_override(void)
+{
+	char *errs = NULL;
+	struct kr_health_eff h0, h1;
+	struct kr_config *cfg = cfg_of("\"health\": {\"interval\": 0.2, \"timeout\": 0.1, "
+		"\"rise\": 4, \"fall\": 5, \"panic_threshold\": 0.25, \"name\": \"kr.test\", "
+		"\"rcodes\": [\"NOERROR\", 3]}, ",
+		", \"health\": {\"probe\": \"udp\", \"request\": \"hex:0a0b\", \"expect\": \"ok\", "
+		"\"fall\": 1}", "dns", "", &errs);
+
+	CHECK(cfg != NULL, "ring and backend health parse");
+	if (!cfg) {
+		DIAG("%s", errs);
+		free(errs);
+		return;
+	}
+	kr_health_resolve(cfg, 0, 0, 0, &h0);
+	kr_health_resolve(cfg, 0, 1, 0, &h1);
+	CHECK(h0.probe == KR_PROBE_DNS && h0.interval_ms == 200 && h0.timeout_ms == 100 &&
+	      h0.rise == 4 && h0.fall == 5 && h0.jitter_ms == 20 && h0.panic == 0.25 &&
+	      !strcmp(h0.name, "kr.test") && h0.rcodes == ((1u << 0) | (1u << 3)),
+	      "the ring's health, jitter 10%% of its interval");
+	CHECK(h1.probe == KR_PROBE_UDP && h1.request_len == 2 && h1.request[0] == 0x0a &&
+	      h1.expect_len == 2 && !memcmp(h1.expect, "ok", 2) && h1.fall == 1 && h1.rise == 4 &&
+	      h1.interval_ms == 200, "a backend's health overrides only what it gives");
+	{
+		char *js = kr_config_dump_json(cfg);
+
+		CHECK(js && strstr(js, "\"panic_threshold\": 0.25") && strstr(js, "\"request\": \"hex:0a0b\""),
+		      "config show prints the health objects");
+		free(js);
+	}
+	kr_config_free(cfg);
+}
+
+static void test_errors(void)
+{
+	static const struct { const char *ring, *be, *msg; } c[] = {
+		{ "\"health\": {\"probe\": \"ping\"}, ", "", "'ping' is not valid: expected one of \"auto\", \"none\", \"dns\", \"memcached\", \"quic\", \"udp\"" },
+		{ "\"health\": {\"interval\": 0.001}, ", "", "0.001 s is out of range" },
+		{ "\"health\": {\"interval\": 1, \"timeout\": 2}, ", "", "timeout: 2.000 s is longer than the interval (1.000 s)" },
+		{ "\"health\": {\"probe\": \"udp\"}, ", "", "request: missing" },
+		{ "\"health\": {\"probe\": \"quic\", \"name\": \"x\"}, ", "", "name: only with \"probe\": \"dns\"" },
+		{ "\"health\": {\"panic_threshold\": 2}, ", "", "panic_threshold: expected a share 0..1" },
+		{ "\"health\": {\"rcodes\": [\"NOPE\"]}, ", "", "rcodes[0]: not an rcode" },
+		{ "\"health\": {\"fall\": 0}, ", "", "fall: 0 is out of range: expected 1..100" },
+		{ "\"health\": {\"intervall\": 1}, ", "", "unknown field 'intervall' in a ring's health" },
+		{ "", ", \"health\": {\"panic_threshold\": 0.5}", "unknown field 'panic_threshold' in a backend's health" },
+		{ "\"health\": {\"name\": \"a..b\"}, ", "", "health.name: " },
+	};
+
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *errs = NULL;
+		struct kr_config *cfg = cfg_of(c[i].ring, c[i].be, "dns", "", &errs);
+
+		CHECK(!cfg && errs && strstr(errs, c[i].msg), "error: %s", c[i].msg);
+		if (!(errs && strstr(errs, c[i].msg)))
+			DIAG("got: %s", errs ? errs : "(valid)");
+		kr_config_free(cfg);
+		free(errs);
+	}
+}
+
+static void test_probes(void)
+{
+	struct kr_health_eff h = { .probe = KR_PROBE_DNS, .name = KR_HC_DEF_DNS_NAME };
+	uint8_t b[1500], r[64];
+	int n;
+
+	n = kr_probe_build(&h, 0x12345678, b, sizeof(b));
+	CHECK(n == 12 + 11 + 4 && b[0] == 0x56 && b[1] == 0x78 && b[2] == 0 && b[5] == 1 &&
+	      !memcmp(b + 12, "\x02id\x06server\x00", 11) && b[24] == 16 && b[26] == 3,
+	      "dns: id.server CH TXT, no recursion, the ID from seq");
+	memcpy(r, b, 12);
+	r[2] = 0x84;
+	r[3] = 0x05;		/* REFUSED */
+	CHECK(kr_probe_match(&h, 0x12345678, r, 12), "dns: a response with the ID counts (any rcode)");
+	CHECK(!kr_probe_match(&h, 0x12345679, r, 12), "dns: another ID does not");
+	r[2] = 0x04;
+	CHECK(!kr_probe_match(&h, 0x12345678, r, 12), "dns: a query (QR 0) does not");
+	r[2] = 0x84;
+	h.rcodes = 1u << 0;
+	CHECK(!kr_probe_match(&h, 0x12345678, r, 12), "dns rcodes [NOERROR]: REFUSED does not count");
+	r[3] = 0;
+	CHECK(kr_probe_match(&h, 0x12345678, r, 12), "dns rcodes [NOERROR]: NOERROR counts");
+	snprintf(h.name, sizeof(h.name), "kr.test");
+	n = kr_probe_build(&h, 1, b, sizeof(b));
+	CHECK(n == 12 + 9 + 4 && b[2] == 1 && b[22] == 1 && b[24] == 1, "dns name: IN A, recursion desired");
+
+	h.probe = KR_PROBE_MEMCACHED;
+	n = kr_probe_build(&h, 0xbeef, b, sizeof(b));
+	CHECK(n == 17 && b[0] == 0xbe && b[1] == 0xef && b[5] == 1 && !memcmp(b + 8, "version\r\n", 9),
+	      "memcached: frame header (request id, 1 datagram) + version");
+	memcpy(r, "\xbe\xef\0\0\0\x01\0\0VERSION 1.6.21\r\n", 24);
+	CHECK(kr_probe_match(&h, 0xbeef, r, 24), "memcached: VERSION with the request id counts");
+	CHECK(!kr_probe_match(&h, 0xbeee, r, 24), "memcached: another request id does not");
+
+	h.probe = KR_PROBE_QUIC;
+	n = kr_probe_build(&h, 7, b, sizeof(b));
+	CHECK(n == 1200 && (b[0] & 0xc0) == 0xc0 && (b[1] & 0x0f) == 0x0a && (b[2] & 0x0f) == 0x0a &&
+	      (b[3] & 0x0f) == 0x0a && (b[4] & 0x0f) == 0x0a && b[5] == 8 && b[14] == 8,
+	      "quic: 1200 bytes, long header, reserved version 0x?a?a?a?a, 8-byte CIDs");
+	/* Version Negotiation: version 0, DCID = our SCID, SCID = our DCID, versions */
+	memset(r, 0, sizeof(r));
+	r[0] = 0x80;
+	r[5] = 8;
+	memcpy(r + 6, b + 15, 8);
+	r[14] = 8;
+	memcpy(r + 15, b + 6, 8);
+	memcpy(r + 23, "\0\0\0\x01", 4);
+	CHECK(kr_probe_match(&h, 7, r, 27), "quic: Version Negotiation echoing the CIDs counts");
+	CHECK(!kr_probe_match(&h, 8, r, 27), "quic: one for other CIDs does not");
+	r[4] = 1;
+	CHECK(!kr_probe_match(&h, 7, r, 27), "quic: a packet of version 1 is not Version Negotiation");
+
+	h.probe = KR_PROBE_UDP;
+	memcpy(h.request, "ping", 4);
+	h.request_len = 4;
+	memcpy(h.expect, "pong", 4);
+	h.expect_len = 4;
+	CHECK(kr_probe_build(&h, 0, b, sizeof(b)) == 4 && !memcmp(b, "ping", 4), "udp: the request");
+	CHECK(kr_probe_match(&h, 0, (const uint8_t *)"pong!", 5), "udp: a reply starting with expect");
+	CHECK(!kr_probe_match(&h, 0, (const uint8_t *)"pon", 3), "udp: a shorter one does not");
+}
+
+static void test_hsm(void)
+{
+	struct kr_hsm s = { .up = true };
+	int ev[8];
+	/* fall 3, rise 2: f f s f f f | s s */
+	const bool res[] = { false, false, true, false, false, false, true, true };
+
+	for (unsigned i = 0; i < 8; i++) {
+		ev[i] = kr_hsm_result(&s, res[i], 2, 3);
+		if (ev[i] == KR_HSM_WANT_DOWN)
+			kr_hsm_set(&s, false);
+		if (ev[i] == KR_HSM_WANT_UP)
+			kr_hsm_set(&s, true);
+	}
+	CHECK(!ev[0] && !ev[1] && !ev[2] && !ev[3] && !ev[4] && ev[5] == KR_HSM_WANT_DOWN &&
+	      !ev[6] && ev[7] == KR_HSM_WANT_UP, "rise 2 / fall 3: down at the 3rd failure in a row, "
+	      "up at the 2nd success");
+	s = (struct kr_hsm){ .up = true };
+	int n = 0;
+
+	for (unsigned i = 0; i < 100; i++)
+		n += kr_hsm_result(&s, i & 1, 2, 3) != KR_HSM_NONE;
+	CHECK_EQ_U(n, 0, "alternating results: no transition");
+	CHECK(!kr_health_panic(4, 4, 0.5) && !kr_health_panic(3, 4, 0.5) && kr_health_panic(2, 4, 0.5),
+	      "panic 0.5 of 4: the 1st and 2nd down are written, the 3rd is not");
+	CHECK(!kr_health_panic(1, 4, 0) && kr_health_panic(1, 4, 0.01) && kr_health_panic(0, 4, 0),
+	      "panic 0: the last one may go; never below zero");
+}
+
+int main(void)
+{
+	test_defaults();
+	test_override();
+	test_errors();
+	test_probes();
+	test_hsm();
+	return tap_done();
+}

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The health checker's state in status (health_out.h). */
+#include <stdio.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "health.h"
+#include "health_out.h"
+#include "ops_report.h"
+
+bool kr_health_checker_alive(const struct kr_health_ck *ck, __u64 now_ns)
+{
+	__u64 stale = 3ull * (ck->beat_ms ? ck->beat_ms : 1000) * 1000000ull;
+
+	return ck->pid && ck->beat_ns && now_ns >= ck->beat_ns && now_ns - ck->beat_ns <= stale;
+}
+
+void kr_health_show_checker(const struct kr_inst *in, const struct kr_health_maps *h, bool json)
+{
+	struct kr_health_ck ck = {};
+	__u64 now = kr_health_now_ns();
+	__u32 zero = 0;
+	char t[32], b[32];
+	bool alive;
+	int n = 0;
+
+	if (h->ck < 0 || bpf_map_lookup_elem(h->ck, &zero, &ck) || !ck.started_ns)
+		return;
+	alive = kr_health_checker_alive(&ck, now);
+	kr_ops_fmt_time(ck.started_ns, t, sizeof(t));
+	kr_ops_fmt_time(ck.beat_ns, b, sizeof(b));
+	if (json)
+		printf(",\"health_checker\":{\"running\":%s,\"pid\":%u,\"started\":\"%s\","
+		       "\"heartbeat\":\"%s\",\"heartbeat_age_s\":%.3f,\"backends\":%u}",
+		       alive ? "true" : "false", ck.pid, t, b,
+		       now >= ck.beat_ns ? (now - ck.beat_ns) / 1e9 : 0.0, ck.targets);
+	else if (alive)
+		printf("health checker: running, pid %u, %u backends checked, started %s, "
+		       "heartbeat %.1f s ago\n", ck.pid, ck.targets, t, (now - ck.beat_ns) / 1e9);
+	else
+		printf("health checker: NOT RUNNING (%s; last heartbeat %s): states stay as they "
+		       "are, nothing is probed (systemctl status keyrouter-health@%s)\n",
+		       ck.pid ? "no heartbeat: killed or hung" : "stopped", b, in->name);
+	if (json)
+		printf(",\"health_rings\":[");
+	for (__u32 id = 0; h->rings >= 0 && id < KR_MAX_RINGS; id++) {
+		struct kr_health_ring r;
+		struct kr_ops_ring meta;
+
+		if (bpf_map_lookup_elem(h->rings, &id, &r) || !r.total ||
+		    kr_ops_ring_get(in, id, &meta) || !meta.name[0])
+			continue;
+		kr_ops_fmt_time(r.since_ns, t, sizeof(t));
+		if (json)
+			printf("%s{\"ring\":\"%s\",\"panic\":%s,\"since\":%s%s%s,\"up\":%u,"
+			       "\"checked\":%u,\"held\":%u,\"panic_threshold\":%.3f}", n++ ? "," : "",
+			       meta.name, r.panic ? "true" : "false", r.panic ? "\"" : "",
+			       r.panic ? t : "null", r.panic ? "\"" : "", r.up, r.total, r.held,
+			       r.threshold_pm / 1000.0);
+		else if (r.panic)
+			printf("health: PANIC in ring %s since %s: %u of %u checked backends up; %u "
+			       "failing backend%s kept up by the panic threshold %.2f\n", meta.name, t,
+			       r.up, r.total, r.held, r.held == 1 ? "" : "s", r.threshold_pm / 1000.0);
+	}
+	if (json)
+		printf("]");
+}
+
+void kr_health_show_backend(const struct kr_health_maps *h, __u32 id, const struct kr_backend *be,
+			    bool json)
+{
+	struct kr_health_set s = {};
+	struct kr_health_be f = {};
+	bool has_set, has_fig;
+	char t[32];
+
+	has_set = h->set >= 0 && id < h->max && !bpf_map_lookup_elem(h->set, &id, &s) &&
+		  s.since_ns && s.state == be->state && s.owner == kr_backend_owner(be);
+	has_fig = h->be >= 0 && id < h->max && !bpf_map_lookup_elem(h->be, &id, &f) &&
+		  (f.flags & KR_HEALTH_F_CHECKED);
+	kr_ops_fmt_time(has_set ? s.since_ns : 0, t, sizeof(t));
+	if (json) {
+		printf(",\"owner\":\"%s\",\"since\":%s%s%s",
+		       kr_backend_owner_name(kr_backend_owner(be)), has_set ? "\"" : "",
+		       has_set ? t : "null", has_set ? "\"" : "");
+		if (has_set)
+			printf(",\"since_unix\":%llu.%03llu",
+			       (unsigned long long)(s.since_ns / 1000000000ull),
+			       (unsigned long long)(s.since_ns % 1000000000ull / 1000000ull));
+		if (has_fig)
+			printf(",\"health\":{\"probe\":\"%s\",\"probes\":%llu,\"failed\":%llu,"
+			       "\"rtt_ms\":%.3f,\"transitions\":%llu,\"failing\":%s,"
+			       "\"held_by_panic\":%s,\"left_alone\":%s}", kr_probe_name(f.probe),
+			       (unsigned long long)f.probes, (unsigned long long)f.failed,
+			       f.rtt_us / 1000.0, (unsigned long long)f.transitions,
+			       f.flags & KR_HEALTH_F_FAILING ? "true" : "false",
+			       f.flags & KR_HEALTH_F_HELD ? "true" : "false",
+			       f.flags & KR_HEALTH_F_OVERRIDE ? "true" : "false");
+		return;
+	}
+	if (!has_set && !has_fig && kr_backend_owner(be) == KR_OWNER_CONFIG)
+		return;
+	printf("  state set by %s", kr_backend_owner_name(kr_backend_owner(be)));
+	if (has_set)
+		printf(" since %s", t);
+	if (has_fig)
+		printf("; %s probes %llu, failed %llu, last rtt %.3f ms, transitions %llu%s%s%s",
+		       kr_probe_name(f.probe), (unsigned long long)f.probes,
+		       (unsigned long long)f.failed, f.rtt_us / 1000.0,
+		       (unsigned long long)f.transitions,
+		       f.flags & KR_HEALTH_F_FAILING ? ", failing" : "",
+		       f.flags & KR_HEALTH_F_HELD ? ", kept up by the panic threshold" : "",
+		       f.flags & KR_HEALTH_F_OVERRIDE ? ", left alone by the checker" : "");
+	printf("\n");
+}
