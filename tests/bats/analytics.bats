@@ -205,7 +205,7 @@ JSON
 	run -2 $K plan --servers 10
 	assert_output --partial "keyrouter: plan: missing target: --target-cv X or --target-max-over-mean Y"
 	run -2 $K plan --target-cv 1%
-	assert_output --partial "missing --servers N (or --backends FILE)"
+	assert_output --partial "missing --servers N (or --backends FILE, or -c CONFIG --ring NAME)"
 	run -2 $K plan --servers 10 --target-cv 1% --target-max-over-mean 1.1
 	assert_output --partial "give one target"
 	run -2 $K plan --servers 10 --target-cv 2
