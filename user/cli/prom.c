@@ -425,7 +425,7 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 	name = r.meta.name;
 	sample(p, F_RING_STATE, u64s(b, kr_ctl_state(r.ctl)), "instance", inst, "ring", name,
 	       NULL);
-	sample(p, F_RING_RATIO, dbls(b, kr_ops_frac_percent(kr_ctl_frac(r.ctl)) / 100.0),
+	sample(p, F_RING_RATIO, dbls(b, kr_frac_percent(kr_ctl_frac(r.ctl)) / 100.0),
 	       "instance", inst, "ring", name, NULL);
 	sample(p, F_RING_ACTIVE, u64s(b, kr_ctl_active(r.ctl)), "instance", inst, "ring", name,
 	       NULL);

@@ -560,14 +560,14 @@ static int decide_stage(struct planner *pl, struct kr_plan_ring *pr)
 	const char *why;
 	__u64 next;
 
-	if (kr_ops_sm_next(lr->ctl, KR_OPS_STAGE, 0, &next, &why)) {
+	if (kr_sm_next(lr->ctl, KR_SM_STAGE, 0, &next, &why)) {
 		if (same_version(&lr->slot[pr->active ^ 1], pr->ring, ids)) {
 			pr->act = KR_PLAN_STAGED_ALREADY;
 			pl->p->n.rings_same++;
 			return 0;
 		}
 		kr_errf(pl->err, "ring stage %s: %s (state %s)", pr->unit->name, why,
-			       kr_ops_state_name(pr->state));
+			       kr_sm_state_name(pr->state));
 		return -EBUSY;
 	}
 	if (!lr->slot[pr->active].present) {
