@@ -229,7 +229,7 @@ vflags() {
 	assert_equal "$output" "$(grep -v '^#' $V/a_v1_3x1.keys.txt | head -5)"
 }
 
-@test "ring build: KEYROUTER_POINT_GEN forces each point generator, -v names it, same digest" {
+@test "ring build: KEYROUTER_POINT_GEN forces each point generator, -v and analyze --json name it, same digest" {
 	n=b_v1_10mixed
 	dg=$(sed -n 's/^# ring digest:.* = //p' "$V/$n.continuum.txt")
 	run -1 env KEYROUTER_POINT_GEN=lanes8 $K ring build --backends "$V/$n.backends.txt" --version v1
@@ -244,5 +244,7 @@ vflags() {
 		run -0 env KEYROUTER_POINT_GEN=$g $K -v ring build --backends "$V/$n.backends.txt" --version v1
 		assert_output --partial "(point generator $g)"
 		assert_output --partial "digest $dg,"
+		run -0 env KEYROUTER_POINT_GEN=$g $K analyze --backends "$V/$n.backends.txt" --version v1 --json
+		assert_equal "$(jq -r .points.generator <<< "$output")" "$g"
 	done
 }
