@@ -17,6 +17,16 @@
 #error "define KR_CHUNK_GET(ring, chunk) before including kr_lookup.h"
 #endif
 
+/*
+ * KR_LOOKUP_BPF selects the code the BPF programs run where the two differ (the compares,
+ * the window count, windows cut at chunk boundaries).  Defined for BPF; a userspace test
+ * defines KR_LOOKUP_AS_BPF before the first include to run the BPF branch against the
+ * same answers (tests/unit/test_image_bpf.c), without root.
+ */
+#if defined(__bpf__) || defined(KR_LOOKUP_AS_BPF)
+#define KR_LOOKUP_BPF 1
+#endif
+
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif
@@ -126,7 +136,7 @@ static __always_inline __u32 kr_chunk_hash(const struct kr_point *pts, __u32 i)
 	return kr_point_hash(&pts[i & (KR_PTS_PER_CHUNK - 1)]);
 }
 
-#ifdef __bpf__
+#ifdef KR_LOOKUP_BPF
 /* All ones when a < b, else 0, computed without a branch (the barrier keeps the compiler
  * from turning it back into a compare-and-jump: one verifier path, no mispredictions). */
 static __always_inline __u32 kr_lt_mask(__u32 a, __u32 b)
@@ -184,7 +194,7 @@ static __always_inline __u32 kr_chunk_lb(const struct kr_point *pts, __u32 base,
 }
 
 /* min(a, b) without a branch. */
-#ifdef __bpf__
+#ifdef KR_LOOKUP_BPF
 static __always_inline __u32 kr_min_u32(__u32 a, __u32 b)
 {
 	return b ^ ((a ^ b) & kr_lt_mask(a, b));
@@ -219,7 +229,7 @@ _Static_assert(KR_WINDOW >= 2 && (KR_WINDOW & (KR_WINDOW - 1)) == 0,
  * into one load where misaligned loads are allowed, without undefined behaviour. */
 static __always_inline __u32 kr_count_hash(const struct kr_point *p)
 {
-#if defined(__bpf__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(KR_LOOKUP_BPF) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	return *(const __u32 *)(const void *)p;
 #elif __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	__u32 v;
@@ -238,7 +248,7 @@ static __always_inline __u32 kr_count_hash(const struct kr_point *p)
 #define KR_UNROLL _Pragma("GCC unroll 64")
 #endif
 
-#ifdef __bpf__
+#ifdef KR_LOOKUP_BPF
 /*
  * The number of points p[i], i < max, whose hash is below h.  The caller has bounded p so
  * that all max points lie in the chunk; the addresses are p plus constant offsets (no
@@ -315,7 +325,7 @@ static __always_inline int kr_window_at(void *ring, const struct kr_image_hdr *h
 	__u32 off = a & (KR_PTS_PER_CHUNK - 1), s, d, c;
 	const struct kr_point *pts;
 
-#if defined(KR_CHUNKS_CONTIGUOUS) && !defined(__bpf__)
+#if defined(KR_CHUNKS_CONTIGUOUS) && !defined(KR_LOOKUP_BPF)
 	/* Userspace image buffer: the points chunks follow each other without a gap (2048
 	 * points fill a chunk), so the window runs on into the next chunk when there is one;
 	 * only the last chunk's windows are counted from 32 points before its end. */
@@ -373,7 +383,7 @@ static __always_inline int kr_window_find(void *ring, const struct kr_image_hdr 
 	a = guess - kr_min_u32(guess - lo, KR_WINDOW / 2 - 1);	/* centred, at least lo */
 	a = kr_min_u32(a, hi - w);
 	w1 = w;
-#if !defined(KR_CHUNKS_CONTIGUOUS) || defined(__bpf__)	/* (userspace's one buffer: no cut) */
+#if !defined(KR_CHUNKS_CONTIGUOUS) || defined(KR_LOOKUP_BPF)	/* (userspace's one buffer: no cut) */
 	__u32 ce = (a | (KR_PTS_PER_CHUNK - 1)) + 1;	/* the end of a's chunk */
 
 	if (a + w > ce) {		/* [a, a + w) crosses it: lo < ce < hi */

@@ -101,3 +101,14 @@ PRINTERS='printf|fprintf|vprintf|vfprintf|dprintf|vdprintf|puts|fputs|putchar|pu
 	run -0 nm -A -u "$OUT/libkrcli.a"
 	run -0 grep -E " U ($PRINTERS)\$" <<< "$output"
 }
+
+@test "no loop between the configuration and the analytics sources: config*.o use nothing of an_source.o" {
+	o=$OUT/user/core
+	[ -f "$o/an_source.o" ] && [ -f "$o/config.o" ] || fail "no $o/*.o (run make)"
+	defs=$(nm --defined-only "$o/an_source.o" | awk '$2 ~ /^[TDBR]$/ {print $3}')
+	[ -n "$defs" ] || fail "nm listed no symbols of an_source.o"
+	used=$(nm -u "$o"/config*.o | awk '$1 == "U" {print $2}' | sort -u)
+	run -1 grep -Fxf <(echo "$defs") <<< "$used"
+	# the other direction exists (an_source.c loads configurations): the check can see a use
+	run -0 grep -Fx kr_config_load < <(nm -u "$o/an_source.o" | awk '{print $2}')
+}

@@ -228,3 +228,23 @@ vflags() {
 	run -0 bash -c "grep -v '^#' $V/a_v1_3x1.keys.txt | head -5 | $K lookup --backends $V/a_v1_3x1.backends.txt --version v1 --keys-file -"
 	assert_equal "$output" "$(grep -v '^#' $V/a_v1_3x1.keys.txt | head -5)"
 }
+
+@test "ring build: KEYROUTER_POINT_GEN forces each point generator, -v and analyze --json name it, same digest" {
+	n=b_v1_10mixed
+	dg=$(sed -n 's/^# ring digest:.* = //p' "$V/$n.continuum.txt")
+	run -1 env KEYROUTER_POINT_GEN=lanes8 $K ring build --backends "$V/$n.backends.txt" --version v1
+	assert_output --partial "KEYROUTER_POINT_GEN=lanes8: expected auto, scalar, lanes4 or gfni"
+	for g in scalar lanes4 gfni; do
+		if [ "$g" = gfni ] && ! { grep -qw gfni /proc/cpuinfo && grep -qw avx512f /proc/cpuinfo &&
+					  grep -qw avx512bw /proc/cpuinfo; }; then
+			run -1 env KEYROUTER_POINT_GEN=gfni $K ring build --backends "$V/$n.backends.txt" --version v1
+			assert_output --partial "KEYROUTER_POINT_GEN=gfni: this CPU lacks GFNI"
+			skip "gfni: this CPU lacks GFNI/AVX-512 (refused with that message)"
+		fi
+		run -0 env KEYROUTER_POINT_GEN=$g $K -v ring build --backends "$V/$n.backends.txt" --version v1
+		assert_output --partial "(point generator $g)"
+		assert_output --partial "digest $dg,"
+		run -0 env KEYROUTER_POINT_GEN=$g $K analyze --backends "$V/$n.backends.txt" --version v1 --json
+		assert_equal "$(jq -r .points.generator <<< "$output")" "$g"
+	done
+}

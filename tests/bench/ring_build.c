@@ -244,6 +244,7 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 	uint32_t fast_digest = 0, naive_digest = 0, fast_np = 0, naive_np = 0, gen_pts = 0;
 	uint32_t whole_digest = 0;
 	size_t fast_peak = 0, naive_peak = 0;
+	enum kr_gen gen_path = KR_GEN_AUTO;
 	struct kr_err err;
 	char d[64];
 
@@ -265,6 +266,7 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 		if (t < best_fast) {
 			best_fast = t;
 			gen = ring->stats.gen_ns;
+			gen_path = (enum kr_gen)ring->stats.gen;
 			sort = ring->stats.sort_ns;
 			dd = ring->stats.dedup_ns;
 		}
@@ -306,10 +308,11 @@ static void run(const struct kr_backend_spec *b, uint32_t n, uint32_t version, u
 			rl += (size_t)snprintf(runs + rl, sizeof(runs) - rl, "%s%.0f/%.0f/%.0f",
 					       rl ? ", " : "", w / 1e6, t / 1e6, sy / 1e6);
 	}
-	printf("%-22s points %9u  keyrouter %9.2f ms (generate %.1f, sort %.1f, dedup+digest "
+	printf("%-22s points %9u  keyrouter %9.2f ms (generate %.1f [%s], sort %.1f, dedup+digest "
 	       "%.1f)  straightforward %9.2f ms  speedup %5.2fx  peak %.2f B/point (vs %.2f)  "
 	       "digests %s (%08x)\n",
-	       d, fast_np, best_fast / 1e6, gen / 1e6, sort / 1e6, dd / 1e6, best_naive / 1e6,
+	       d, fast_np, best_fast / 1e6, gen / 1e6, kr_gen_name(gen_path), sort / 1e6, dd / 1e6,
+	       best_naive / 1e6,
 	       (double)best_naive / (double)best_fast, (double)fast_peak / gen_pts,
 	       (double)naive_peak / gen_pts,
 	       fast_digest == naive_digest && fast_np == naive_np ? "agree" : "DIFFER",

@@ -265,10 +265,10 @@ static void run_row(const struct row *r, const uint8_t *expect_out, size_t expec
 	uint64_t before[NCNT], exp[NCNT] = { 0 };
 	size_t len = pkt_build(&r->spec, in);
 	struct kr_key key = { 0 };
-	char err[256];
+	struct kr_err err;
 
-	if (r->key_form && kr_keyform(r->key_form, NULL, r->key_arg, &key, err, sizeof(err))) {
-		CHECK(0, "%s: key form '%s': %s", r->name, r->key_arg, err);
+	if (r->key_form && kr_keyform(r->key_form, NULL, r->key_arg, &key, &err)) {
+		CHECK(0, "%s: key form '%s': %s", r->name, r->key_arg, err.msg);
 		return;
 	}
 	counters(before);

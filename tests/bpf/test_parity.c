@@ -287,11 +287,11 @@ int main(void)
 			toolong += ref.key_status == KR_KEY_TOO_LONG;
 			if (form[0] && ref.key_status == KR_KEY_OK) {
 				struct kr_key k;
-				char err[256];
+				struct kr_err err;
 
 				formchk++;
 				if (kr_keyform(p == P_DNS ? KR_KEY_DNS : KR_KEY_MEMCACHE, NULL, form, &k,
-					       err, sizeof(err)) || k.len != t->key_len ||
+					       &err) || k.len != t->key_len ||
 				    memcmp(k.b, t->key, k.len)) {
 					if (formbad++ < 5)
 						DIAG("%s packet %ld: key form '%s' differs from the "

@@ -10,38 +10,38 @@ static void test_transitions(void)
 	const char *why = NULL;
 	__u64 c = kr_ctl_make(0, 0, KR_RING_IDLE), n;
 
-	CHECK(kr_ops_sm_next(c, KR_OPS_MIGRATE, 5, &n, &why) < 0 && why != NULL,
+	CHECK(kr_sm_next(c, KR_SM_MIGRATE, 5, &n, &why) < 0 && why != NULL,
 	      "migrate refused when idle");
-	CHECK(kr_ops_sm_next(c, KR_OPS_COMMIT, 0, &n, &why) < 0, "commit refused when idle");
-	CHECK(kr_ops_sm_next(c, KR_OPS_ROLLBACK, 0, &n, &why) < 0, "rollback refused when idle");
-	CHECK(kr_ops_sm_next(c, KR_OPS_STAGE, 0, &n, &why) == 0, "stage from idle");
+	CHECK(kr_sm_next(c, KR_SM_COMMIT, 0, &n, &why) < 0, "commit refused when idle");
+	CHECK(kr_sm_next(c, KR_SM_ROLLBACK, 0, &n, &why) < 0, "rollback refused when idle");
+	CHECK(kr_sm_next(c, KR_SM_STAGE, 0, &n, &why) == 0, "stage from idle");
 	CHECK_EQ_U(kr_ctl_state(n), KR_RING_STAGED, "staged state");
 	CHECK_EQ_U(kr_ctl_frac(n), 0, "staged: fraction 0");
 	CHECK_EQ_U(kr_ctl_active(n), 0, "staged: active unchanged");
 	c = n;
-	CHECK(kr_ops_sm_next(c, KR_OPS_STAGE, 0, &n, &why) < 0,
+	CHECK(kr_sm_next(c, KR_SM_STAGE, 0, &n, &why) < 0,
 	      "a third version cannot be staged while one is staged");
-	CHECK(kr_ops_sm_next(c, KR_OPS_MIGRATE, KR_CTL_FRAC_ONE / 4, &n, &why) == 0, "migrate 25%%");
+	CHECK(kr_sm_next(c, KR_SM_MIGRATE, KR_CTL_FRAC_ONE / 4, &n, &why) == 0, "migrate 25%%");
 	CHECK_EQ_U(kr_ctl_state(n), KR_RING_MIGRATING, "migrating state");
 	CHECK_EQ_U(kr_ctl_frac(n), KR_CTL_FRAC_ONE / 4, "fraction 25%%");
 	c = n;
-	CHECK(kr_ops_sm_next(c, KR_OPS_STAGE, 0, &n, &why) < 0, "no stage while migrating");
-	CHECK(kr_ops_sm_next(c, KR_OPS_MIGRATE, KR_CTL_FRAC_ONE + 1, &n, &why) < 0,
+	CHECK(kr_sm_next(c, KR_SM_STAGE, 0, &n, &why) < 0, "no stage while migrating");
+	CHECK(kr_sm_next(c, KR_SM_MIGRATE, KR_CTL_FRAC_ONE + 1, &n, &why) < 0,
 	      "fraction above 100%% refused");
-	CHECK(kr_ops_sm_next(c, KR_OPS_MIGRATE, KR_CTL_FRAC_ONE, &n, &why) == 0 &&
+	CHECK(kr_sm_next(c, KR_SM_MIGRATE, KR_CTL_FRAC_ONE, &n, &why) == 0 &&
 	      kr_ctl_frac(n) == KR_CTL_FRAC_ONE, "migrate 100%% representable");
-	CHECK(kr_ops_sm_next(c, KR_OPS_MIGRATE, 0, &n, &why) == 0 &&
+	CHECK(kr_sm_next(c, KR_SM_MIGRATE, 0, &n, &why) == 0 &&
 	      kr_ctl_state(n) == KR_RING_STAGED, "migrate 0 goes back to staged");
-	CHECK(kr_ops_sm_next(c, KR_OPS_COMMIT, 0, &n, &why) == 0, "commit");
+	CHECK(kr_sm_next(c, KR_SM_COMMIT, 0, &n, &why) == 0, "commit");
 	CHECK(kr_ctl_active(n) == 1 && kr_ctl_frac(n) == 0 && kr_ctl_state(n) == KR_RING_IDLE,
 	      "commit flips the active slot, fraction 0, idle");
-	CHECK(kr_ops_sm_next(c, KR_OPS_ROLLBACK, 0, &n, &why) == 0, "rollback");
+	CHECK(kr_sm_next(c, KR_SM_ROLLBACK, 0, &n, &why) == 0, "rollback");
 	CHECK(kr_ctl_active(n) == 0 && kr_ctl_frac(n) == 0 && kr_ctl_state(n) == KR_RING_IDLE,
 	      "rollback keeps the active slot, fraction 0, idle");
 	c = kr_ctl_make(1, 0, KR_RING_IDLE);
-	CHECK(kr_ops_sm_next(c, KR_OPS_STAGE, 0, &n, &why) == 0 && kr_ctl_active(n) == 1,
+	CHECK(kr_sm_next(c, KR_SM_STAGE, 0, &n, &why) == 0 && kr_ctl_active(n) == 1,
 	      "stage after a commit keeps slot 1 active");
-	CHECK(kr_ops_sm_next(kr_ctl_make(0, 0, 7), KR_OPS_STAGE, 0, &n, &why) < 0,
+	CHECK(kr_sm_next(kr_ctl_make(0, 0, 7), KR_SM_STAGE, 0, &n, &why) < 0,
 	      "unknown state refused");
 }
 
@@ -51,7 +51,7 @@ static void test_slot_share(void)
 	__u64 frac;
 	unsigned other = 0, n = 1u << 20;
 
-	kr_ops_percent_parse("12.34", &frac);
+	kr_percent_parse("12.34", &frac);
 	for (unsigned h = 0; h < n; h++)
 		other += kr_ctl_slot(kr_ctl_make(0, frac, KR_RING_MIGRATING), h * 2654435761u);
 	CHECK(other > n * 0.1214 && other < n * 0.1254, "12.34%% of keys on the standby (%u/%u)",
@@ -151,19 +151,19 @@ static void test_percent(void)
 {
 	__u64 f;
 
-	CHECK(kr_ops_percent_parse("0", &f) == 0 && f == 0, "0%%");
-	CHECK(kr_ops_percent_parse("100", &f) == 0 && f == KR_CTL_FRAC_ONE, "100%%");
-	CHECK(kr_ops_percent_parse("50", &f) == 0 && f == KR_CTL_FRAC_ONE / 2, "50%%");
-	CHECK(kr_ops_percent_parse("0.01", &f) == 0 && f == 429497, "0.01%% = 429497/2^32");
-	CHECK(kr_ops_percent_parse("0.0001", &f) == 0 && f == 4295, "0.0001%% resolves");
-	CHECK(kr_ops_percent_parse("100.0001", &f) < 0, "above 100 refused");
-	CHECK(kr_ops_percent_parse("-1", &f) < 0, "negative refused");
-	CHECK(kr_ops_percent_parse("5%", &f) < 0, "trailing garbage refused");
-	CHECK(kr_ops_percent_parse("", &f) < 0, "empty refused");
-	CHECK(kr_ops_percent_parse("0.00000000001", &f) == -2, "a share that would round to 0%% refused");
-	CHECK(kr_ops_percent_parse("99.999999999999", &f) == -2, "a share that would round to 100%% refused");
-	CHECK(kr_ops_percent_parse("0.00000002", &f) == 0 && f == 1, "the smallest share: 1/2^32");
-	CHECK(kr_ops_percent_parse("nan", &f) < 0, "nan refused");
+	CHECK(kr_percent_parse("0", &f) == 0 && f == 0, "0%%");
+	CHECK(kr_percent_parse("100", &f) == 0 && f == KR_CTL_FRAC_ONE, "100%%");
+	CHECK(kr_percent_parse("50", &f) == 0 && f == KR_CTL_FRAC_ONE / 2, "50%%");
+	CHECK(kr_percent_parse("0.01", &f) == 0 && f == 429497, "0.01%% = 429497/2^32");
+	CHECK(kr_percent_parse("0.0001", &f) == 0 && f == 4295, "0.0001%% resolves");
+	CHECK(kr_percent_parse("100.0001", &f) < 0, "above 100 refused");
+	CHECK(kr_percent_parse("-1", &f) < 0, "negative refused");
+	CHECK(kr_percent_parse("5%", &f) < 0, "trailing garbage refused");
+	CHECK(kr_percent_parse("", &f) < 0, "empty refused");
+	CHECK(kr_percent_parse("0.00000000001", &f) == -2, "a share that would round to 0%% refused");
+	CHECK(kr_percent_parse("99.999999999999", &f) == -2, "a share that would round to 100%% refused");
+	CHECK(kr_percent_parse("0.00000002", &f) == 0 && f == 1, "the smallest share: 1/2^32");
+	CHECK(kr_percent_parse("nan", &f) < 0, "nan refused");
 }
 
 int main(void)

@@ -3,6 +3,7 @@
  * Minimal TAP output for the C test programs; tests/run.sh counts the "ok"/"not ok" lines.
  *   CHECK(cond, "name %d", i)             one test point (on failure: the condition, file:line)
  *   CHECK_EQ_U(actual, expected, "name")  prints both values on failure
+ *   SKIP(reason, "name")                  a test point that cannot run here, and why
  *   tap_done()                            prints the plan, returns the exit status
  */
 #ifndef KR_TAP_H
@@ -43,6 +44,15 @@ static inline void tap_result(int ok, const char *fmt, ...)
 		if (a_ != e_)                                                             \
 			printf("#   actual %" PRIu64 " (0x%" PRIx64 "), expected %" PRIu64     \
 			       " (0x%" PRIx64 ")  [%s:%d]\n", a_, a_, e_, e_, __FILE__, __LINE__); \
+	} while (0)
+/* A test point that could not run here: "ok N - name # SKIP reason" (tests/run.sh counts
+ * and names it; never a silent pass). */
+#define SKIP(reason, ...)                                                                 \
+	do {                                                                              \
+		printf("ok %d - ", ++tap_n);                                              \
+		printf(__VA_ARGS__);                                                      \
+		printf(" # SKIP %s\n", (reason));                                         \
+		fflush(stdout);                                                           \
 	} while (0)
 #define DIAG(...) (printf("# " __VA_ARGS__), putchar('\n'))
 

@@ -26,12 +26,12 @@ static struct kr_backend be(uint32_t ip, uint16_t port, uint8_t mac, uint32_t if
 	return b;
 }
 
-static uint32_t get(struct kr_ops_ids *ids, struct kr_backend b, bool *in_place)
+static uint32_t get(struct kr_ids *ids, struct kr_backend b, bool *in_place)
 {
 	uint32_t id = 0xdead;
 	bool ip = false;
 
-	if (kr_ops_ids_get(ids, &b, false, &id, &ip))
+	if (kr_ids_get(ids, &b, false, &id, &ip))
 		return UINT32_MAX;
 	if (in_place)
 		*in_place = ip;
@@ -46,39 +46,39 @@ static void test_home(void)
 			  b = be(IP(10, 0, 0, 2), 53, 1, 0);
 
 	/* backend_ids_ref.py home ADDR [MAX] */
-	CHECK_EQ_U(kr_ops_ids_home(&a, 65536), 53816, "home 10.0.0.1:53 in 65536 ids");
-	CHECK_EQ_U(kr_ops_ids_home(&b, 65536), 18703, "home 10.0.0.2:53 in 65536 ids");
-	CHECK_EQ_U(kr_ops_ids_home(&a, 1024), 568, "home 10.0.0.1:53 in 1024 ids");
-	CHECK_EQ_U(kr_ops_ids_home(&a, 16), 8, "home 10.0.0.1:53 in 16 ids");
+	CHECK_EQ_U(kr_ids_home(&a, 65536), 53816, "home 10.0.0.1:53 in 65536 ids");
+	CHECK_EQ_U(kr_ids_home(&b, 65536), 18703, "home 10.0.0.2:53 in 65536 ids");
+	CHECK_EQ_U(kr_ids_home(&a, 1024), 568, "home 10.0.0.1:53 in 1024 ids");
+	CHECK_EQ_U(kr_ids_home(&a, 16), 8, "home 10.0.0.1:53 in 16 ids");
 	v6.addr[0] = 0x20, v6.addr[1] = 0x01, v6.addr[2] = 0x0d, v6.addr[3] = 0xb8, v6.addr[15] = 1;
-	CHECK_EQ_U(kr_ops_ids_home(&v6, 65536), 33325, "home [2001:db8::1]:443 in 65536 ids");
+	CHECK_EQ_U(kr_ids_home(&v6, 65536), 33325, "home [2001:db8::1]:443 in 65536 ids");
 	a.mac[5] = 9;
 	a.ifindex = 7;
 	a.state = KR_BACKEND_DOWN;
-	CHECK_EQ_U(kr_ops_ids_home(&a, 65536), 53816, "MAC, device and state are not hashed");
-	CHECK(kr_ops_ids_cmp(&a, &b) < 0 && kr_ops_ids_cmp(&b, &a) > 0 &&
-	      kr_ops_ids_cmp(&v6, &a) > 0, "canonical order: family, then address");
+	CHECK_EQ_U(kr_ids_home(&a, 65536), 53816, "MAC, device and state are not hashed");
+	CHECK(kr_ids_cmp(&a, &b) < 0 && kr_ids_cmp(&b, &a) > 0 &&
+	      kr_ids_cmp(&v6, &a) > 0, "canonical order: family, then address");
 	b = a;
 	b.ifindex = 8;
-	CHECK(kr_ops_ids_cmp(&a, &b) < 0 && !kr_ops_ids_cmp(&a, &a), "... then the device");
+	CHECK(kr_ids_cmp(&a, &b) < 0 && !kr_ids_cmp(&a, &a), "... then the device");
 }
 
 /* The canonical assignment of servers s[0..n) (sorted here): what apply's plan does on
  * empty maps. */
 static int cmp(const void *a, const void *b)
 {
-	return kr_ops_ids_cmp(a, b);
+	return kr_ids_cmp(a, b);
 }
 
 static void canonical(struct kr_backend *s, uint32_t n, uint32_t max, uint32_t *id)
 {
-	struct kr_ops_ids ids;
+	struct kr_ids ids;
 
 	qsort(s, n, sizeof(*s), cmp);
-	kr_ops_ids_init(&ids, NULL, max);
+	kr_ids_init(&ids, NULL, max);
 	for (uint32_t i = 0; i < n; i++)
 		id[i] = get(&ids, s[i], NULL);
-	kr_ops_ids_free(&ids);
+	kr_ids_free(&ids);
 }
 
 /* Three servers with one home (backend_ids_ref.py collide 3): the lowest address takes it,
@@ -89,8 +89,8 @@ static void test_collision(void)
 				   be(IP(10, 66, 9, 211), 53, 0, 0) };
 	uint32_t id[3];
 
-	CHECK(kr_ops_ids_home(&s[0], 65536) == 29112 && kr_ops_ids_home(&s[1], 65536) == 29112 &&
-	      kr_ops_ids_home(&s[2], 65536) == 29112, "collision: three homes 29112");
+	CHECK(kr_ids_home(&s[0], 65536) == 29112 && kr_ids_home(&s[1], 65536) == 29112 &&
+	      kr_ids_home(&s[2], 65536) == 29112, "collision: three homes 29112");
 	canonical(s, 3, 65536, id);
 	CHECK(s[0].addr[2] == 5 && id[0] == 29112 && s[1].addr[2] == 9 && id[1] == 29113 &&
 	      s[2].addr[2] == 10 && id[2] == 29114,
@@ -114,7 +114,7 @@ static void test_add_moves(void)
 	}
 	canonical(s, N, 65536, id);
 	for (uint32_t i = 0; i < N; i++)
-		ncoll += id[i] != kr_ops_ids_home(&s[i], 65536);
+		ncoll += id[i] != kr_ids_home(&s[i], 65536);
 	for (uint32_t k = 0; k < TRIES; k++) {
 		uint32_t moved = 0, x = 0;
 
@@ -124,7 +124,7 @@ static void test_add_moves(void)
 		canonical(t, N + 1, 65536, nid);
 		/* t is s with the new server inserted, both sorted: walk them together */
 		for (uint32_t i = 0, j = 0; j <= N; j++) {
-			if (i < N && !kr_ops_ids_cmp(&s[i], &t[j])) {
+			if (i < N && !kr_ids_cmp(&s[i], &t[j])) {
 				if (id[i] != nid[j]) {
 					bool taken = false;
 
@@ -157,7 +157,7 @@ static void test_add_moves(void)
 int main(void)
 {
 	struct kr_backend cur[16] = {}, w;
-	struct kr_ops_ids ids;
+	struct kr_ids ids;
 	bool in_place;
 	uint32_t id;
 
@@ -174,8 +174,8 @@ int main(void)
 	cur[4] = be(0x0a000003, 53, 3, 7);
 	cur[5] = be(0x0a000009, 53, 9, 0);
 	cur[5].state = KR_BACKEND_UNUSED;
-	CHECK(!kr_ops_ids_init(&ids, cur, 16), "init");
-	kr_ops_ids_reference(&ids, 6);	/* an image of a ring apply leaves alone uses id 6 */
+	CHECK(!kr_ids_init(&ids, cur, 16), "init");
+	kr_ids_reference(&ids, 6);	/* an image of a ring apply leaves alone uses id 6 */
 
 	CHECK_EQ_U(get(&ids, be(0x0a000001, 53, 1, 0), &in_place), 0,
 		   "same identity: of its ids 0 and 3, the nearest after its home 8 (0)");
@@ -201,50 +201,50 @@ int main(void)
 	CHECK_EQ_U(get(&ids, be(0x0a000124, 53, 0, 0), NULL), 8,
 		   "home 3, an entry: 4 (entry), 5, 6, 7 taken: 8");
 	w = be(0x0a000005, 53, 5, 0);
-	CHECK(kr_ops_ids_get(&ids, &w, true, &id, &in_place) == -ENOENT,
+	CHECK(kr_ids_get(&ids, &w, true, &id, &in_place) == -ENOENT,
 	      "exact_only: no id for a server without an exact entry");
 	CHECK_EQ_U(ids.nclaimed, 9, "9 distinct ids given");
 	for (uint32_t k = 0; k < 5; k++)
 		CHECK(get(&ids, be(0x0b000000 + k, 53, 0, 0), NULL) < 16, "fills the rest (%u)", k);
 	CHECK_EQ_U(get(&ids, be(0x0c000000, 53, 0, 0), NULL), UINT32_MAX,
 		   "id space exhausted: -ENOSPC");
-	kr_ops_ids_free(&ids);
+	kr_ids_free(&ids);
 	/* A forwarding change must not move an id another server of the configuration keeps:
 	 * callers give exact identities first (exact_only), then the rest. */
 	memset(cur, 0, sizeof(cur));
 	cur[0] = be(0x0a000001, 53, 1, 0);
-	kr_ops_ids_init(&ids, cur, 16);
+	kr_ids_init(&ids, cur, 16);
 	w = be(0x0a000001, 53, 1, 0);
-	CHECK(!kr_ops_ids_get(&ids, &w, true, &id, &in_place) && id == 0, "pass 1: exact A/mac1");
+	CHECK(!kr_ids_get(&ids, &w, true, &id, &in_place) && id == 0, "pass 1: exact A/mac1");
 	CHECK_EQ_U(get(&ids, be(0x0a000001, 53, 9, 0), &in_place), 8,
 		   "pass 2: A/mac9 gets a new id (its home 8), A/mac1 keeps 0");
 	CHECK(!in_place, "... not in place");
-	kr_ops_ids_free(&ids);
+	kr_ids_free(&ids);
 
 	/* pins: a live entry of the same address changes in place; a taken, referenced or
 	 * out-of-range id is refused; a free one is a new entry the server then has */
 	memset(cur, 0, sizeof(cur));
 	cur[3] = be(0x0a000001, 53, 1, 0);
-	kr_ops_ids_init(&ids, cur, 16);
-	kr_ops_ids_reference(&ids, 5);
+	kr_ids_init(&ids, cur, 16);
+	kr_ids_reference(&ids, 5);
 	w = be(0x0a000001, 53, 9, 0);
-	CHECK(!kr_ops_ids_pin(&ids, &w, 3, &in_place) && in_place,
+	CHECK(!kr_ids_pin(&ids, &w, 3, &in_place) && in_place,
 	      "pin: A/mac9 onto A/mac1's entry 3: in place");
 	w = be(0x0a000002, 53, 2, 0);
-	CHECK(kr_ops_ids_pin(&ids, &w, 3, &in_place) == -EBUSY, "pin: B onto A's id: -EBUSY");
-	CHECK(kr_ops_ids_pin(&ids, &w, 5, &in_place) == -EBUSY,
+	CHECK(kr_ids_pin(&ids, &w, 3, &in_place) == -EBUSY, "pin: B onto A's id: -EBUSY");
+	CHECK(kr_ids_pin(&ids, &w, 5, &in_place) == -EBUSY,
 	      "pin: B onto an id an image references: -EBUSY");
-	CHECK(kr_ops_ids_pin(&ids, &w, 16, &in_place) == -ERANGE, "pin: beyond max: -ERANGE");
-	CHECK(!kr_ops_ids_pin(&ids, &w, 6, &in_place) && !in_place, "pin: B onto free 6");
+	CHECK(kr_ids_pin(&ids, &w, 16, &in_place) == -ERANGE, "pin: beyond max: -ERANGE");
+	CHECK(!kr_ids_pin(&ids, &w, 6, &in_place) && !in_place, "pin: B onto free 6");
 	CHECK_EQ_U(get(&ids, w, NULL), 6, "... B (another ring) has 6");
 	CHECK_EQ_U(get(&ids, be(0x0a000001, 53, 9, 0), NULL), 3, "... A/mac9 has 3");
-	kr_ops_ids_free(&ids);
+	kr_ids_free(&ids);
 
 	/* the seeds' scale: 2048 servers in 64 rings are 2048 ids */
 	{
 		uint32_t max = 65536, bad = 0, *first = calloc(2048, sizeof(*first));
 
-		kr_ops_ids_init(&ids, NULL, max);
+		kr_ids_init(&ids, NULL, max);
 		for (uint32_t r = 0; r < 64; r++)
 			for (uint32_t j = 0; j < 2048; j++) {
 				if ((j * 2654435761u + r * 40503u) % 16 == 0)
@@ -256,7 +256,7 @@ int main(void)
 			}
 		CHECK(!bad && ids.nclaimed == 2048, "64 rings over 2048 servers: %u ids (%u "
 		      "servers with two)", ids.nclaimed, bad);
-		kr_ops_ids_free(&ids);
+		kr_ids_free(&ids);
 		free(first);
 	}
 	return tap_done();

@@ -129,6 +129,27 @@ static int agree(const struct kr_ring *r, const struct kr_image *img, uint32_t h
 	return kr_image_ring_index(img, ii) == ri && hh == r->hash[ri] && be == r->backend[ri];
 }
 
+/* kr_image_lookup_batch() (the archive's: kr_lookup.h's userspace branch) = this
+ * program's kr_image_lookup() (test_image_bpf: the BPF branch) for random keys. */
+static void check_batch(const struct kr_image *img, const char *name)
+{
+	enum { NB = 4096 };
+	static uint32_t h[NB], out[NB], be[NB];
+	uint32_t bad = 0, ii = 0, hh = 0, b = 0;
+
+	for (uint32_t i = 0; i < NB; i++)
+		h[i] = rnd();
+	if (kr_image_lookup_batch(img, h, NB, out, be)) {
+		CHECK(0, "%s: batched lookup of %u keys", name, NB);
+		return;
+	}
+	for (uint32_t i = 0; i < NB; i++)
+		bad += kr_image_lookup(img, h[i], &ii) || kr_image_point(img, ii, &hh, &b) ||
+		       ii != out[i] || b != be[i];
+	CHECK(bad == 0, "%s: %u random keys: batched lookup = single lookup (point, backend)",
+	      name, NB);
+}
+
 static void check_lookups(const struct kr_ring *r, const struct kr_image *img, uint32_t nrand,
 			  const char *name)
 {
@@ -139,6 +160,7 @@ static void check_lookups(const struct kr_ring *r, const struct kr_image *img, u
 	for (uint32_t i = 0; i < nrand; i++, n++)
 		bad += !agree(r, img, rnd());
 	CHECK(bad == 0, "%s: %u random keys: bucket index = plain lower bound", name, n);
+	check_batch(img, name);
 	bad = n = 0;
 	for (uint32_t i = 0; i < r->npoints; i++, n += 3)
 		bad += !agree(r, img, r->hash[i]) + !agree(r, img, r->hash[i] - 1) +

@@ -4,7 +4,8 @@
 #include "tap.h"
 #include "keyform.h"
 
-static char err[512];
+static struct kr_err kerr;
+static const char *const err = kerr.msg;
 
 /* ok when TYPE ARG gives exactly the bytes of HEX ("-" = empty). */
 static void expect(enum kr_key_type t, const struct kr_keyspec *spec, const char *arg,
@@ -12,7 +13,7 @@ static void expect(enum kr_key_type t, const struct kr_keyspec *spec, const char
 {
 	struct kr_key k;
 	char got[2 * KR_MAX_KEY_LEN + 1];
-	int r = kr_keyform(t, spec, arg, &k, err, sizeof(err));
+	int r = kr_keyform(t, spec, arg, &k, &kerr);
 
 	if (r == 0)
 		kr_key_hex(&k, got, sizeof(got));
@@ -30,8 +31,8 @@ static void expect_err(enum kr_key_type t, const struct kr_keyspec *spec, const 
 	struct kr_key k;
 	int r;
 
-	err[0] = 0;
-	r = kr_keyform(t, spec, arg, &k, err, sizeof(err));
+	kerr.msg[0] = 0;
+	r = kr_keyform(t, spec, arg, &k, &kerr);
 	CHECK(r == -1 && strstr(err, want), "%s '%.40s': error '%s'", kr_key_type_name(t), arg,
 	      want);
 	if (r != -1 || !strstr(err, want))
@@ -64,7 +65,7 @@ static void test_dns(void)
 	{
 		struct kr_key k;
 
-		CHECK(kr_keyform_dns(name, &k, err, sizeof(err)) == 0 && k.len == 69 &&
+		CHECK(kr_keyform_dns(name, &k, &kerr) == 0 && k.len == 69 &&
 		      k.b[0] == 63 && k.b[64] == 3 && k.b[68] == 0, "63-byte label: 69 wire bytes");
 	}
 	memset(name, 'x', 64);
@@ -77,7 +78,7 @@ static void test_dns(void)
 	{
 		struct kr_key k;
 
-		CHECK(kr_keyform_dns(name, &k, err, sizeof(err)) == 0 && k.len == 255 &&
+		CHECK(kr_keyform_dns(name, &k, &kerr) == 0 && k.len == 255 &&
 		      k.b[254] == 0 && k.b[192] == 61, "253-character name: 255 wire bytes");
 		if (k.len != 255)
 			DIAG("len %u: %s", k.len, err);
@@ -148,7 +149,7 @@ static void test_payload(void)
 	{
 		struct kr_key k;
 
-		CHECK(kr_keyform_payload(big, NULL, &k, err, sizeof(err)) == 0 && k.len == 255,
+		CHECK(kr_keyform_payload(big, NULL, &k, &kerr) == 0 && k.len == 255,
 		      "255-byte payload key accepted");
 	}
 	big[255] = 'k';
@@ -165,7 +166,7 @@ static void test_payload(void)
 	{
 		struct kr_key k;
 
-		CHECK(kr_keyform_payload(big, &delim, &k, err, sizeof(err)) == 0 && k.len == 196,
+		CHECK(kr_keyform_payload(big, &delim, &k, &kerr) == 0 && k.len == 196,
 		      "delimiter at byte 200, offset 4: 196-byte key");
 	}
 }
@@ -204,7 +205,7 @@ static void print_case(enum kr_key_type t, const char *arg, const char *want)
 	char buf[KR_KEY_PRINT_MAX];
 	struct kr_key k;
 
-	if (kr_keyform(t, NULL, arg, &k, err, sizeof(err))) {
+	if (kr_keyform(t, NULL, arg, &k, &kerr)) {
 		CHECK(0, "%s '%s': %s", kr_key_type_name(t), arg, err);
 		return;
 	}

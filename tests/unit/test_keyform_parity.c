@@ -60,11 +60,11 @@ static void dp_extract(const struct kr_service *svc, const uint8_t *pl, uint32_t
 
 /* The human form. */
 static void human(enum kr_key_type t, const struct kr_keyspec *spec, const char *arg,
-		  struct result *r, char *err, size_t errlen)
+		  struct result *r, struct kr_err *err)
 {
-	r->ok = kr_keyform(t, spec, arg, &r->key, err, errlen) == 0;
-	r->too_long = !r->ok && (strstr(err, "keys are at most 255 bytes") ||
-				 strstr(err, "longer than 255 bytes in wire format"));
+	r->ok = kr_keyform(t, spec, arg, &r->key, err) == 0;
+	r->too_long = !r->ok && (strstr(err->msg, "keys are at most 255 bytes") ||
+				 strstr(err->msg, "longer than 255 bytes in wire format"));
 	if (!r->ok)
 		r->key.len = 0;
 }
@@ -98,7 +98,8 @@ static void test_dns(void)
 {
 	struct kr_service svc = { .key_type = KR_KEY_DNS };
 	uint8_t pl[600];
-	char name[1200], err[512];
+	char name[1200];
+	struct kr_err err;
 	struct result dp, hu;
 	int bad = 0, found = 0, long_ = 0;
 
@@ -143,11 +144,11 @@ static void test_dns(void)
 		pl[n++] = 0;
 		pl[n++] = 0, pl[n++] = 1, pl[n++] = 0, pl[n++] = 1;	/* QTYPE A, QCLASS IN */
 		dp_extract(&svc, pl, n, NULL, &dp);
-		human(KR_KEY_DNS, NULL, name, &hu, err, sizeof(err));
+		human(KR_KEY_DNS, NULL, name, &hu, &err);
 		found += dp.ok;
 		long_ += dp.too_long;
 		if (!same(&dp, &hu))
-			bad += report("dns", i, name, &dp, &hu, err);
+			bad += report("dns", i, name, &dp, &hu, err.msg);
 	}
 	CHECK(bad == 0, "dns: %d names, human form = data path key (%d keys, %d too long)",
 	      ROUNDS, found, long_);
@@ -165,7 +166,8 @@ static void test_memcache(void)
 {
 	struct kr_service svc = { .key_type = KR_KEY_MEMCACHE };
 	uint8_t pl[600];
-	char line[600], err[512];
+	char line[600];
+	struct kr_err err;
 	struct result dp, hu;
 	int bad = 0, found = 0, long_ = 0;
 
@@ -189,11 +191,11 @@ static void test_memcache(void)
 		memcpy(pl + 8, line, o);
 		memcpy(pl + 8 + o, "\r\n", 2);
 		dp_extract(&svc, pl, 8 + o + 2, NULL, &dp);
-		human(KR_KEY_MEMCACHE, NULL, line, &hu, err, sizeof(err));
+		human(KR_KEY_MEMCACHE, NULL, line, &hu, &err);
 		found += dp.ok;
 		long_ += dp.too_long;
 		if (!same(&dp, &hu))
-			bad += report("memcache", i, line, &dp, &hu, err);
+			bad += report("memcache", i, line, &dp, &hu, err.msg);
 	}
 	CHECK(bad == 0, "memcache: %d command lines, human form = data path key (%d keys, "
 	      "%d too long)", ROUNDS, found, long_);
@@ -206,7 +208,8 @@ static void test_quic(void)
 {
 	struct kr_service svc = { .key_type = KR_KEY_QUIC };
 	uint8_t pl[128];
-	char hex[64], err[512];
+	char hex[64];
+	struct kr_err err;
 	struct result dp, hu;
 	int bad = 0, found = 0;
 
@@ -230,10 +233,10 @@ static void test_quic(void)
 		for (uint32_t k = 0; k < cid; k++)
 			sprintf(hex + 2 * k, "%02x", pl[start + k]);
 		dp_extract(&svc, pl, n, NULL, &dp);
-		human(KR_KEY_QUIC, NULL, hex, &hu, err, sizeof(err));
+		human(KR_KEY_QUIC, NULL, hex, &hu, &err);
 		found += dp.ok;
 		if (!same(&dp, &hu))
-			bad += report("quic", i, hex, &dp, &hu, err);
+			bad += report("quic", i, hex, &dp, &hu, err.msg);
 	}
 	CHECK(bad == 0 && found == ROUNDS, "quic: %d long/short headers, human form (hex "
 	      "DCID) = data path key", ROUNDS);
@@ -246,7 +249,8 @@ static void test_payload(void)
 	struct kr_service svc = { .key_type = KR_KEY_PAYLOAD };
 	struct kr_keyspec spec = { .type = KR_KEY_PAYLOAD };
 	uint8_t pl[500];
-	char arg[1100], err[512];
+	char arg[1100];
+	struct kr_err err;
 	struct result dp, hu;
 	int bad = 0, found = 0, nokey = 0, long_ = 0;
 
@@ -269,12 +273,12 @@ static void test_payload(void)
 				o += (uint32_t)sprintf(arg + o, "%02x", pl[k]);
 		}
 		dp_extract(&svc, pl, n, NULL, &dp);
-		human(KR_KEY_PAYLOAD, &spec, arg, &hu, err, sizeof(err));
+		human(KR_KEY_PAYLOAD, &spec, arg, &hu, &err);
 		found += dp.ok;
 		long_ += dp.too_long;
 		nokey += !dp.ok && !dp.too_long;
 		if (!same(&dp, &hu)) {
-			bad += report("payload", i, arg, &dp, &hu, err);
+			bad += report("payload", i, arg, &dp, &hu, err.msg);
 			DIAG("  offset %u length %u delimiter %d", spec.offset, spec.length,
 			     spec.delimiter);
 		}
@@ -290,7 +294,8 @@ static void test_tuple(void)
 {
 	struct kr_service svc = { .key_type = KR_KEY_TUPLE };
 	struct kr_sockaddr a;
-	char arg[KR_SOCKADDR_STRLEN], err[512];
+	char arg[KR_SOCKADDR_STRLEN];
+	struct kr_err err;
 	struct result dp, hu;
 	int bad = 0;
 
@@ -302,9 +307,9 @@ static void test_tuple(void)
 		a.port = (uint16_t)rnd(65536);
 		kr_sockaddr_format(&a, arg);
 		dp_extract(&svc, (const uint8_t *)"", 0, &a, &dp);
-		human(KR_KEY_TUPLE, NULL, arg, &hu, err, sizeof(err));
+		human(KR_KEY_TUPLE, NULL, arg, &hu, &err);
 		if (!same(&dp, &hu))
-			bad += report("tuple", i, arg, &dp, &hu, err);
+			bad += report("tuple", i, arg, &dp, &hu, err.msg);
 	}
 	CHECK(bad == 0, "tuple: %d IPv4/IPv6 sources, human form = data path key", ROUNDS);
 }

@@ -240,7 +240,7 @@ static json_t *j_rings(const struct kr_apply_plan *p)
 			json_object_set_new(r, "why", json_string(pr->why == KR_PLAN_WHY_NEW ?
 							"new" : "changed"));
 		if (pr->act == KR_PLAN_SKIP || pr->act == KR_PLAN_STAGED_ALREADY)
-			json_object_set_new(r, "state", json_string(kr_ops_state_name(pr->state)));
+			json_object_set_new(r, "state", json_string(kr_sm_state_name(pr->state)));
 		if (pr->generation)
 			json_object_set_new(r, "generation", json_integer((json_int_t)pr->generation));
 		json_array_append_new(a, r);
@@ -417,7 +417,7 @@ int kr_cli_stage(const struct kr_inst *in, const char *config, const struct kr_c
 				      j_hex32(pr->ring->digest), "points", pr->ring->npoints,
 				      "slot", pr->act == KR_PLAN_STAGE_SAME ? pr->active :
 				      pr->active ^ 1, "active_slot", pr->active, "state",
-				      kr_ops_state_name(pr->act == KR_PLAN_STAGE ? KR_RING_STAGED :
+				      kr_sm_state_name(pr->act == KR_PLAN_STAGE ? KR_RING_STAGED :
 							pr->state));
 
 		if (j && pr->generation)
@@ -427,7 +427,7 @@ int kr_cli_stage(const struct kr_inst *in, const char *config, const struct kr_c
 	} else if (!rc && pr && pr->act == KR_PLAN_STAGED_ALREADY)
 		printf("ring %s: already staged: digest %08x in slot %u (state %s); nothing "
 		       "changed\n", pr->unit->name, pr->ring->digest, pr->active ^ 1,
-		       kr_ops_state_name(pr->state));
+		       kr_sm_state_name(pr->state));
 	else if (!rc && pr && pr->act == KR_PLAN_STAGE_SAME)
 		printf("ring %s: nothing to stage: the config's version equals the active one "
 		       "(digest %08x)\n", pr->unit->name, pr->ring->digest);

@@ -175,7 +175,7 @@ static int print_json(const struct kr_an_built *b, const struct analysis *a)
 	for (uint32_t i = 0; i < r->nbackends; i++)
 		json_array_append_new(arr, backend_json(a, i));
 	o = json_pack("{s:s, s:i, s:i, s:i, s:I, s:o, s:o,"
-		      " s:{s:I, s:i, s:i, s:f, s:f},"
+		      " s:{s:I, s:i, s:i, s:f, s:f, s:s},"
 		      " s:{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i},"
 		      " s:{s:I, s:I, s:I, s:i, s:i, s:f}, s:o}",
 		      "ring", b->desc, "version", (json_int_t)r->version,
@@ -188,6 +188,7 @@ static int print_json(const struct kr_an_built *b, const struct analysis *a)
 		      "ring", (json_int_t)r->npoints, "collisions", (json_int_t)r->ndups,
 		      "collisions_expected", a->th.collisions,
 		      "collision_pairs_expected", a->th.collision_pairs,
+		      "generator", kr_gen_name((enum kr_gen)r->stats.gen),
 		      "balance",
 		      "cv", a->st.cv, "cv_theory", a->th.cv, "cv_theory_collisions", a->th.cv_total,
 		      "max_over_mean", a->st.max_over_mean,

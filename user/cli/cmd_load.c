@@ -277,7 +277,7 @@ static int do_load(const char *ifname, const char *config, enum kr_ops_mode mode
 	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
 	struct kr_ops_apply_opts apply_opts = {};
 	struct kr_err perr = {};
-	char other[KR_OPS_NAME_MAX];
+	char other[KR_NAME_MAX];
 	struct sigaction old_sa[sizeof(load_signals) / sizeof(load_signals[0])];
 	struct kr_config *cfg;
 	int err, attached = 0;
@@ -530,7 +530,7 @@ static int unload_no_record(struct kr_inst *in, const char *ifname)
 static int do_unload(const char *ifname, const char *instance)
 {
 	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
-	char found[KR_OPS_NAME_MAX];
+	char found[KR_NAME_MAX];
 	struct kr_ops_meta meta;
 	int err;
 

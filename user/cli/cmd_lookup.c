@@ -149,10 +149,11 @@ static int grow(struct lookup_ctx *c, size_t n, struct kr_err *err)
 static long parse_human(struct lookup_ctx *c, const char *s, struct kr_err *err)
 {
 	struct kr_key k;
-	char msg[KR_ERR_MAX - 32];
+	struct kr_err e = { "" };
 
-	if (kr_keyform(c->key_type, c->spec, s, &k, msg, sizeof(msg)))
-		return kr_errf(err, "bad %s key: %s", kr_key_type_name(c->key_type), msg);
+	if (kr_keyform(c->key_type, c->spec, s, &k, &e))
+		return kr_errf(err, "bad %s key: %.*s", kr_key_type_name(c->key_type),
+			       KR_ERR_MAX - 32, e.msg);
 	if (grow(c, k.len, err))
 		return -1;
 	memcpy(c->key, k.b, k.len);

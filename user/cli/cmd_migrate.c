@@ -27,7 +27,7 @@
 	"  -p, --pin-dir DIR    maps pinned in DIR instead\n"
 
 static const char *const usages[] = {
-	[KR_OPS_STAGE] =
+	[KR_SM_STAGE] =
 	"Usage: keyrouter ring stage RING -c CONFIG [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Build RING as CONFIG defines it and publish it into the ring's standby slot, with\n"
 	"the migration fraction 0: no key moves yet. Needs the ring idle (a third version\n"
@@ -37,7 +37,7 @@ static const char *const usages[] = {
 	"                       staged_already, stage_same), digest, points, slot,\n"
 	"                       active_slot, state, generation\n" STAGE_OPTS_HELP
 	KR_WAIT_OPT_HELP,
-	[KR_OPS_MIGRATE] =
+	[KR_SM_MIGRATE] =
 	"Usage: keyrouter ring migrate RING --percent P [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Route P percent of the keys (0..100, resolution 2^-32, e.g. 0.01 or 12.5) with the\n"
 	"staged version; a key goes to the standby slot when mix32(crc32(key)) < P% * 2^32,\n"
@@ -46,12 +46,12 @@ static const char *const usages[] = {
 	"  -P, --percent P      share of keys on the staged version\n" CTL_JSON_HELP
 	COMMON_OPTS_HELP
 	KR_WAIT_OPT_HELP,
-	[KR_OPS_COMMIT] =
+	[KR_SM_COMMIT] =
 	"Usage: keyrouter ring commit RING [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Make the staged version the active one for every key (one control-word write);\n"
 	"the previous version stays in the standby slot until the next stage.\n\n"
 	CTL_JSON_HELP COMMON_OPTS_HELP KR_WAIT_OPT_HELP,
-	[KR_OPS_ROLLBACK] =
+	[KR_SM_ROLLBACK] =
 	"Usage: keyrouter ring rollback RING [--json] [--instance NAME | --pin-dir DIR]\n\n"
 	"Send every key back to the active version at once (fraction 0, ring idle).\n\n"
 	CTL_JSON_HELP COMMON_OPTS_HELP KR_WAIT_OPT_HELP,
@@ -116,25 +116,25 @@ static int ring_id_of(struct kr_inst *in, const char *name)
 }
 
 /* --json of migrate, commit, rollback: the control word written, and the staged slot. */
-static void print_ctl_json(enum kr_ops_op op, const char *ring, __u64 ctl,
+static void print_ctl_json(enum kr_sm_op op, const char *ring, __u64 ctl,
 			   const struct kr_ops_slot *standby)
 {
 	char digest[9];
 	json_t *j;
 
 	snprintf(digest, sizeof(digest), "%08x", standby->hdr.digest);
-	j = json_pack("{s:s,s:s,s:s,s:i,s:I,s:f}", "ring", ring, "done", kr_ops_op_name(op),
-		      "state", kr_ops_state_name(kr_ctl_state(ctl)), "active_slot",
+	j = json_pack("{s:s,s:s,s:s,s:i,s:I,s:f}", "ring", ring, "done", kr_sm_op_name(op),
+		      "state", kr_sm_state_name(kr_ctl_state(ctl)), "active_slot",
 		      kr_ctl_active(ctl), "fraction", (json_int_t)kr_ctl_frac(ctl),
-		      "percent", kr_ops_frac_percent(kr_ctl_frac(ctl)));
+		      "percent", kr_frac_percent(kr_ctl_frac(ctl)));
 	if (j && standby->present)
 		json_object_set_new(j, "staged", json_pack("{s:i,s:I,s:s}", "slot",
-				    kr_ctl_active(ctl) ^ (op != KR_OPS_COMMIT), "generation",
+				    kr_ctl_active(ctl) ^ (op != KR_SM_COMMIT), "generation",
 				    (json_int_t)standby->hdr.generation, "digest", digest));
 	kr_an_json_print(j, kr_cmd_current());
 }
 
-static int ctl_op(enum kr_ops_op op, int argc, char **argv)
+static int ctl_op(enum kr_sm_op op, int argc, char **argv)
 {
 	struct kr_ops_maps m = { .backends = -1 };
 	struct ring_args a;
@@ -143,12 +143,12 @@ static int ctl_op(enum kr_ops_op op, int argc, char **argv)
 	const char *why;
 	__u64 frac = 0, ctl, next;
 	int rc = parse(argc, argv, usages[op], true,
-		       RA_JSON | RA_WAIT | (op == KR_OPS_MIGRATE ? RA_PERCENT : 0), &a);
+		       RA_JSON | RA_WAIT | (op == KR_SM_MIGRATE ? RA_PERCENT : 0), &a);
 	int id;
 
 	if (rc >= 0)
 		return rc;
-	rc = op == KR_OPS_MIGRATE ? kr_ops_percent_parse(a.percent, &frac) : 0;
+	rc = op == KR_SM_MIGRATE ? kr_percent_parse(a.percent, &frac) : 0;
 	if (rc == -2)
 		return kr_usage_error("bad --percent '%s': closer to 0 or 100 than the fraction's "
 				      "resolution (100/2^32 = %.10f%%): give 0 (or roll back), 100 "
@@ -166,7 +166,7 @@ static int ctl_op(enum kr_ops_op op, int argc, char **argv)
 	id = ring_id_of(&in, a.ring);
 	if (id < 0 || kr_ops_ctl_read(&m, id, &ctl))
 		goto out;
-	if (kr_ops_sm_next(ctl, op, frac, &next, &why)) {
+	if (kr_sm_next(ctl, op, frac, &next, &why)) {
 		struct kr_ops_slot act = {};
 
 		/* idle: say which version routes, so that a commit or rollback run again (its
@@ -174,34 +174,34 @@ static int ctl_op(enum kr_ops_op op, int argc, char **argv)
 		if (kr_ctl_state(ctl) == KR_RING_IDLE &&
 		    !kr_ops_slot_read(&m, id, kr_ctl_active(ctl), false, &act) && act.present)
 			pr_warn("keyrouter: ring %s %s: %s (state %s; slot %u is active: generation "
-				"%llu, digest %08x)\n", kr_ops_op_name(op), a.ring, why,
-				kr_ops_state_name(kr_ctl_state(ctl)), kr_ctl_active(ctl),
+				"%llu, digest %08x)\n", kr_sm_op_name(op), a.ring, why,
+				kr_sm_state_name(kr_ctl_state(ctl)), kr_ctl_active(ctl),
 				(unsigned long long)act.hdr.generation, act.hdr.digest);
 		else
-			pr_warn("keyrouter: ring %s %s: %s (state %s)\n", kr_ops_op_name(op),
-				a.ring, why, kr_ops_state_name(kr_ctl_state(ctl)));
+			pr_warn("keyrouter: ring %s %s: %s (state %s)\n", kr_sm_op_name(op),
+				a.ring, why, kr_sm_state_name(kr_ctl_state(ctl)));
 		kr_ops_slot_free(&act);
 		goto out;
 	}
-	if (op != KR_OPS_ROLLBACK &&
+	if (op != KR_SM_ROLLBACK &&
 	    (kr_ops_slot_read(&m, id, kr_ctl_active(ctl) ^ 1, false, &standby) ||
 	     !standby.present)) {
 		pr_warn("keyrouter: ring %s %s: the standby slot is empty; stage again\n",
-			kr_ops_op_name(op), a.ring);
+			kr_sm_op_name(op), a.ring);
 		goto out;
 	}
 	if (kr_ops_ctl_write(&m, id, next)) {
 		pr_warn("keyrouter: ring %s %s: couldn't write the control word: %s\n",
-			kr_ops_op_name(op), a.ring, strerror(errno));
+			kr_sm_op_name(op), a.ring, strerror(errno));
 		goto out;
 	}
 	if (a.json)
 		print_ctl_json(op, a.ring, next, &standby);
-	else if (op == KR_OPS_MIGRATE)
+	else if (op == KR_SM_MIGRATE)
 		printf("ring %s: %.7f%% of keys (%llu/2^32) on slot %u (generation %llu)\n",
-		       a.ring, kr_ops_frac_percent(frac), (unsigned long long)frac,
+		       a.ring, kr_frac_percent(frac), (unsigned long long)frac,
 		       kr_ctl_active(ctl) ^ 1, (unsigned long long)standby.hdr.generation);
-	else if (op == KR_OPS_COMMIT)
+	else if (op == KR_SM_COMMIT)
 		printf("ring %s: committed: slot %u (generation %llu, digest %08x) is active\n",
 		       a.ring, kr_ctl_active(next), (unsigned long long)standby.hdr.generation,
 		       standby.hdr.digest);
@@ -220,7 +220,7 @@ static int cmd_stage(int argc, char **argv)
 	struct kr_config *cfg;
 	struct ring_args a;
 	struct kr_inst in;
-	int rc = parse(argc, argv, usages[KR_OPS_STAGE], true, RA_CONFIG | RA_JSON | RA_WAIT, &a);
+	int rc = parse(argc, argv, usages[KR_SM_STAGE], true, RA_CONFIG | RA_JSON | RA_WAIT, &a);
 
 	if (rc >= 0)
 		return rc;
@@ -239,9 +239,9 @@ static int cmd_stage(int argc, char **argv)
 	return rc;
 }
 
-static int cmd_migrate(int argc, char **argv) { return ctl_op(KR_OPS_MIGRATE, argc, argv); }
-static int cmd_commit(int argc, char **argv) { return ctl_op(KR_OPS_COMMIT, argc, argv); }
-static int cmd_rollback(int argc, char **argv) { return ctl_op(KR_OPS_ROLLBACK, argc, argv); }
+static int cmd_migrate(int argc, char **argv) { return ctl_op(KR_SM_MIGRATE, argc, argv); }
+static int cmd_commit(int argc, char **argv) { return ctl_op(KR_SM_COMMIT, argc, argv); }
+static int cmd_rollback(int argc, char **argv) { return ctl_op(KR_SM_ROLLBACK, argc, argv); }
 
 static const char status_usage[] =
 	"Usage: keyrouter ring status [RING] [--json] [--instance NAME | --pin-dir DIR]\n\n"

@@ -31,10 +31,15 @@ static const char build_help[] =
 	"Builds the ketama ring and its kernel image (without touching the kernel) and prints\n"
 	"one line: the ring format, backends, points, removed duplicates, the ring digest,\n"
 	"the build time (CPU time: the build runs on one thread), its peak memory, and the\n"
-	"kernel image (chunks, size, bucket index).\n"
+	"kernel image (chunks, size, bucket index).  With -v (keyrouter -v ring build ...)\n"
+	"also the build's phases and the point generator that ran (scalar, lanes4, gfni).\n"
 	"\n" KR_RING_OPTS_HELP
 	"Other:\n"
-	"  -h, --help             this text\n";
+	"  -h, --help             this text\n"
+	"Environment:\n"
+	"  KEYROUTER_POINT_GEN=scalar|lanes4|gfni   force the point generator (tests,\n"
+	"                         benchmarks: every one gives the same ring; gfni needs\n"
+	"                         GFNI and AVX-512, else the build fails and says so)\n";
 
 /* Options of ring dump/build: the ring options, and dump's --no-header. */
 static int ring_cb(void *ctx, int id, const char *arg, struct kr_err *err)
@@ -185,8 +190,9 @@ static int cmd_ring_build(int argc, char **argv)
 	       (double)r->stats.peak_bytes / (double)(r->stats.generated ? r->stats.generated : 1),
 	       r->stats.peak_bytes / 1048576.0, img.hdr->nchunks, img.size / 1048576.0,
 	       img.hdr->bucket_bits, img.hdr->max_bucket, img.encode_ns / 1e6);
-	pr_debug("phases: generate %.3f ms, sort %.3f ms, dedup+digest %.3f ms\n",
-		 r->stats.gen_ns / 1e6, r->stats.sort_ns / 1e6, r->stats.dedup_ns / 1e6);
+	pr_debug("phases: generate %.3f ms (point generator %s), sort %.3f ms, dedup+digest "
+		 "%.3f ms\n", r->stats.gen_ns / 1e6, kr_gen_name((enum kr_gen)r->stats.gen),
+		 r->stats.sort_ns / 1e6, r->stats.dedup_ns / 1e6);
 	kr_image_free(&img);
 	kr_ring_free(r);
 	return 0;

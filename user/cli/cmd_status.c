@@ -209,7 +209,7 @@ static void show_service(struct view *v, const struct kr_service_key *k,
 			 const struct kr_service *s, int n, int names_fd)
 {
 	struct kr_sockaddr sa = { .family = k->family, .port = ntohs(k->port) };
-	char addr[KR_SOCKADDR_STRLEN], rn[KR_OPS_NAME_MAX], sub[64] = "", name[KR_SVC_NAME_MAX + 2];
+	char addr[KR_SOCKADDR_STRLEN], rn[KR_NAME_MAX], sub[64] = "", name[KR_SVC_NAME_MAX + 2];
 	const char *kt = s->key_type >= KR_KEY_TUPLE && s->key_type <= KR_KEY_QUIC ?
 			 kr_key_type_name((enum kr_key_type)s->key_type) : "unknown";
 	const char *fwd = s->fwd_mode == KR_FWD_L2 ? "l2" : s->fwd_mode == KR_FWD_IPIP ?

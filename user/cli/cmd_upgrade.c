@@ -47,7 +47,7 @@ static int do_upgrade(const char *ifname, const char *instance, const char *obj,
 {
 	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
 	struct kr_ops_upgrade_report rep;
-	char found[KR_OPS_NAME_MAX];
+	char found[KR_NAME_MAX];
 	enum kr_ops_attach_state state;
 	struct kr_ops_meta meta;
 	__u32 key = 0;

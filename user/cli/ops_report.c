@@ -120,9 +120,9 @@ void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r)
 	__u32 active = kr_ctl_active(r->ctl);
 
 	fprintf(f, "ring %s (id %u%s): %s, active slot %u, fraction %.7f%% on slot %u\n",
-		r->meta.name, r->id, r->meta.flags & KR_OPS_RING_DEDICATED ? ", subset" : "",
-		kr_ops_state_name(kr_ctl_state(r->ctl)), active,
-		kr_ops_frac_percent(kr_ctl_frac(r->ctl)), active ^ 1);
+		r->meta.name, r->id, r->meta.flags & KR_RING_DEDICATED ? ", subset" : "",
+		kr_sm_state_name(kr_ctl_state(r->ctl)), active,
+		kr_frac_percent(kr_ctl_frac(r->ctl)), active ^ 1);
 	for (__u32 s = 0; s < 2; s++) {
 		const struct kr_ops_slot *sl = &r->slot[s];
 		char t[32], mem[32];
@@ -154,10 +154,10 @@ void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r)
 {
 	fprintf(f, "{\"name\":\"%s\",\"id\":%u,\"subset\":%s,\"dedicated_subset_ring\":%s,\"state\":\"%s\",\"active\":%u,"
 		"\"fraction\":%llu,\"percent\":%.9f,\"slots\":[", r->meta.name, r->id,
-		r->meta.flags & KR_OPS_RING_DEDICATED ? "true" : "false",
-		r->meta.flags & KR_OPS_RING_DEDICATED ? "true" : "false",
-		kr_ops_state_name(kr_ctl_state(r->ctl)), kr_ctl_active(r->ctl),
-		(unsigned long long)kr_ctl_frac(r->ctl), kr_ops_frac_percent(kr_ctl_frac(r->ctl)));
+		r->meta.flags & KR_RING_DEDICATED ? "true" : "false",
+		r->meta.flags & KR_RING_DEDICATED ? "true" : "false",
+		kr_sm_state_name(kr_ctl_state(r->ctl)), kr_ctl_active(r->ctl),
+		(unsigned long long)kr_ctl_frac(r->ctl), kr_frac_percent(kr_ctl_frac(r->ctl)));
 	for (__u32 s = 0; s < 2; s++) {
 		const struct kr_ops_slot *sl = &r->slot[s];
 

@@ -547,7 +547,7 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 	name = r.meta.name;
 	sample(p, F_RING_STATE, u64s(b, kr_ctl_state(r.ctl)), L_INST, inst, "ring", name,
 	       NULL);
-	sample(p, F_RING_RATIO, dbls(b, kr_ops_frac_percent(kr_ctl_frac(r.ctl)) / 100.0),
+	sample(p, F_RING_RATIO, dbls(b, kr_frac_percent(kr_ctl_frac(r.ctl)) / 100.0),
 	       L_INST, inst, "ring", name, NULL);
 	sample(p, F_RING_ACTIVE, u64s(b, kr_ctl_active(r.ctl)), L_INST, inst, "ring", name,
 	       NULL);
@@ -787,7 +787,7 @@ static int all_instances(struct prom *p)
 		char path[512];
 		struct stat st;
 
-		if (e->d_name[0] == '.' || strlen(e->d_name) >= KR_OPS_NAME_MAX)
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= KR_NAME_MAX)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", root, e->d_name);
 		if (stat(path, &st) || !S_ISDIR(st.st_mode))

@@ -241,20 +241,20 @@ static int prefix_parse(const struct kr_trace_opts *o, struct kr_trace_names *n,
 			struct kr_trace_ctl *ctl, struct kr_err *err)
 {
 	struct kr_key k = { 0 };
-	char msg[256];
+	struct kr_err e = { "" };
 
 	if (o->key_prefix_hex) {
-		long len = kr_hex_decode(o->key_prefix_hex, k.b, sizeof(k.b), msg, sizeof(msg));
+		long len = kr_hex_decode(o->key_prefix_hex, k.b, sizeof(k.b), &e);
 
 		if (len < 0)
-			return kr_errf(err, "bad --key-prefix-hex: %s", msg);
+			return kr_errf(err, "bad --key-prefix-hex: %.256s", e.msg);
 		k.len = (uint32_t)len;
 	} else if (o->service && n->svc_key_type[sid]) {
 		enum kr_key_type kt = (enum kr_key_type)n->svc_key_type[sid];
 
-		if (kr_keyform(kt, NULL, o->key_prefix, &k, msg, sizeof(msg)))
-			return kr_errf(err, "bad --key-prefix for a %s key: %s",
-				       kr_key_type_name(kt), msg);
+		if (kr_keyform(kt, NULL, o->key_prefix, &k, &e))
+			return kr_errf(err, "bad --key-prefix for a %s key: %.256s",
+				       kr_key_type_name(kt), e.msg);
 		if (kt == KR_KEY_DNS && k.len > 1)	/* leading labels: not the end */
 			k.len--;
 	} else {

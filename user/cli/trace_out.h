@@ -26,7 +26,7 @@ struct kr_trace_names {
 	const struct kr_ops_maps *m;
 	char svc[KR_MAX_SVC_STATS][KR_SVC_NAME_MAX];
 	__u8 svc_key_type[KR_MAX_SVC_STATS];
-	char ring[KR_MAX_RINGS][KR_OPS_NAME_MAX];
+	char ring[KR_MAX_RINGS][KR_NAME_MAX];
 	struct kr_backend *be;		/* [m->backends_max] */
 	double loaded_at;
 };

@@ -59,29 +59,6 @@ int kr_an_src_check(const struct kr_an_src *s, const char *side, struct kr_err *
 	return 0;
 }
 
-uint32_t *kr_an_tie_rank(const struct kr_backend_spec *b, uint32_t n, uint32_t version)
-{
-	uint32_t *rank = malloc((n ? n : 1) * sizeof(*rank));
-	uint32_t *order;
-
-	if (!rank)
-		return NULL;
-	for (uint32_t i = 0; i < n; i++)
-		rank[i] = i;
-	if (version == KR_RING_V1)
-		return rank;
-	order = malloc((n ? n : 1) * sizeof(*order));
-	if (!order) {
-		free(rank);
-		return NULL;
-	}
-	kr_ring_tie_order(b, n, order);	/* the engine's own v2 tie order */
-	for (uint32_t i = 0; i < n; i++)
-		rank[order[i]] = i;
-	free(order);
-	return rank;
-}
-
 int kr_an_measure_v2(void *ctx_, uint64_t m, struct kr_an_measured *out)
 {
 	struct kr_an_v2_measure *ctx = ctx_;
@@ -218,56 +195,4 @@ void kr_an_built_free(struct kr_an_built *b)
 	free(b->rank);
 	b->ring = NULL;
 	b->rank = NULL;
-}
-
-/* `"point_multiple": "auto"` in the configuration (called by config.c): the plan's
- * theory answer for the ring's weights and tie order -- deterministic, no ring built. */
-int kr_config_auto_point_multiple(const struct kr_cfg_ring *ring, double target_cv,
-				  uint32_t *pm, char *errbuf, size_t errlen)
-{
-	struct kr_backend_spec *b;
-	uint32_t *w, *rank = NULL, m = 0;
-	int ret = -1, e;
-
-	w = calloc(ring->nbackends ? ring->nbackends : 1, sizeof(*w));
-	b = calloc(ring->nbackends ? ring->nbackends : 1, sizeof(*b));
-	if (!w || !b) {
-		snprintf(errbuf, errlen, "out of memory");
-		goto out;
-	}
-	for (uint32_t i = 0; i < ring->nbackends; i++) {
-		w[i] = ring->backends[i].weight;
-		b[i].addr = ring->backends[i].addr;
-		b[i].weight = w[i];
-	}
-	rank = kr_an_tie_rank(b, ring->nbackends, KR_RING_V2);
-	if (!rank) {
-		snprintf(errbuf, errlen, "out of memory");
-		goto out;
-	}
-	e = kr_an_auto_point_multiple(w, rank, ring->nbackends, target_cv, &m);
-	if (e == -EDOM) {
-		struct kr_an_plan_req req = { .weight = w, .rank = rank, .n = ring->nbackends,
-					      .target = KR_AN_TARGET_CV, .value = target_cv };
-		struct kr_an_plan plan;
-
-		kr_an_plan(&req, &plan);
-		snprintf(errbuf, errlen, "target_cv %g cannot be reached by this ring: the best is "
-			 "%.6g at point_multiple %llu (within the %u-point limit; 32-bit collisions "
-			 "grow with more points; see `keyrouter plan`)", target_cv, plan.best_value,
-			 (unsigned long long)plan.m_best, KR_MAX_POINTS);
-		goto out;
-	}
-	if (e) {
-		snprintf(errbuf, errlen, "no point_multiple for target_cv %g (all weights 0?)",
-			 target_cv);
-		goto out;
-	}
-	*pm = m;
-	ret = 0;
-out:
-	free(w);
-	free(b);
-	free(rank);
-	return ret;
 }

@@ -49,8 +49,6 @@ int kr_an_src_check(const struct kr_an_src *s, const char *side, struct kr_err *
 int kr_an_src_build(const struct kr_an_src *s, struct kr_an_built *out, struct kr_err *err);
 void kr_an_built_free(struct kr_an_built *b);
 
-/* Tie rank of each backend (0 wins every tie): v1 = index, v2 = socket address order. */
-uint32_t *kr_an_tie_rank(const struct kr_backend_spec *b, uint32_t n, uint32_t version);
 
 /* Shares of a ring (kr_an_shares on the engine's arrays): share[nbackends]. */
 void kr_an_ring_shares(const struct kr_ring *r, uint64_t *share);

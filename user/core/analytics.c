@@ -741,3 +741,26 @@ const char *kr_an_bytes(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "%.2f GiB", (double)b / 1073741824.0);
 	return buf;
 }
+
+uint32_t *kr_an_tie_rank(const struct kr_backend_spec *b, uint32_t n, uint32_t version)
+{
+	uint32_t *rank = malloc((n ? n : 1) * sizeof(*rank));
+	uint32_t *order;
+
+	if (!rank)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		rank[i] = i;
+	if (version == KR_RING_V1)
+		return rank;
+	order = malloc((n ? n : 1) * sizeof(*order));
+	if (!order) {
+		free(rank);
+		return NULL;
+	}
+	kr_ring_tie_order(b, n, order);	/* the engine's own v2 tie order */
+	for (uint32_t i = 0; i < n; i++)
+		rank[order[i]] = i;
+	free(order);
+	return rank;
+}

@@ -190,4 +190,9 @@ int kr_an_auto_point_multiple(const uint32_t *weight, const uint32_t *rank, uint
 /* "512 B", "3.0 KiB", "8.77 MiB", "4.57 GiB" */
 const char *kr_an_bytes(uint64_t bytes, char *buf, size_t len);
 
+struct kr_backend_spec;
+/* Tie rank of each backend (0 wins every tie): v1 = index, v2 = socket address order
+ * (kr_ring_tie_order).  malloc'd [n], or NULL (out of memory). */
+uint32_t *kr_an_tie_rank(const struct kr_backend_spec *b, uint32_t n, uint32_t version);
+
 #endif

@@ -74,7 +74,7 @@ struct planner {
 	const struct kr_live *lv;
 	struct kr_apply_plan *p;
 	struct kr_err *err;
-	struct kr_ops_ids ids;		/* global backend ids (backend_ids.h) */
+	struct kr_ids ids;		/* global backend ids (backend_ids.h) */
 	uint8_t *cfg_state;		/* [backends_max] merged config state of each id, +1 */
 	uint8_t *mark;			/* [backends_max] MARK_* */
 	uint32_t cap_backends, cap_devices, cap_madd, cap_mdel, cap_svc, cap_sdel, cap_rdel;
@@ -128,7 +128,7 @@ static int ring_id_of(const struct kr_live *lv, const char *name)
 /* The ring id of unit u: its name's id in kr_ops_rings, else the lowest free one (new_id). */
 static int plan_ring_id(struct planner *pl, struct kr_plan_ring *pr)
 {
-	const struct kr_ops_unit *u = pr->unit;
+	const struct kr_unit *u = pr->unit;
 	int id = ring_id_of(pl->lv, u->name);
 
 	if (id >= 0) {
@@ -150,7 +150,7 @@ static int plan_ring_id(struct planner *pl, struct kr_plan_ring *pr)
 	pl->id_taken[id] = true;
 	pr->ring_id = id;
 	pr->new_id = true;
-	pr->flags = u->subset_mask ? KR_OPS_RING_DEDICATED : 0;
+	pr->flags = u->subset_mask ? KR_RING_DEDICATED : 0;
 	return 0;
 }
 
@@ -167,7 +167,7 @@ static int ids_init(struct planner *pl)
 {
 	const struct kr_live *lv = pl->lv;
 	uint32_t max = lv->backends_max;
-	int err = kr_ops_ids_init(&pl->ids, NULL, max);
+	int err = kr_ids_init(&pl->ids, NULL, max);
 
 	if (err)
 		return err;
@@ -176,12 +176,12 @@ static int ids_init(struct planner *pl)
 	if (!pl->cfg_state || !pl->mark)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < lv->nbackends; i++)
-		kr_ops_ids_existing(&pl->ids, lv->backends[i].id, &lv->backends[i].v);
+		kr_ids_existing(&pl->ids, lv->backends[i].id, &lv->backends[i].v);
 	for (uint32_t id = 0; id < KR_MAX_RINGS; id++)
 		for (int s = 0; s < 2; s++)
 			for (uint32_t i = 0; lv->ring[id].slot[s].present &&
 			     i < lv->ring[id].slot[s].hdr.nbackends; i++)
-				kr_ops_ids_reference(&pl->ids, lv->ring[id].slot[s].bt[i]);
+				kr_ids_reference(&pl->ids, lv->ring[id].slot[s].bt[i]);
 	return 0;
 }
 
@@ -219,7 +219,7 @@ static uint8_t state_merge(uint8_t a, uint8_t b)
 
 /* A server of a planned ring without its exact id after pass 0 of assign_ids. */
 struct pending {
-	struct kr_ops_unit *u;
+	struct kr_unit *u;
 	uint32_t i;
 	const struct kr_cfg_backend *cb;
 	struct kr_backend want;
@@ -234,23 +234,23 @@ static int pending_cmp(const void *pa, const void *pb)
 	int c;
 
 	u.ifindex = v.ifindex = 0;
-	c = kr_ops_ids_cmp(&u, &v);
+	c = kr_ids_cmp(&u, &v);
 	if (!c)
 		c = strcmp(x->cb->dev, y->cb->dev);
 	if (!c)
 		c = x->cb->ifindex < y->cb->ifindex ? -1 : x->cb->ifindex > y->cb->ifindex;
-	return c ? c : kr_ops_ids_cmp(&x->want, &y->want);
+	return c ? c : kr_ids_cmp(&x->want, &y->want);
 }
 
 enum take {
 	TAKE_EXACT,		/* rule 1 only (-ENOENT otherwise) */
 	TAKE_ANY,		/* rules 1..3 */
-	TAKE_PIN,		/* the configuration's "id" (kr_ops_ids_pin) */
+	TAKE_PIN,		/* the configuration's "id" (kr_ids_pin) */
 	TAKE_PIN_QUIET,		/* the same for a ring not staged: no error of its */
 };
 
 /* Why pinned id cb->id cannot be had (-ERANGE, -EBUSY): err set. */
-static int pin_error(struct planner *pl, const struct kr_ops_unit *u,
+static int pin_error(struct planner *pl, const struct kr_unit *u,
 		     const struct kr_cfg_backend *cb, int rc)
 {
 	const struct kr_backend *o = &pl->ids.ent[cb->id < pl->ids.max ? cb->id : 0];
@@ -280,7 +280,7 @@ static int pin_error(struct planner *pl, const struct kr_ops_unit *u,
 }
 
 /* u->gid[i] for the server want, as `how` says; cfg_state merged. */
-static int take_id(struct planner *pl, struct kr_ops_unit *u, uint32_t i,
+static int take_id(struct planner *pl, struct kr_unit *u, uint32_t i,
 		   const struct kr_backend *want, enum take how)
 {
 	const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
@@ -288,10 +288,10 @@ static int take_id(struct planner *pl, struct kr_ops_unit *u, uint32_t i,
 	/* a ring not staged has its pinned server's id only where it is live already (as
 	 * rule 1 would give it); the pin is claimed all the same, so nothing else takes it */
 	bool live = cb->id < pl->ids.max && (pl->ids.flag[cb->id] & KR_IDS_EXISTING) &&
-		    kr_ops_ids_same(&pl->ids.ent[cb->id], want);
+		    kr_ids_same(&pl->ids.ent[cb->id], want);
 	uint8_t *st;
-	int rc = pin ? kr_ops_ids_pin(&pl->ids, want, cb->id, &in_place) :
-		 kr_ops_ids_get(&pl->ids, want, how == TAKE_EXACT, &u->gid[i], &in_place);
+	int rc = pin ? kr_ids_pin(&pl->ids, want, cb->id, &in_place) :
+		 kr_ids_get(&pl->ids, want, how == TAKE_EXACT, &u->gid[i], &in_place);
 
 	if (pin && !rc)
 		u->gid[i] = cb->id;
@@ -336,7 +336,7 @@ static int assign_ids(struct planner *pl)
 	int rc = 0;
 
 	for (uint32_t r = 0; r < p->units.n && !rc; r++) {
-		struct kr_ops_unit *u = &p->units.u[r];
+		struct kr_unit *u = &p->units.u[r];
 		bool planned = !p->stage || !strcmp(u->name, p->stage);
 
 		free(u->gid);
@@ -426,7 +426,7 @@ static int plan_backends(struct planner *pl)
 	struct kr_apply_plan *p = pl->p;
 
 	for (uint32_t r = 0; r < p->nrings; r++) {
-		const struct kr_ops_unit *u = p->rings[r].unit;
+		const struct kr_unit *u = p->rings[r].unit;
 
 		for (uint32_t i = 0; i < u->n; i++) {
 			const struct kr_cfg_backend *cb = &u->ring->backends[u->idx[i]];
@@ -508,7 +508,7 @@ static bool same_version(const struct kr_live_slot *s, const struct kr_ring *r,
 
 static int build_ring(struct planner *pl, struct kr_plan_ring *pr)
 {
-	const struct kr_ops_unit *u = pr->unit;
+	const struct kr_unit *u = pr->unit;
 	struct kr_backend_spec *spec;
 	uint64_t t0 = kr_wall_ns();
 	int rc;
@@ -560,14 +560,14 @@ static int decide_stage(struct planner *pl, struct kr_plan_ring *pr)
 	const char *why;
 	__u64 next;
 
-	if (kr_ops_sm_next(lr->ctl, KR_OPS_STAGE, 0, &next, &why)) {
+	if (kr_sm_next(lr->ctl, KR_SM_STAGE, 0, &next, &why)) {
 		if (same_version(&lr->slot[pr->active ^ 1], pr->ring, ids)) {
 			pr->act = KR_PLAN_STAGED_ALREADY;
 			pl->p->n.rings_same++;
 			return 0;
 		}
 		kr_errf(pl->err, "ring stage %s: %s (state %s)", pr->unit->name, why,
-			       kr_ops_state_name(pr->state));
+			       kr_sm_state_name(pr->state));
 		return -EBUSY;
 	}
 	if (!lr->slot[pr->active].present) {
@@ -695,12 +695,12 @@ static bool member_live(const struct kr_live *lv, const struct kr_subset_key *k)
 }
 
 /* The subset a wanted member {subset_id, backend_id} belongs to, or NULL. */
-static const struct kr_ops_subset *member_wanted(const struct kr_ops_units *us,
+static const struct kr_subset *member_wanted(const struct kr_units *us,
 						 const struct kr_subset_key *k)
 {
 	for (uint32_t s = 0; s < us->nsub; s++) {
-		const struct kr_ops_subset *sub = &us->sub[s];
-		const struct kr_ops_unit *u = &us->u[sub->unit];
+		const struct kr_subset *sub = &us->sub[s];
+		const struct kr_unit *u = &us->u[sub->unit];
 
 		if (sub->id != k->subset_id || !u->gid)
 			continue;
@@ -718,12 +718,12 @@ static const struct kr_ops_subset *member_wanted(const struct kr_ops_units *us,
  * one only) that kr_subset_members lacks. */
 static int plan_members_add(struct planner *pl)
 {
-	const struct kr_ops_units *us = &pl->p->units;
+	const struct kr_units *us = &pl->p->units;
 	struct kr_apply_plan *p = pl->p;
 
 	for (uint32_t s = 0; s < us->nsub; s++) {
-		const struct kr_ops_subset *sub = &us->sub[s];
-		const struct kr_ops_unit *u = &us->u[sub->unit];
+		const struct kr_subset *sub = &us->sub[s];
+		const struct kr_unit *u = &us->u[sub->unit];
 
 		for (uint32_t i = 0; u->gid && i < u->n; i++) {
 			struct kr_subset_key k = { .subset_id = sub->id, .backend_id = u->gid[i] };
@@ -741,7 +741,7 @@ static int plan_members_add(struct planner *pl)
 
 static int plan_members(struct planner *pl)
 {
-	const struct kr_ops_units *us = &pl->p->units;
+	const struct kr_units *us = &pl->p->units;
 	struct kr_apply_plan *p = pl->p;
 	int err = plan_members_add(pl);
 
@@ -865,7 +865,7 @@ static int plan_services(struct planner *pl)
 	struct kr_apply_plan *p = pl->p;
 	struct kr_service_key *keys;
 	uint32_t *ids;
-	int err = kr_ops_units_resolve(&p->units, cfg);
+	int err = kr_units_resolve(&p->units, cfg);
 
 	if (err)
 		return err;
@@ -930,12 +930,12 @@ static int plan_gc_rings(struct planner *pl)
 	for (uint32_t id = 0; id < KR_MAX_RINGS; id++) {
 		const struct kr_live_ring *lr = &pl->lv->ring[id];
 
-		if (!lr->name[0] || kr_ops_units_find(&p->units, lr->name) >= 0)
+		if (!lr->name[0] || kr_units_find(&p->units, lr->name) >= 0)
 			continue;
 		if (GROW(p->rings_del, p->nrings_del, pl->cap_rdel))
 			return -ENOMEM;
 		p->rings_del[p->nrings_del].id = id;
-		snprintf(p->rings_del[p->nrings_del++].name, KR_OPS_NAME_MAX, "%s", lr->name);
+		snprintf(p->rings_del[p->nrings_del++].name, KR_NAME_MAX, "%s", lr->name);
 		p->n.rings_removed++;
 	}
 	return 0;
@@ -945,7 +945,7 @@ static int plan_gc_rings(struct planner *pl)
 
 static int plan_stage(struct planner *pl)
 {
-	int i = kr_ops_units_find(&pl->p->units, pl->p->stage);
+	int i = kr_units_find(&pl->p->units, pl->p->stage);
 	int err;
 
 	if (i < 0) {
@@ -1003,7 +1003,7 @@ int kr_apply_plan(const struct kr_config *cfg, const struct kr_live *lv, const c
 	memset(p, 0, sizeof(*p));
 	p->cfg = cfg;
 	p->stage = stage;
-	rc = kr_ops_units_plan(cfg, &p->units, lv->has_members);
+	rc = kr_units_plan(cfg, &p->units, lv->has_members);
 	if (rc) {
 		if (err && !err->msg[0])
 			kr_errf(err, "couldn't plan the rings of the configuration: %s",
@@ -1020,7 +1020,7 @@ int kr_apply_plan(const struct kr_config *cfg, const struct kr_live *lv, const c
 out:
 	if (rc == -ENOMEM && err && !err->msg[0])
 		kr_errf(err, "out of memory");
-	kr_ops_ids_free(&pl.ids);
+	kr_ids_free(&pl.ids);
 	free(pl.cfg_state);
 	free(pl.mark);
 	return rc;
@@ -1032,7 +1032,7 @@ void kr_apply_plan_free(struct kr_apply_plan *p)
 		if (p->rings[i].ring)
 			kr_ring_free(p->rings[i].ring);
 	free(p->rings);
-	kr_ops_units_free(&p->units);
+	kr_units_free(&p->units);
 	free(p->backends);
 	free(p->devices);
 	free(p->members_add);

@@ -32,7 +32,7 @@ struct kr_live_slot {
 
 /* One ring id: its name in kr_ops_rings ("" = free), control word, both slots. */
 struct kr_live_ring {
-	char name[KR_OPS_NAME_MAX];
+	char name[KR_NAME_MAX];
 	uint32_t flags;			/* KR_OPS_RING_* */
 	__u64 ctl;
 	struct kr_live_slot slot[2];
@@ -101,7 +101,7 @@ enum kr_plan_why {
 };
 
 struct kr_plan_ring {
-	struct kr_ops_unit *unit;	/* in plan->units; unit->gid = ids */
+	struct kr_unit *unit;	/* in plan->units; unit->gid = ids */
 	uint32_t ring_id;
 	bool new_id;			/* record the name in kr_ops_rings[ring_id] first */
 	uint32_t flags;			/* KR_OPS_RING_* of a new id */
@@ -153,7 +153,7 @@ struct kr_plan_device {
 
 struct kr_plan_ring_rm {
 	uint32_t id;
-	char name[KR_OPS_NAME_MAX];
+	char name[KR_NAME_MAX];
 };
 
 /* What an apply does (or would do). */
@@ -169,7 +169,7 @@ struct kr_apply_plan {
 	const char *stage;		/* ring stage of this unit; NULL: a whole apply */
 	bool write_hash_key;
 	struct kr_hash_secret hash_key;
-	struct kr_ops_units units;
+	struct kr_units units;
 	struct kr_plan_ring *rings;	/* in unit order (a stage: the one unit) */
 	uint32_t nrings;
 	struct kr_plan_backend *backends;	/* kr_backends entries to write */

@@ -41,7 +41,7 @@ static uint64_t fnv64(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-uint32_t kr_ops_ids_home(const struct kr_backend *b, uint32_t max)
+uint32_t kr_ids_home(const struct kr_backend *b, uint32_t max)
 {
 	uint64_t h = fnv64(0xcbf29ce484222325ull, &b->family, 1);
 
@@ -55,7 +55,7 @@ uint32_t kr_ops_ids_home(const struct kr_backend *b, uint32_t max)
 	return max ? (uint32_t)(h % max) : 0;
 }
 
-int kr_ops_ids_cmp(const struct kr_backend *a, const struct kr_backend *b)
+int kr_ids_cmp(const struct kr_backend *a, const struct kr_backend *b)
 {
 	int c = (int)a->family - (int)b->family;
 
@@ -76,7 +76,7 @@ static bool same_ap(const struct kr_backend *a, const struct kr_backend *b)
 	       !memcmp(a->addr, b->addr, a->family == 4 ? 4 : 16);
 }
 
-bool kr_ops_ids_same(const struct kr_backend *a, const struct kr_backend *b)
+bool kr_ids_same(const struct kr_backend *a, const struct kr_backend *b)
 {
 	return same_ap(a, b) && !memcmp(a->mac, b->mac, 6) && a->ifindex == b->ifindex;
 }
@@ -88,7 +88,7 @@ static void ht_put(uint32_t *ht, uint32_t mask, uint32_t h, uint32_t id)
 	ht[h & mask] = id + 1;
 }
 
-int kr_ops_ids_init(struct kr_ops_ids *ids, const struct kr_backend *cur, uint32_t max)
+int kr_ids_init(struct kr_ids *ids, const struct kr_backend *cur, uint32_t max)
 {
 	uint32_t hsize = 1024;
 
@@ -102,15 +102,15 @@ int kr_ops_ids_init(struct kr_ops_ids *ids, const struct kr_backend *cur, uint32
 	ids->ht_full = calloc(hsize, sizeof(uint32_t));
 	ids->ht_ap = calloc(hsize, sizeof(uint32_t));
 	if (!ids->ent || !ids->flag || !ids->ht_full || !ids->ht_ap) {
-		kr_ops_ids_free(ids);
+		kr_ids_free(ids);
 		return -ENOMEM;
 	}
 	for (uint32_t id = 0; cur && id < max; id++)
-		kr_ops_ids_existing(ids, id, &cur[id]);
+		kr_ids_existing(ids, id, &cur[id]);
 	return 0;
 }
 
-void kr_ops_ids_existing(struct kr_ops_ids *ids, uint32_t id, const struct kr_backend *v)
+void kr_ids_existing(struct kr_ids *ids, uint32_t id, const struct kr_backend *v)
 {
 	if (id >= ids->max || !v->family || v->state == KR_BACKEND_UNUSED ||
 	    (ids->flag[id] & KR_IDS_EXISTING))
@@ -121,7 +121,7 @@ void kr_ops_ids_existing(struct kr_ops_ids *ids, uint32_t id, const struct kr_ba
 	ht_put(ids->ht_ap, ids->hmask, hash_ap(v), id);
 }
 
-void kr_ops_ids_free(struct kr_ops_ids *ids)
+void kr_ids_free(struct kr_ids *ids)
 {
 	free(ids->ent);
 	free(ids->flag);
@@ -130,13 +130,13 @@ void kr_ops_ids_free(struct kr_ops_ids *ids)
 	memset(ids, 0, sizeof(*ids));
 }
 
-void kr_ops_ids_reference(struct kr_ops_ids *ids, uint32_t id)
+void kr_ids_reference(struct kr_ids *ids, uint32_t id)
 {
 	if (id < ids->max)
 		ids->flag[id] |= KR_IDS_REFERENCED;
 }
 
-static void claim(struct kr_ops_ids *ids, uint32_t id)
+static void claim(struct kr_ids *ids, uint32_t id)
 {
 	if (!(ids->flag[id] & KR_IDS_CLAIMED))
 		ids->nclaimed++;
@@ -144,23 +144,23 @@ static void claim(struct kr_ops_ids *ids, uint32_t id)
 }
 
 /* id comes before best (UINT32_MAX: none yet) on the probe sequence from home (wrapping). */
-static bool nearer(const struct kr_ops_ids *ids, uint32_t home, uint32_t id, uint32_t best)
+static bool nearer(const struct kr_ids *ids, uint32_t home, uint32_t id, uint32_t best)
 {
 	return best == UINT32_MAX ||
 	       (id >= home ? id - home : ids->max - home + id) <
 	       (best >= home ? best - home : ids->max - home + best);
 }
 
-int kr_ops_ids_get(struct kr_ops_ids *ids, const struct kr_backend *want, bool exact_only,
+int kr_ids_get(struct kr_ids *ids, const struct kr_backend *want, bool exact_only,
 		   uint32_t *id, bool *in_place)
 {
-	uint32_t h, v, best = UINT32_MAX, home = kr_ops_ids_home(want, ids->max);
+	uint32_t h, v, best = UINT32_MAX, home = kr_ids_home(want, ids->max);
 
 	*in_place = false;
 	/* 1. the same identity (when several ids have it -- the per-ring ids of an older
 	 *    keyrouter -- the nearest after its home: they converge on the canonical one) */
 	for (h = hash_full(want); (v = ids->ht_full[h & ids->hmask]); h++)
-		if (kr_ops_ids_same(&ids->ent[v - 1], want) && nearer(ids, home, v - 1, best))
+		if (kr_ids_same(&ids->ent[v - 1], want) && nearer(ids, home, v - 1, best))
 			best = v - 1;
 	if (best != UINT32_MAX) {
 		*id = best;
@@ -194,7 +194,7 @@ take:
 	return 0;
 }
 
-int kr_ops_ids_pin(struct kr_ops_ids *ids, const struct kr_backend *want, uint32_t id,
+int kr_ids_pin(struct kr_ids *ids, const struct kr_backend *want, uint32_t id,
 		   bool *in_place)
 {
 	uint8_t f;
@@ -204,14 +204,14 @@ int kr_ops_ids_pin(struct kr_ops_ids *ids, const struct kr_backend *want, uint32
 		return -ERANGE;
 	f = ids->flag[id];
 	if (f & KR_IDS_CLAIMED)
-		return kr_ops_ids_same(&ids->ent[id], want) ? 0 : -EBUSY;
+		return kr_ids_same(&ids->ent[id], want) ? 0 : -EBUSY;
 	if ((f & KR_IDS_EXISTING) && !same_ap(&ids->ent[id], want))
 		return -EBUSY;
 	if (!(f & KR_IDS_EXISTING) && (f & KR_IDS_REFERENCED))
 		return -EBUSY;
 	if (!(f & KR_IDS_EXISTING))
 		ht_put(ids->ht_ap, ids->hmask, hash_ap(want), id);
-	else if (!kr_ops_ids_same(&ids->ent[id], want)) {
+	else if (!kr_ids_same(&ids->ent[id], want)) {
 		*in_place = true;
 		ids->nin_place++;
 	}

@@ -621,12 +621,12 @@ static void parse_point_multiple(struct ctx *c, json_t *o, struct kr_cfg_ring *r
 
 static void resolve_auto(struct ctx *c, struct kr_cfg_ring *r)
 {
-	char msg[256] = "";
+	struct kr_err e = { "" };
 	uint32_t pm = 0;
 
-	if (kr_config_auto_point_multiple(r, r->target_cv, &pm, msg, sizeof(msg)) < 0 ||
-	    pm == 0) {
-		cfg_kerr(c, "point_multiple", "\"auto\": %s", msg[0] ? msg : "the planner failed");
+	if (kr_config_auto_point_multiple(r, r->target_cv, &pm, &e) < 0 || pm == 0) {
+		cfg_kerr(c, "point_multiple", "\"auto\": %s",
+			 e.msg[0] ? e.msg : "the planner failed");
 		return;
 	}
 	r->point_multiple = pm;

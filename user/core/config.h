@@ -179,13 +179,12 @@ char *kr_config_dump_json(const struct kr_config *cfg);
 uint64_t kr_cfg_ring_image_bytes(const struct kr_cfg_ring *ring);
 
 /*
- * `"point_multiple": "auto"`: the analytics planner's theory answer (an_source.c), called
- * by the loader once per "auto" ring after
- * its backends are parsed; sets *pm to the point_multiple reaching target_cv.  Returns 0,
- * or -1 with a message in err.
+ * `"point_multiple": "auto"`: the analytics planner's theory answer (config_auto.c), called
+ * by the loader once per "auto" ring after its backends are parsed; sets *pm to the
+ * point_multiple reaching target_cv.  Returns 0, or -1 with err set.
  */
 int kr_config_auto_point_multiple(const struct kr_cfg_ring *ring, double target_cv,
-				  uint32_t *pm, char *err, size_t errlen);
+				  uint32_t *pm, struct kr_err *err);
 
 /* Read a 128-bit key file (the keyed hash's secret_file, QUIC-LB key_file, `quic-lb
  * --key-file`): a regular file of root or the caller, mode without group/other bits, 32

@@ -49,7 +49,7 @@ static int get_seconds(struct ctx *c, json_t *o, const char *key, double min, do
 static int get_bytes(struct ctx *c, json_t *o, const char *key, uint8_t **out, uint16_t *len)
 {
 	const char *s;
-	char err[160];
+	struct kr_err err;
 	int r = cfg_get_str(c, o, key, &s);
 	long n;
 
@@ -61,9 +61,9 @@ static int get_bytes(struct ctx *c, json_t *o, const char *key, uint8_t **out, u
 		return -1;
 	}
 	if (!strncmp(s, "hex:", 4)) {
-		n = kr_hex_decode(s + 4, *out, KR_HC_MAX_BYTES, err, sizeof(err));
+		n = kr_hex_decode(s + 4, *out, KR_HC_MAX_BYTES, &err);
 		if (n < 0) {
-			cfg_kerr(c, key, "%s", err);
+			cfg_kerr(c, key, "%s", err.msg);
 			return -1;
 		}
 	} else {
@@ -137,10 +137,10 @@ int cfg_parse_health(struct ctx *c, json_t *o, bool ring, struct kr_cfg_health *
 	}
 	if (!cfg_get_str(c, v, "name", &s)) {
 		struct kr_key k;
-		char err[160];
+		struct kr_err err;
 
-		if (kr_keyform_dns(s, &k, err, sizeof(err)))
-			cfg_kerr(c, "name", "%s", err);
+		if (kr_keyform_dns(s, &k, &err))
+			cfg_kerr(c, "name", "%s", err.msg);
 		h->name = strdup(s);
 		h->set |= KR_HC_NAME;
 	}

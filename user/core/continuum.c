@@ -863,28 +863,100 @@ static void gf_pass(struct work *w, const struct kr_backend_spec *b, const uint3
 }
 #endif
 
-static void count_top(struct work *w, const struct kr_backend_spec *b, const uint32_t *order,
-		      uint32_t n, uint32_t pm, uint32_t (*cnt)[TOP_SIZE])
+/* ---- choosing the generator ---------------------------------------------------------- */
+
+static const char *const gen_names[] = {
+	[KR_GEN_AUTO] = "auto", [KR_GEN_SCALAR] = "scalar", [KR_GEN_LANES4] = "lanes4",
+	[KR_GEN_GFNI] = "gfni",
+};
+
+const char *kr_gen_name(enum kr_gen g)
 {
-#if defined(__x86_64__) && !defined(KR_PORTABLE)
-	if (have_gfni()) {
-		gf_pass(w, b, order, n, pm, cnt, NULL);
-		return;
-	}
-#endif
-	chains_pass(w, b, order, n, pm, cnt, NULL, 0);
+	return (unsigned)g < sizeof(gen_names) / sizeof(gen_names[0]) ? gen_names[g] : "?";
 }
 
-static void generate_scattered(struct work *w, const struct kr_backend_spec *b,
-			       const uint32_t *order, uint32_t n, uint32_t pm, uint32_t *pos)
+int kr_gen_parse(const char *s)
+{
+	for (unsigned i = 0; i < sizeof(gen_names) / sizeof(gen_names[0]); i++)
+		if (!strcmp(s, gen_names[i]))
+			return (int)i;
+	return -1;
+}
+
+int kr_gen_available(enum kr_gen g, const char **why)
+{
+	const char *no = NULL;
+
+	if (g == KR_GEN_GFNI) {
+#if defined(__x86_64__) && !defined(KR_PORTABLE)
+		if (!have_gfni())
+			no = "this CPU lacks GFNI, AVX-512F or AVX-512BW";
+#elif defined(KR_PORTABLE)
+		no = "built with KR_PORTABLE (no GFNI code)";
+#else
+		no = "not an x86-64 build (no GFNI code)";
+#endif
+	} else if ((unsigned)g > KR_GEN_GFNI)
+		no = "no such generator";
+	if (no && why)
+		*why = no;
+	return !no;
+}
+
+static int gen_forced = -1;	/* enum kr_gen; -1: not yet read from the environment */
+
+int kr_gen_force(enum kr_gen g, struct kr_err *err)
+{
+	const char *why;
+
+	if (!kr_gen_available(g, &why))
+		return kr_errf(err, "point generator %s: %s", kr_gen_name(g), why);
+	gen_forced = (int)g;
+	return 0;
+}
+
+/* The generator for a ring of total points: forced, or by size and CPU.  -1 with err for
+ * a bad KEYROUTER_POINT_GEN. */
+static int gen_pick(uint64_t total, struct kr_err *err)
+{
+	const char *why;
+
+	if (gen_forced < 0) {
+		const char *e = getenv(KR_GEN_ENV);
+		int g = e && *e ? kr_gen_parse(e) : KR_GEN_AUTO;
+
+		if (g < 0)
+			return kr_errf(err, "%s=%s: expected auto, scalar, lanes4 or gfni",
+				       KR_GEN_ENV, e);
+		if (!kr_gen_available((enum kr_gen)g, &why))
+			return kr_errf(err, "%s=%s: %s (unset it, or choose another)",
+				       KR_GEN_ENV, e, why);
+		gen_forced = g;
+	}
+	if (gen_forced != KR_GEN_AUTO)
+		return gen_forced;
+	if (total < MSD_MIN_POINTS)
+		return KR_GEN_SCALAR;
+	return kr_gen_available(KR_GEN_GFNI, NULL) ? KR_GEN_GFNI : KR_GEN_LANES4;
+}
+
+/* Pass 1 (cnt) or 2 (pos) of the large-ring build, on generator g (lanes4 or gfni). */
+static void gen_pass(struct work *w, const struct kr_backend_spec *b, const uint32_t *order,
+		     uint32_t n, uint32_t pm, uint32_t (*cnt)[TOP_SIZE], uint32_t *pos,
+		     enum kr_gen g)
 {
 #if defined(__x86_64__) && !defined(KR_PORTABLE)
-	if (have_gfni()) {
-		gf_pass(w, b, order, n, pm, NULL, pos);
+	if (g == KR_GEN_GFNI) {
+		gf_pass(w, b, order, n, pm, cnt, pos);
 		return;
 	}
+#else
+	(void)g;
 #endif
-	chains_pass(w, b, order, n, pm, NULL, pos, 1);
+	if (cnt)
+		chains_pass(w, b, order, n, pm, cnt, NULL, 0);
+	else
+		chains_pass(w, b, order, n, pm, NULL, pos, 1);
 }
 
 /*
@@ -934,8 +1006,8 @@ static void sort_bucket(struct work *w, uint32_t lo, uint32_t hi, uint32_t (*c)[
  * buffer holding the points), or -1.
  */
 static int build_large(struct kr_ring *r, struct work *w, const struct kr_backend_spec *b,
-		       const uint32_t *order, uint32_t n, uint32_t pm, struct acct *a,
-		       struct kr_err *err)
+		       const uint32_t *order, uint32_t n, uint32_t pm, enum kr_gen g,
+		       struct acct *a, struct kr_err *err)
 {
 	uint32_t *start, *pos, maxb = 0, sum = 0, (*c)[BIG_SIZE], (*cnt)[TOP_SIZE], *rank;
 	size_t cnt_bytes = LANES * sizeof(*cnt) + 2 * (TOP_SIZE + 1) * sizeof(uint32_t);
@@ -954,7 +1026,7 @@ static int build_large(struct kr_ring *r, struct work *w, const struct kr_backen
 	for (uint32_t oi = 0; oi < n; oi++)
 		rank[order[oi]] = oi;
 	memset(cnt, 0, LANES * sizeof(*cnt));
-	count_top(w, b, order, n, pm, cnt);
+	gen_pass(w, b, order, n, pm, cnt, NULL, g);
 	for (uint32_t k = 0; k < TOP_SIZE; k++) {
 		uint32_t x = 0;
 
@@ -973,7 +1045,7 @@ static int build_large(struct kr_ring *r, struct work *w, const struct kr_backen
 	}
 	if (alloc_buf(w, 0, w->total, a, err))
 		goto out;
-	generate_scattered(w, b, order, n, pm, pos);
+	gen_pass(w, b, order, n, pm, NULL, pos, g);
 	r->stats.gen_ns = kr_cpu_ns() - t1;
 	t1 = kr_cpu_ns();
 	for (uint32_t k = 0; k < TOP_SIZE; k++) {
@@ -1025,7 +1097,7 @@ int kr_ring_build(struct kr_ring **out, const struct kr_backend_spec *b, uint32_
 	struct kr_ring *r = NULL;
 	uint32_t *order = NULL;
 	uint64_t t0 = kr_cpu_ns();
-	int ret = -1, s;
+	int ret = -1, s, g;
 
 	*out = NULL;
 	if (check_params(n, version, &pm, err) || count_points(b, n, pm, &w.total, err))
@@ -1048,8 +1120,12 @@ int kr_ring_build(struct kr_ring **out, const struct kr_backend_spec *b, uint32_
 	if (version == KR_RING_V1)
 		for (uint32_t i = 0; i < n; i++)
 			order[i] = i;
-	s = w.total >= MSD_MIN_POINTS ? build_large(r, &w, b, order, n, pm, &a, err)
-				       : build_small(r, &w, b, order, n, pm, &a, err);
+	g = gen_pick(w.total, err);
+	if (g < 0)
+		goto cleanup;
+	r->stats.gen = (uint32_t)g;
+	s = g == KR_GEN_SCALAR ? build_small(r, &w, b, order, n, pm, &a, err)
+			       : build_large(r, &w, b, order, n, pm, g, &a, err);
 	if (s < 0)
 		goto cleanup;
 	keep(r, &w, s, &a);

@@ -52,8 +52,34 @@ struct kr_dup {
 	uint32_t winner;	/* ring index of the point that kept this hash */
 };
 
+/*
+ * The point generators.  kr_ring_build() takes the scalar one below 2^20 points, else
+ * GFNI where the CPU has it, else the 4 lanes; stats.gen says which ran.  Each can be
+ * forced for every ring (tests, benchmarks): kr_gen_force(), or the environment variable
+ * KEYROUTER_POINT_GEN=scalar|lanes4|gfni (read by the first build that is not forced).
+ * All give the same rings (tests/unit/test_point_gen.c).
+ */
+enum kr_gen {
+	KR_GEN_AUTO = 0,	/* by ring size and CPU */
+	KR_GEN_SCALAR,		/* one chain at a time, then the two-buffer LSD sort */
+	KR_GEN_LANES4,		/* 4 chains at a time, counted then scattered by top byte */
+	KR_GEN_GFNI,		/* 64 chains at a time with GFNI on AVX-512, as lanes4 */
+};
+#define KR_GEN_ENV "KEYROUTER_POINT_GEN"
+
+/* "auto", "scalar", "lanes4", "gfni". */
+const char *kr_gen_name(enum kr_gen g);
+/* The generator named s (a kr_gen_name()), or -1. */
+int kr_gen_parse(const char *s);
+/* 1 if generator g can run on this CPU and build, else 0 and *why (when why is not NULL). */
+int kr_gen_available(enum kr_gen g, const char **why);
+/* Every later kr_ring_build() uses generator g (KR_GEN_AUTO: chosen again per ring).
+ * 0, or -1 with err when g cannot run here. */
+int kr_gen_force(enum kr_gen g, struct kr_err *err);
+
 struct kr_ring_stats {
 	uint64_t generated;	/* points generated (before deduplication) */
+	uint32_t gen;		/* enum kr_gen: the generator that ran */
 	uint64_t build_ns;	/* wall time of kr_ring_build() */
 	uint64_t gen_ns, sort_ns, dedup_ns;	/* its phases: points, radix sort, dedup+digest */
 	size_t peak_bytes;	/* peak heap held by the build (its own allocations) */

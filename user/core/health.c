@@ -121,13 +121,12 @@ static void quic_cid(uint32_t seq, uint8_t cid[8], uint8_t tag)
 int kr_probe_build(const struct kr_health_eff *h, uint32_t seq, uint8_t *buf, size_t cap)
 {
 	struct kr_key k;
-	char err[128];
 	bool chaos;
 	size_t n;
 
 	switch (h->probe) {
 	case KR_PROBE_DNS:
-		if (kr_keyform_dns(h->name, &k, err, sizeof(err)) || 12 + k.len + 4 > cap)
+		if (kr_keyform_dns(h->name, &k, NULL) || 12 + k.len + 4 > cap)
 			return -1;
 		/* the default, id.server CH TXT, is answered by the server itself (no
 		 * recursion, no zone needed); any other name: IN A, recursion desired */

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Human key forms -> the exact key bytes of the data path's extractors (see keyform.h). */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,26 +38,12 @@ const char *kr_key_type_list(void)
 	return "tuple, payload, dns, memcache, quic";
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 static int key_set(struct kr_key *key, const uint8_t *p, size_t n, const char *what,
-		   char *err, size_t errlen)
+		   struct kr_err *err)
 {
 	if (n > KR_MAX_KEY_LEN)
-		return fail(err, errlen, "%s key is %zu bytes long: keys are at most %u bytes",
-			    what, n, KR_MAX_KEY_LEN);
+		return kr_errf(err, "%s key is %zu bytes long: keys are at most %u bytes",
+			       what, n, KR_MAX_KEY_LEN);
 	memcpy(key->b, p, n);
 	key->len = n;
 	return 0;
@@ -77,7 +62,7 @@ int kr_hexval(int c)
 	return -1;
 }
 
-long kr_hex_decode(const char *hex, uint8_t *out, size_t max, char *err, size_t errlen)
+long kr_hex_decode(const char *hex, uint8_t *out, size_t max, struct kr_err *err)
 {
 	const char *s = hex;
 	size_t n = 0;
@@ -91,14 +76,14 @@ long kr_hex_decode(const char *hex, uint8_t *out, size_t max, char *err, size_t 
 		hi = kr_hexval(s[0]);
 		lo = hi < 0 ? -1 : kr_hexval(s[1]);
 		if (hi >= 0 && !s[1])
-			return fail(err, errlen, "'%s': odd number of hex digits (two per byte)",
-				    hex);
+			return kr_errf(err, "'%s': odd number of hex digits (two per byte)",
+				       hex);
 		if (hi < 0 || lo < 0)
-			return fail(err, errlen, "'%s': expected hex bytes (two hex digits each), "
-				    "bad character at position %zu", hex,
-				    (size_t)(s - hex) + (hi < 0 ? 0 : 1) + 1);
+			return kr_errf(err, "'%s': expected hex bytes (two hex digits each), "
+				       "bad character at position %zu", hex,
+				       (size_t)(s - hex) + (hi < 0 ? 0 : 1) + 1);
 		if (n == max)
-			return fail(err, errlen, "'%s': more than %zu bytes", hex, max);
+			return kr_errf(err, "'%s': more than %zu bytes", hex, max);
 		out[n++] = (uint8_t)(hi << 4 | lo);
 		s += 2;
 	}
@@ -217,13 +202,13 @@ char *kr_key_print(enum kr_key_type type, const uint8_t *b, size_t len, char *bu
 
 /* ---- tuple ------------------------------------------------------------------------ */
 
-int kr_keyform_tuple(const char *arg, struct kr_key *key, char *err, size_t errlen)
+int kr_keyform_tuple(const char *arg, struct kr_key *key, struct kr_err *err)
 {
 	struct kr_sockaddr sa;
 	struct kr_err aerr;
 
 	if (kr_sockaddr_parse(arg, &sa, &aerr) < 0)
-		return fail(err, errlen, "tuple: %s", aerr.msg);
+		return kr_errf(err, "tuple: %s", aerr.msg);
 	if (sa.family == 4) {
 		memcpy(key->b, sa.ip, 4);
 		key->b[4] = sa.port >> 8;
@@ -272,7 +257,7 @@ static uint8_t ascii_lower(uint8_t c)
 	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
 }
 
-int kr_keyform_dns(const char *name, struct kr_key *key, char *err, size_t errlen)
+int kr_keyform_dns(const char *name, struct kr_key *key, struct kr_err *err)
 {
 	uint8_t wire[KR_DNS_MAX_NAME + 64];
 	size_t n = 0, lablen_at = 0, lab = 0;
@@ -281,7 +266,7 @@ int kr_keyform_dns(const char *name, struct kr_key *key, char *err, size_t errle
 	int k, escaped;
 
 	if (!*name)
-		return fail(err, errlen, "DNS name '': empty (the root is '.')");
+		return kr_errf(err, "DNS name '': empty (the root is '.')");
 	if (!strcmp(name, ".")) {
 		key->b[0] = 0;
 		key->len = 1;
@@ -291,14 +276,14 @@ int kr_keyform_dns(const char *name, struct kr_key *key, char *err, size_t errle
 	while (*s) {
 		k = dns_char(s, &c, &escaped);
 		if (k < 0)
-			return fail(err, errlen, "DNS name '%s': bad escape at character %zu "
-				    "(expected \\. \\\\ or \\DDD with DDD <= 255)", name,
-				    (size_t)(s - name) + 1);
+			return kr_errf(err, "DNS name '%s': bad escape at character %zu "
+				       "(expected \\. \\\\ or \\DDD with DDD <= 255)", name,
+				       (size_t)(s - name) + 1);
 		if (c == '.' && !escaped) {
 			if (lab == 0)
-				return fail(err, errlen, "DNS name '%s': empty label at character "
-					    "%zu (only the root name '.' may be empty)", name,
-					    (size_t)(s - name) + 1);
+				return kr_errf(err, "DNS name '%s': empty label at character "
+					       "%zu (only the root name '.' may be empty)", name,
+					       (size_t)(s - name) + 1);
 			wire[lablen_at] = (uint8_t)lab;
 			s += k;
 			if (!*s)
@@ -310,18 +295,18 @@ int kr_keyform_dns(const char *name, struct kr_key *key, char *err, size_t errle
 			continue;
 		}
 		if (++lab > KR_DNS_MAX_LABEL)
-			return fail(err, errlen, "DNS name '%s': label at character %zu is longer "
-				    "than %u bytes", name, (size_t)(lab_start - name) + 1,
-				    KR_DNS_MAX_LABEL);
+			return kr_errf(err, "DNS name '%s': label at character %zu is longer "
+				       "than %u bytes", name, (size_t)(lab_start - name) + 1,
+				       KR_DNS_MAX_LABEL);
 		if (n + 2 > KR_DNS_MAX_NAME)
-			return fail(err, errlen, "DNS name '%s': longer than %u bytes in wire "
-				    "format", name, KR_DNS_MAX_NAME);
+			return kr_errf(err, "DNS name '%s': longer than %u bytes in wire "
+				       "format", name, KR_DNS_MAX_NAME);
 		wire[n++] = ascii_lower(c);
 		wire[lablen_at] = (uint8_t)lab;
 		s += k;
 	}
 	wire[n++] = 0;		/* the root label */
-	return key_set(key, wire, n, "DNS", err, errlen);
+	return key_set(key, wire, n, "DNS", err);
 }
 
 /* ---- memcache --------------------------------------------------------------------- */
@@ -345,7 +330,7 @@ static int mc_token_ok(const char *s, size_t n)
 	return 1;
 }
 
-int kr_keyform_memcache(const char *arg, struct kr_key *key, char *err, size_t errlen)
+int kr_keyform_memcache(const char *arg, struct kr_key *key, struct kr_err *err)
 {
 	const char *s = arg, *tok;
 	size_t n;
@@ -358,16 +343,16 @@ int kr_keyform_memcache(const char *arg, struct kr_key *key, char *err, size_t e
 		s++;
 	n = s - tok;
 	if (!n)
-		return fail(err, errlen, "memcache key '%s': empty", arg);
+		return kr_errf(err, "memcache key '%s': empty", arg);
 	if (*s) {		/* a command line: "get KEY ...", "gat EXPTIME KEY ..." */
 		for (i = 0; mc_cmds[i]; i++)
 			if (strlen(mc_cmds[i]) == n && !memcmp(mc_cmds[i], tok, n))
 				break;
 		if (!mc_cmds[i])
-			return fail(err, errlen, "memcache '%s': a key has no spaces; with spaces "
-				    "expected a command line (get, gets, set, add, replace, "
-				    "append, prepend, cas, delete, incr, decr, touch, mg, ms, md, "
-				    "ma followed by the key, or gat/gats EXPTIME KEY)", arg);
+			return kr_errf(err, "memcache '%s': a key has no spaces; with spaces "
+				       "expected a command line (get, gets, set, add, replace, "
+				       "append, prepend, cas, delete, incr, decr, touch, mg, ms, md, "
+				       "ma followed by the key, or gat/gats EXPTIME KEY)", arg);
 		skip = tok[0] == 'g' && tok[1] == 'a' ? 1 : 0;
 		do {
 			while (mc_space(*s))
@@ -378,110 +363,110 @@ int kr_keyform_memcache(const char *arg, struct kr_key *key, char *err, size_t e
 			n = s - tok;
 		} while (n && skip--);
 		if (!n)
-			return fail(err, errlen, "memcache '%s': no key after the command", arg);
+			return kr_errf(err, "memcache '%s': no key after the command", arg);
 	}
 	if (!mc_token_ok(tok, n))
-		return fail(err, errlen, "memcache key '%s': control characters are not allowed "
-			    "in a key", arg);
-	return key_set(key, (const uint8_t *)tok, n, "memcache", err, errlen);
+		return kr_errf(err, "memcache key '%s': control characters are not allowed "
+			       "in a key", arg);
+	return key_set(key, (const uint8_t *)tok, n, "memcache", err);
 }
 
 /* ---- quic ------------------------------------------------------------------------- */
 
 int kr_keyform_quic(const char *hex, const struct kr_keyspec *spec, struct kr_key *key,
-		    char *err, size_t errlen)
+		    struct kr_err *err)
 {
 	uint8_t cid[KR_QUIC_MAX_CID];
-	char herr[160];
+	struct kr_err herr = { "" };
 	long n;
 
-	n = kr_hex_decode(hex, cid, sizeof(cid), herr, sizeof(herr));
+	n = kr_hex_decode(hex, cid, sizeof(cid), &herr);
 	if (n < 0)
-		return fail(err, errlen, "QUIC connection ID %s (1..%u bytes)", herr,
-			    KR_QUIC_MAX_CID);
+		return kr_errf(err, "QUIC connection ID %s (1..%u bytes)", herr.msg,
+			       KR_QUIC_MAX_CID);
 	if (n == 0)
-		return fail(err, errlen, "QUIC connection ID '%s': empty (a zero-length "
-			    "destination connection ID gives no key: the service's no_key "
-			    "policy applies)", hex);
+		return kr_errf(err, "QUIC connection ID '%s': empty (a zero-length "
+			       "destination connection ID gives no key: the service's no_key "
+			       "policy applies)", hex);
 	(void)spec;	/* long headers carry any length: a spec does not restrict the form */
-	return key_set(key, cid, (size_t)n, "QUIC", err, errlen);
+	return key_set(key, cid, (size_t)n, "QUIC", err);
 }
 
 /* ---- payload ---------------------------------------------------------------------- */
 
 int kr_key_from_payload(const uint8_t *p, size_t n, const struct kr_keyspec *spec,
-			struct kr_key *key, char *err, size_t errlen)
+			struct kr_key *key, struct kr_err *err)
 {
 	const uint8_t *d;
 	size_t len;
 
 	if (!spec || (spec->offset == 0 && spec->length == 0 && spec->delimiter < 0))
-		return key_set(key, p, n, "payload", err, errlen);
+		return key_set(key, p, n, "payload", err);
 	if (spec->offset > n)
-		return fail(err, errlen, "payload of %zu bytes ends before the key offset %u "
-			    "(no key: the service's no_key policy applies)", n, spec->offset);
+		return kr_errf(err, "payload of %zu bytes ends before the key offset %u "
+			       "(no key: the service's no_key policy applies)", n, spec->offset);
 	p += spec->offset;
 	n -= spec->offset;
 	if (spec->length) {
 		if (spec->length > n)
-			return fail(err, errlen, "payload has %zu bytes after offset %u, the key "
-				    "needs %u (no key: the service's no_key policy applies)", n,
-				    spec->offset, spec->length);
+			return kr_errf(err, "payload has %zu bytes after offset %u, the key "
+				       "needs %u (no key: the service's no_key policy applies)", n,
+				       spec->offset, spec->length);
 		len = spec->length;
 	} else if (spec->delimiter >= 0) {
 		d = memchr(p, spec->delimiter, n);
 		if (!d && n > KR_MAX_KEY_LEN)	/* no delimiter in the 255 bytes: too long */
-			return fail(err, errlen, "payload has no delimiter byte 0x%02x in the %u "
-				    "bytes after offset %u: the key would be longer than %u bytes: "
-				    "keys are at most %u bytes", spec->delimiter, KR_MAX_KEY_LEN,
-				    spec->offset, KR_MAX_KEY_LEN, KR_MAX_KEY_LEN);
+			return kr_errf(err, "payload has no delimiter byte 0x%02x in the %u "
+				       "bytes after offset %u: the key would be longer than %u bytes: "
+				       "keys are at most %u bytes", spec->delimiter, KR_MAX_KEY_LEN,
+				       spec->offset, KR_MAX_KEY_LEN, KR_MAX_KEY_LEN);
 		if (!d)
-			return fail(err, errlen, "payload has no delimiter byte 0x%02x after offset "
-				    "%u (no key: the service's no_key policy applies)",
-				    spec->delimiter, spec->offset);
+			return kr_errf(err, "payload has no delimiter byte 0x%02x after offset "
+				       "%u (no key: the service's no_key policy applies)",
+				       spec->delimiter, spec->offset);
 		len = d - p;
 	} else {
 		len = n;
 	}
-	return key_set(key, p, len, "payload", err, errlen);
+	return key_set(key, p, len, "payload", err);
 }
 
 int kr_keyform_payload(const char *arg, const struct kr_keyspec *spec, struct kr_key *key,
-		       char *err, size_t errlen)
+		       struct kr_err *err)
 {
 	static uint8_t buf[KR_PAYLOAD_MAX];
-	char herr[160];
+	struct kr_err herr = { "" };
 	long n;
 
 	if (!strncmp(arg, "hex:", 4)) {
-		n = kr_hex_decode(arg + 4, buf, sizeof(buf), herr, sizeof(herr));
+		n = kr_hex_decode(arg + 4, buf, sizeof(buf), &herr);
 		if (n < 0)
-			return fail(err, errlen, "payload hex:%s", herr);
-		return kr_key_from_payload(buf, (size_t)n, spec, key, err, errlen);
+			return kr_errf(err, "payload hex:%s", herr.msg);
+		return kr_key_from_payload(buf, (size_t)n, spec, key, err);
 	}
 	n = (long)strlen(arg);
 	if (n > KR_PAYLOAD_MAX)
-		return fail(err, errlen, "payload of %ld bytes: a UDP payload has at most %u",
-			    n, KR_PAYLOAD_MAX);
-	return kr_key_from_payload((const uint8_t *)arg, (size_t)n, spec, key, err, errlen);
+		return kr_errf(err, "payload of %ld bytes: a UDP payload has at most %u",
+			       n, KR_PAYLOAD_MAX);
+	return kr_key_from_payload((const uint8_t *)arg, (size_t)n, spec, key, err);
 }
 
 int kr_keyform(enum kr_key_type type, const struct kr_keyspec *spec, const char *arg,
-	       struct kr_key *key, char *err, size_t errlen)
+	       struct kr_key *key, struct kr_err *err)
 {
 	switch (type) {
 	case KR_KEY_TUPLE:
-		return kr_keyform_tuple(arg, key, err, errlen);
+		return kr_keyform_tuple(arg, key, err);
 	case KR_KEY_PAYLOAD:
-		return kr_keyform_payload(arg, spec, key, err, errlen);
+		return kr_keyform_payload(arg, spec, key, err);
 	case KR_KEY_DNS:
-		return kr_keyform_dns(arg, key, err, errlen);
+		return kr_keyform_dns(arg, key, err);
 	case KR_KEY_MEMCACHE:
-		return kr_keyform_memcache(arg, key, err, errlen);
+		return kr_keyform_memcache(arg, key, err);
 	case KR_KEY_QUIC:
-		return kr_keyform_quic(arg, spec, key, err, errlen);
+		return kr_keyform_quic(arg, spec, key, err);
 	default:
-		return fail(err, errlen, "unknown key type (expected one of %s)",
-			    kr_key_type_list());
+		return kr_errf(err, "unknown key type (expected one of %s)",
+			       kr_key_type_list());
 	}
 }

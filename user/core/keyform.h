@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kr_datapath_kern_user.h"
+#include "err.h"
 
 #define KR_QUIC_MAX_CID		20	/* RFC 9000: connection IDs are 0..20 bytes (0: no key) */
 #define KR_DNS_MAX_LABEL	63
@@ -63,31 +64,31 @@ const char *kr_key_type_list(void);
 
 /*
  * ARG in the human form of TYPE -> key bytes.  spec may be NULL (payload: the whole
- * argument is the key; quic: any CID length).  Returns 0, or -1 with a message in err
- * ("DNS name 'a..b': empty label at character 3" ...), never longer than errlen.
+ * argument is the key; quic: any CID length).  Returns 0, or -1 with err set
+ * ("DNS name 'a..b': empty label at character 3" ...; err may be NULL).
  */
 int kr_keyform(enum kr_key_type type, const struct kr_keyspec *spec, const char *arg,
-	       struct kr_key *key, char *err, size_t errlen);
+	       struct kr_key *key, struct kr_err *err);
 
 /* The forms one by one (same contract as kr_keyform). */
-int kr_keyform_tuple(const char *arg, struct kr_key *key, char *err, size_t errlen);
-int kr_keyform_dns(const char *name, struct kr_key *key, char *err, size_t errlen);
-int kr_keyform_memcache(const char *arg, struct kr_key *key, char *err, size_t errlen);
+int kr_keyform_tuple(const char *arg, struct kr_key *key, struct kr_err *err);
+int kr_keyform_dns(const char *name, struct kr_key *key, struct kr_err *err);
+int kr_keyform_memcache(const char *arg, struct kr_key *key, struct kr_err *err);
 int kr_keyform_quic(const char *hex, const struct kr_keyspec *spec, struct kr_key *key,
-		    char *err, size_t errlen);
+		    struct kr_err *err);
 /* payload: arg is text, or "hex:..." for arbitrary bytes. */
 int kr_keyform_payload(const char *arg, const struct kr_keyspec *spec, struct kr_key *key,
-		       char *err, size_t errlen);
+		       struct kr_err *err);
 /* The payload rule of a service applied to raw payload bytes (what the data path does). */
 int kr_key_from_payload(const uint8_t *p, size_t n, const struct kr_keyspec *spec,
-			struct kr_key *key, char *err, size_t errlen);
+			struct kr_key *key, struct kr_err *err);
 
 /* Value of one hex digit, or -1. */
 int kr_hexval(int c);
 
 /* Hex digits (even count; optional "0x" prefix; ':' '-' ' ' separators between bytes
  * allowed) -> bytes.  Returns the byte count, or -1 with a message. */
-long kr_hex_decode(const char *hex, uint8_t *out, size_t max, char *err, size_t errlen);
+long kr_hex_decode(const char *hex, uint8_t *out, size_t max, struct kr_err *err);
 /* Key bytes as a human reads them for the key type (the reverse of kr_keyform): dns
  * "www.example.com." (other bytes than letters, digits, '-' and '_' as \DDD), tuple
  * "10.0.0.1:5353" / "[2001:db8::1]:5353", payload and memcache the text (other bytes than

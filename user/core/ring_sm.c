@@ -6,7 +6,7 @@
 #include "kr_image_kern_user.h"
 #include "ring_sm.h"
 
-const char *kr_ops_state_name(__u32 state)
+const char *kr_sm_state_name(__u32 state)
 {
 	switch (state) {
 	case KR_RING_IDLE: return "idle";
@@ -16,18 +16,18 @@ const char *kr_ops_state_name(__u32 state)
 	}
 }
 
-const char *kr_ops_op_name(enum kr_ops_op op)
+const char *kr_sm_op_name(enum kr_sm_op op)
 {
 	switch (op) {
-	case KR_OPS_STAGE: return "stage";
-	case KR_OPS_MIGRATE: return "migrate";
-	case KR_OPS_COMMIT: return "commit";
-	case KR_OPS_ROLLBACK: return "rollback";
+	case KR_SM_STAGE: return "stage";
+	case KR_SM_MIGRATE: return "migrate";
+	case KR_SM_COMMIT: return "commit";
+	case KR_SM_ROLLBACK: return "rollback";
 	}
 	return "?";
 }
 
-int kr_ops_sm_next(__u64 ctl, enum kr_ops_op op, __u64 frac, __u64 *next, const char **why)
+int kr_sm_next(__u64 ctl, enum kr_sm_op op, __u64 frac, __u64 *next, const char **why)
 {
 	__u32 state = kr_ctl_state(ctl), active = kr_ctl_active(ctl);
 	bool idle = state == KR_RING_IDLE;
@@ -38,14 +38,14 @@ int kr_ops_sm_next(__u64 ctl, enum kr_ops_op op, __u64 frac, __u64 *next, const 
 		return -1;
 	}
 	switch (op) {
-	case KR_OPS_STAGE:
+	case KR_SM_STAGE:
 		if (!idle) {
 			*why = "a version is already staged: commit or roll it back first";
 			return -1;
 		}
 		*next = kr_ctl_make(active, 0, KR_RING_STAGED);
 		return 0;
-	case KR_OPS_MIGRATE:
+	case KR_SM_MIGRATE:
 		if (idle) {
 			*why = "nothing is staged: run 'ring stage' first";
 			return -1;
@@ -56,14 +56,14 @@ int kr_ops_sm_next(__u64 ctl, enum kr_ops_op op, __u64 frac, __u64 *next, const 
 		}
 		*next = kr_ctl_make(active, frac, frac ? KR_RING_MIGRATING : KR_RING_STAGED);
 		return 0;
-	case KR_OPS_COMMIT:
+	case KR_SM_COMMIT:
 		if (idle) {
 			*why = "nothing is staged: nothing to commit";
 			return -1;
 		}
 		*next = kr_ctl_make(active ^ 1, 0, KR_RING_IDLE);
 		return 0;
-	case KR_OPS_ROLLBACK:
+	case KR_SM_ROLLBACK:
 		if (idle) {
 			*why = "nothing is staged: nothing to roll back";
 			return -1;
@@ -75,7 +75,7 @@ int kr_ops_sm_next(__u64 ctl, enum kr_ops_op op, __u64 frac, __u64 *next, const 
 	return -1;
 }
 
-int kr_ops_percent_parse(const char *s, __u64 *frac)
+int kr_percent_parse(const char *s, __u64 *frac)
 {
 	char *end;
 	double p;
@@ -95,7 +95,7 @@ int kr_ops_percent_parse(const char *s, __u64 *frac)
 	return 0;
 }
 
-double kr_ops_frac_percent(__u64 frac)
+double kr_frac_percent(__u64 frac)
 {
 	return (double)frac * 100.0 / (double)KR_CTL_FRAC_ONE;
 }

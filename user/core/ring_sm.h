@@ -10,25 +10,25 @@
  * version in the standby slot (active ^ 1).  Every transition is one write of the
  * 64-bit control word, so it takes effect at once for the data plane.
  */
-#ifndef KR_OPS_SM_H
-#define KR_OPS_SM_H
+#ifndef KR_RING_SM_H
+#define KR_RING_SM_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>
 
-enum kr_ops_op { KR_OPS_STAGE, KR_OPS_MIGRATE, KR_OPS_COMMIT, KR_OPS_ROLLBACK };
+enum kr_sm_op { KR_SM_STAGE, KR_SM_MIGRATE, KR_SM_COMMIT, KR_SM_ROLLBACK };
 
 /* The control word after OP (frac only for MIGRATE, in units of 2^-32), or -1 with a
  * message in why (the transition is not allowed from the word's state). */
-int kr_ops_sm_next(__u64 ctl, enum kr_ops_op op, __u64 frac, __u64 *next, const char **why);
-const char *kr_ops_state_name(__u32 state);
-const char *kr_ops_op_name(enum kr_ops_op op);
+int kr_sm_next(__u64 ctl, enum kr_sm_op op, __u64 frac, __u64 *next, const char **why);
+const char *kr_sm_state_name(__u32 state);
+const char *kr_sm_op_name(enum kr_sm_op op);
 
 /* "12.5" -> fraction of 2^32 (0..1<<32). -1 when not a number in [0, 100]; -2 when a
  * share above 0 (below 100) would round to 0 (to 100): finer than 2^-32. */
-int kr_ops_percent_parse(const char *s, __u64 *frac);
+int kr_percent_parse(const char *s, __u64 *frac);
 /* fraction -> percent */
-double kr_ops_frac_percent(__u64 frac);
+double kr_frac_percent(__u64 frac);
 
 #endif

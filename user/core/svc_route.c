@@ -5,7 +5,7 @@
 #include <string.h>
 #include "svc_route.h"
 
-int kr_unit_ring_build(const struct kr_ops_unit *u, struct kr_ring **out, struct kr_err *err)
+int kr_unit_ring_build(const struct kr_unit *u, struct kr_ring **out, struct kr_err *err)
 {
 	struct kr_backend_spec *spec = calloc(u->n ? u->n : 1, sizeof(*spec));
 	int rc;
@@ -97,8 +97,8 @@ int kr_svc_route_init_live(struct kr_svc_route *sr, const struct kr_config *cfg,
 int kr_svc_route_init(struct kr_svc_route *sr, const struct kr_config *cfg, uint32_t svc,
 		      const uint8_t *states, struct kr_err *err)
 {
-	struct kr_ops_units us;
-	const struct kr_ops_unit *u;
+	struct kr_units us;
+	const struct kr_unit *u;
 	uint32_t nb;
 	int rc = -1;
 
@@ -106,8 +106,8 @@ int kr_svc_route_init(struct kr_svc_route *sr, const struct kr_config *cfg, uint
 	sr->cfg = cfg;
 	sr->svc = &cfg->services[svc];
 	sr->cring = &cfg->rings[sr->svc->ring];
-	if (kr_ops_units_plan(cfg, &us, true)) {
-		kr_ops_units_free(&us);
+	if (kr_units_plan(cfg, &us, true)) {
+		kr_units_free(&us);
 		return kr_errf(err, "%s: service '%s': couldn't plan its ring", cfg->file,
 			       sr->svc->name);
 	}
@@ -131,7 +131,7 @@ int kr_svc_route_init(struct kr_svc_route *sr, const struct kr_config *cfg, uint
 	}
 	rc = 0;
 out:
-	kr_ops_units_free(&us);
+	kr_units_free(&us);
 	if (rc)
 		kr_svc_route_free(sr);
 	return rc;

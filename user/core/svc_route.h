@@ -27,7 +27,7 @@ struct kr_svc_route {
 	const struct kr_config *cfg;
 	const struct kr_cfg_service *svc;
 	const struct kr_cfg_ring *cring;	/* the configuration's ring of the service */
-	char unit[KR_OPS_NAME_MAX];		/* the ring the data path walks: "web" or
+	char unit[KR_NAME_MAX];		/* the ring the data path walks: "web" or
 						 * "web[tag,...]" (a dedicated subset ring) */
 	bool dedicated;				/* the subset has a ring of its own */
 	bool shared_subset;			/* the subset shares the ring (membership) */
@@ -85,6 +85,6 @@ int kr_svc_route_walk3(const struct kr_svc_route *sr, uint32_t ii, uint32_t out[
 void kr_svc_route_free(struct kr_svc_route *sr);
 
 /* Builds the ring of a unit (its backends in the unit's order).  0, or -1 with err. */
-int kr_unit_ring_build(const struct kr_ops_unit *u, struct kr_ring **out, struct kr_err *err);
+int kr_unit_ring_build(const struct kr_unit *u, struct kr_ring **out, struct kr_err *err);
 
 #endif

@@ -13,7 +13,7 @@ static int tag_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void kr_ops_unit_name(const struct kr_cfg_ring *ring, uint64_t mask, char *buf, size_t len)
+void kr_unit_name(const struct kr_cfg_ring *ring, uint64_t mask, char *buf, size_t len)
 {
 	const char *tags[KR_CFG_MAX_TAGS];
 	char list[1024] = "";
@@ -36,7 +36,7 @@ void kr_ops_unit_name(const struct kr_cfg_ring *ring, uint64_t mask, char *buf, 
 			 kr_key_hash(list, strlen(list)));
 }
 
-int kr_ops_units_find(const struct kr_ops_units *us, const char *name)
+int kr_units_find(const struct kr_units *us, const char *name)
 {
 	for (uint32_t i = 0; i < us->n; i++)
 		if (!strcmp(us->u[i].name, name))
@@ -44,16 +44,16 @@ int kr_ops_units_find(const struct kr_ops_units *us, const char *name)
 	return -1;
 }
 
-static int add_unit(struct kr_ops_units *us, const struct kr_config *cfg, uint32_t r,
+static int add_unit(struct kr_units *us, const struct kr_config *cfg, uint32_t r,
 		    uint64_t mask)
 {
 	const struct kr_cfg_ring *ring = &cfg->rings[r];
-	struct kr_ops_unit *u = &us->u[us->n];
-	char name[KR_OPS_NAME_MAX];
+	struct kr_unit *u = &us->u[us->n];
+	char name[KR_NAME_MAX];
 	int i;
 
-	kr_ops_unit_name(ring, mask, name, sizeof(name));
-	i = kr_ops_units_find(us, name);
+	kr_unit_name(ring, mask, name, sizeof(name));
+	i = kr_units_find(us, name);
 	if (i >= 0)
 		return i;
 	memset(u, 0, sizeof(*u));
@@ -92,14 +92,14 @@ static bool subset_shares(const struct kr_cfg_ring *ring, uint64_t mask)
 
 /* The shared subset of ring unit r + mask (added if new): its id, or 0 when its id would
  * collide with another subset's (it then gets a dedicated ring). */
-static __u32 add_subset(struct kr_ops_units *us, const struct kr_cfg_ring *ring, uint32_t r,
+static __u32 add_subset(struct kr_units *us, const struct kr_cfg_ring *ring, uint32_t r,
 			uint64_t mask)
 {
-	struct kr_ops_subset *s = &us->sub[us->nsub];
-	char name[KR_OPS_NAME_MAX];
+	struct kr_subset *s = &us->sub[us->nsub];
+	char name[KR_NAME_MAX];
 	__u32 id;
 
-	kr_ops_unit_name(ring, mask, name, sizeof(name));
+	kr_unit_name(ring, mask, name, sizeof(name));
 	id = kr_key_hash(name, strlen(name));
 	id = id ? id : 1;
 	for (uint32_t i = 0; i < us->nsub; i++)
@@ -113,7 +113,7 @@ static __u32 add_subset(struct kr_ops_units *us, const struct kr_cfg_ring *ring,
 	return id;
 }
 
-int kr_ops_units_plan(const struct kr_config *cfg, struct kr_ops_units *us, bool share)
+int kr_units_plan(const struct kr_config *cfg, struct kr_units *us, bool share)
 {
 	int err = 0;
 
@@ -149,7 +149,7 @@ int kr_ops_units_plan(const struct kr_config *cfg, struct kr_ops_units *us, bool
 	return err < 0 ? err : 0;
 }
 
-int kr_ops_units_resolve(struct kr_ops_units *us, const struct kr_config *cfg)
+int kr_units_resolve(struct kr_units *us, const struct kr_config *cfg)
 {
 	for (uint32_t s = 0; s < cfg->nservices; s++) {
 		int id = us->u[us->svc_unit[s]].ring_id;
@@ -161,7 +161,7 @@ int kr_ops_units_resolve(struct kr_ops_units *us, const struct kr_config *cfg)
 	return 0;
 }
 
-void kr_ops_units_free(struct kr_ops_units *us)
+void kr_units_free(struct kr_units *us)
 {
 	for (uint32_t i = 0; us->u && i < us->n; i++) {
 		free(us->u[i].idx);

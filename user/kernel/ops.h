@@ -48,7 +48,7 @@ struct kr_ops_meta {
 	__u32 netns_ino;	/* network namespace of the interface (ifindex is per netns) */
 	__u64 loaded_ns;	/* CLOCK_REALTIME */
 	char ifname[16];
-	char instance[KR_OPS_NAME_MAX];
+	char instance[KR_NAME_MAX];
 };
 KR_LAYOUT_SIZE(kr_ops_meta, 120);
 KR_LAYOUT_AT(kr_ops_meta, magic, 0);
@@ -76,7 +76,7 @@ static inline bool kr_ops_meta_recorded(const struct kr_ops_meta *m)
 
 /* kr_ops_rings[id]: the ring's config name; name[0] == 0: id free. */
 struct kr_ops_ring {
-	char name[KR_OPS_NAME_MAX];
+	char name[KR_NAME_MAX];
 	__u32 flags;		/* KR_OPS_RING_* */
 	__u32 pad;
 	__u64 assigned_ns;
@@ -90,7 +90,7 @@ KR_LAYOUT_AT(kr_ops_ring, assigned_ns, 72);
 /* An opened instance: the pin directory and the fds of the maps found there. */
 struct kr_inst {
 	char dir[4096];
-	char name[KR_OPS_NAME_MAX];
+	char name[KR_NAME_MAX];
 	int dir_fd;		/* held with flock(LOCK_EX) while the command runs (readers:
 				 * not locked) */
 	int meta_fd;

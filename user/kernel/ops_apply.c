@@ -595,7 +595,7 @@ int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
 			if (p->rings[i].act == KR_PLAN_SKIP) {
 				kr_errf(err, "ring '%s' differs but is %s (--strict): nothing was "
 					"changed; commit or roll it back, then apply",
-					p->rings[i].unit->name, kr_ops_state_name(p->rings[i].state));
+					p->rings[i].unit->name, kr_sm_state_name(p->rings[i].state));
 				break;
 			}
 		rc = -EBUSY;

@@ -105,10 +105,10 @@ static int valid_instance(const char *name)
 {
 	size_t n = strlen(name);
 
-	if (n == 0 || n >= KR_OPS_NAME_MAX || strspn(name, "abcdefghijklmnopqrstuvwxyz"
+	if (n == 0 || n >= KR_NAME_MAX || strspn(name, "abcdefghijklmnopqrstuvwxyz"
 			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n || name[0] == '.') {
 		pr_warn("keyrouter: bad instance name '%s': expected 1..%d of [A-Za-z0-9_.-], "
-			"not starting with '.'\n", name, KR_OPS_NAME_MAX - 1);
+			"not starting with '.'\n", name, KR_NAME_MAX - 1);
 		return -EINVAL;
 	}
 	return 0;

@@ -38,14 +38,14 @@ static int want_add(struct qlb_want *w, const struct kr_qlb_sid_key *k,
 
 /* Every server-ID entry the configuration wants (backend ids from the applied units);
  * only_unit >= 0: only those of the services on that unit (a ring stage). */
-static int want_build(const struct kr_config *cfg, const struct kr_ops_units *us,
+static int want_build(const struct kr_config *cfg, const struct kr_units *us,
 		      int only_unit, struct qlb_want *w, struct kr_err *err)
 {
 	uint32_t nid = 0;
 
 	for (uint32_t si = 0; si < cfg->nservices; si++) {
 		const struct kr_cfg_service *s = &cfg->services[si];
-		const struct kr_ops_unit *u;
+		const struct kr_unit *u;
 		uint16_t id, tag;
 
 		if (!s->nqlb)
@@ -114,7 +114,7 @@ static int open_maps(const struct kr_inst *in, const struct kr_config *cfg, int 
 }
 
 int kr_ops_apply_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,
-			 const struct kr_ops_units *us, struct kr_err *err_out)
+			 const struct kr_units *us, struct kr_err *err_out)
 {
 	struct qlb_want w = {};
 	int conf_fd, srv_fd, err;
@@ -167,7 +167,7 @@ int kr_ops_apply_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,
 }
 
 int kr_ops_apply_quic_lb_gc(const struct kr_inst *in, const struct kr_config *cfg,
-			    const struct kr_ops_units *us, struct kr_err *err_out)
+			    const struct kr_units *us, struct kr_err *err_out)
 {
 	struct kr_qlb_sid_key k, next;
 	struct qlb_want w = {};
@@ -221,7 +221,7 @@ int kr_ops_apply_quic_lb_gc(const struct kr_inst *in, const struct kr_config *cf
 }
 
 int kr_ops_stage_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,
-			 const struct kr_ops_units *us, uint32_t unit, struct kr_err *err_out)
+			 const struct kr_units *us, uint32_t unit, struct kr_err *err_out)
 {
 	struct qlb_want w = {};
 	int conf_fd, srv_fd, err;

@@ -25,15 +25,15 @@
 /* Write the configurations and server IDs (adds and changes only); us: the plan's units
  * (global backend ids).  0 or -errno with err set. */
 int kr_ops_apply_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,
-			 const struct kr_ops_units *us, struct kr_err *err);
+			 const struct kr_units *us, struct kr_err *err);
 /* ring stage of unit UNIT: add the server IDs of the staged version's backends that are
  * missing (a backend new in the staged version), so that connections it accepts once the
  * migration sends it Initials are routed to it by CID; nothing else changes (the
  * configurations are the applied configuration's).  0 or -errno with err set. */
 int kr_ops_stage_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,
-			 const struct kr_ops_units *us, uint32_t unit, struct kr_err *err);
+			 const struct kr_units *us, uint32_t unit, struct kr_err *err);
 /* Remove configurations and server IDs the configuration no longer has.  0 or -errno. */
 int kr_ops_apply_quic_lb_gc(const struct kr_inst *in, const struct kr_config *cfg,
-			    const struct kr_ops_units *us, struct kr_err *err);
+			    const struct kr_units *us, struct kr_err *err);
 
 #endif

@@ -14,7 +14,7 @@ int kr_ops_ring_get(const struct kr_inst *in, __u32 id, struct kr_ops_ring *out)
 		return -EINVAL;
 	if (bpf_map_lookup_elem(in->rings_fd, &id, out))
 		return -errno;
-	out->name[KR_OPS_NAME_MAX - 1] = 0;
+	out->name[KR_NAME_MAX - 1] = 0;
 	return 0;
 }
 
@@ -32,9 +32,9 @@ int kr_ops_ring_set(const struct kr_inst *in, __u32 id, const char *name, __u32 
 {
 	struct kr_ops_ring r = {};
 
-	if (id >= KR_MAX_RINGS || !name[0] || strlen(name) >= KR_OPS_NAME_MAX) {
+	if (id >= KR_MAX_RINGS || !name[0] || strlen(name) >= KR_NAME_MAX) {
 		pr_warn("keyrouter: ring name '%s' (id %u): expected 1..%d characters\n", name, id,
-			KR_OPS_NAME_MAX - 1);
+			KR_NAME_MAX - 1);
 		return -EINVAL;
 	}
 	snprintf(r.name, sizeof(r.name), "%s", name);
