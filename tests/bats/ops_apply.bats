@@ -217,3 +217,17 @@ slot_gen() { kr ring status web --instance "$P" --json | jq ".[0].slots[$1].gene
 	run -0 kr apply -c "$KR_TMP/b.json" --strict --instance "$P"
 	run -0 kr unload r0 --instance "$P"
 }
+
+@test "backend set --json: one object (jq): each matching backend, whether it changed, what it was" {
+	run -0 kr load r0 -c "$KR_TMP/ab.json" --mode generic --instance "$P"
+	b=$(jq -r '.rings[0].backends[0].address' "$KR_TMP/ab.json")
+	run -0 kr backend set "$b" drain --json --instance "$P"
+	echo "$output"
+	[ "$(jq -r '.state + " " + (.backends | length | tostring) + " " + .backends[0].address + " " + (.backends[0].changed | tostring) + " " + .backends[0].was' <<<"$output")" = "drain 1 $b true up" ]
+	[ "$(jq -r .backends[0].id <<<"$output")" = "$(kr status --json --instance "$P" | jq -r --arg a "$b" '.backends[] | select(.address == $a) | .id')" ]
+	run -0 kr backend set "$b" drain --json --instance "$P"
+	[ "$(jq -r '.backends[0].changed' <<<"$output")" = false ]
+	run -0 kr backend set "${b%:*}" up --json --instance "$P"
+	[ "$(jq -r '.backends[0].state + " " + .backends[0].was' <<<"$output")" = "up drain" ]
+	run -0 kr unload r0 --instance "$P"
+}

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <jansson.h>
 #include "addr.h"
+#include "json_out.h"
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
@@ -20,7 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: keyrouter backend set ADDR up|down|drain [--ring RING] [--wait SECONDS]\n"
-		"                             [--instance NAME | --pin-dir DIR]\n\n"
+		"                             [--json] [--instance NAME | --pin-dir DIR]\n\n"
 		"Change a backend's health. ADDR is ip:port ([v6]:port) or a bare IP (every port).\n"
 		"A down or draining backend is skipped by the failover walk: only its keys move, to\n"
 		"the backend of the next ring point, and they come back when it is up again. A\n"
@@ -32,6 +34,8 @@ static void usage(FILE *f)
 		"set down or drain; 'up' hands it back to the checker.\n\n"
 		"  -r, --ring RING      only backends this ring has (still one state per server:\n"
 		"                       the other rings that have it see the change too)\n"
+		"  -j, --json           one JSON object: state, backends [{address, id, rings,\n"
+		"                       state, changed, was}]\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n"
 		"  -p, --pin-dir DIR    maps pinned in DIR instead\n"
 		KR_WAIT_OPT_HELP);
@@ -81,7 +85,7 @@ static const char *state_word(__u8 state)
 
 /* Set every backend id matching t (and in ring ring_id, unless it is -1): one write each. */
 static int set_ids(const struct kr_ops_maps *m, const struct kr_health_maps *hm, int ring_id,
-		   const struct target *t, __u8 state, int *matched)
+		   const struct target *t, __u8 state, int *matched, json_t *out)
 {
 	struct kr_backend *all = NULL;
 	uint16_t *nrings = NULL;
@@ -94,6 +98,7 @@ static int set_ids(const struct kr_ops_maps *m, const struct kr_health_maps *hm,
 		struct kr_backend *be = &all[id];
 		char addr[KR_SOCKADDR_STRLEN];
 		struct kr_sockaddr sa = {};
+		__u8 was;
 
 		if (!be->family || be->state > KR_BACKEND_DRAIN || !nrings[id] || !matches(t, be))
 			continue;
@@ -113,17 +118,29 @@ static int set_ids(const struct kr_ops_maps *m, const struct kr_health_maps *hm,
 		memcpy(sa.ip, be->addr, 16);
 		kr_sockaddr_format(&sa, addr);
 		if (be->state == state && kr_backend_owner(be) == KR_OWNER_OPERATOR) {
-			printf("backend %s (id %u, %u ring%s): already %s\n", addr, id, nrings[id],
-			       nrings[id] == 1 ? "" : "s", state_word(state));
+			if (out)
+				json_array_append_new(out, json_pack("{s:s,s:i,s:i,s:s,s:b}", "address",
+						      addr, "id", id, "rings", nrings[id], "state",
+						      state_word(state), "changed", 0));
+			else
+				printf("backend %s (id %u, %u ring%s): already %s\n", addr, id,
+				       nrings[id], nrings[id] == 1 ? "" : "s", state_word(state));
 			continue;
 		}
+		was = be->state;
 		err = kr_health_write_state(m, hm, id, be, state, KR_OWNER_OPERATOR);
 		if (err) {
 			pr_warn("keyrouter: couldn't write backend id %u: %s\n", id, strerror(-err));
 			break;
 		}
-		printf("backend %s (id %u, %u ring%s): %s\n", addr, id, nrings[id],
-		       nrings[id] == 1 ? "" : "s", state_word(state));
+		if (out)
+			json_array_append_new(out, json_pack("{s:s,s:i,s:i,s:s,s:b,s:s}", "address",
+					      addr, "id", id, "rings", nrings[id], "state",
+					      state_word(state), "changed", 1, "was",
+					      state_word(was)));
+		else
+			printf("backend %s (id %u, %u ring%s): %s\n", addr, id, nrings[id],
+			       nrings[id] == 1 ? "" : "s", state_word(state));
 	}
 	if (err && err != -EPERM)
 		pr_warn("keyrouter: backend set: %s\n", strerror(-err));
@@ -141,8 +158,11 @@ static void help(FILE *f, const void *ctx)
 static int cmd_backend_set(int argc, char **argv)
 {
 	const char *ring = NULL, *instance = NULL, *pin_dir = NULL, *wait = NULL;
+	bool json = false;
+	json_t *out = NULL;
 	const struct kr_opt opts[] = {
 		KR_OPT_STR("ring", 'r', &ring),
+		KR_OPT_FLAG("json", 'j', &json),
 		KR_OPT_STR("wait", 0, &wait),
 		KR_OPT_STR("instance", 'i', &instance),
 		KR_OPT_STR("pin-dir", 'p', &pin_dir),
@@ -184,11 +204,19 @@ static int cmd_backend_set(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (set_ids(&m, &hm, ring_id, &t, state, &matched))
+	if (json)
+		out = json_array();
+	if (set_ids(&m, &hm, ring_id, &t, state, &matched, out))
 		goto out;
 	if (!matched) {
 		pr_warn("keyrouter: backend set: no backend '%s'%s%s in instance '%s'\n",
 			argv[optind], ring ? " in ring " : "", ring ? ring : "", in.name);
+		goto out;
+	}
+	if (json) {
+		rc = kr_an_json_print(json_pack("{s:s,s:o}", "state", state_word(state), "backends",
+						out), "backend set");
+		out = NULL;
 		goto out;
 	}
 	if (state != KR_BACKEND_UP)
@@ -197,6 +225,7 @@ static int cmd_backend_set(int argc, char **argv)
 		       "drain");
 	rc = 0;
 out:
+	json_decref(out);
 	kr_health_maps_close(&hm);
 	kr_ops_maps_close(&m);
 out_inst:
