@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <linux/if_packet.h>
 #include <linux/if_ether.h>
+#include <linux/errqueue.h>
 #include <bpf/bpf.h>
 #include "addr.h"
 #include "apply_out.h"
@@ -229,6 +230,14 @@ static int open_udp(struct target *t, int fam)
 	if (bind(fd, (struct sockaddr *)&ss, len) || getsockname(fd, (struct sockaddr *)&ss, &len)) {
 		close(fd);
 		return -1;
+	}
+	/* the ICMP errors of the probes on the error queue: "port unreachable" from a backend
+	 * whose host is up but whose service is not fails the probe at once (drain_errors) */
+	{
+		int one = 1;
+
+		setsockopt(fd, fam == 4 ? IPPROTO_IP : IPPROTO_IPV6,
+			   fam == 4 ? IP_RECVERR : IPV6_RECVERR, &one, sizeof(one));
 	}
 	t->sport = ntohs(fam == 4 ? ((struct sockaddr_in *)&ss)->sin_port :
 			 ((struct sockaddr_in6 *)&ss)->sin6_port);
@@ -762,6 +771,53 @@ static void drain_socket(struct checker *c, struct target *t)
 	}
 }
 
+/* The probe socket's error queue: an ICMP "port unreachable" (v4 type 3 code 3, v6 type 1
+ * code 4) for a probe of this target's (the offending packet went to its VIP and the
+ * service's port) fails the probe in flight now rather than at its timeout.  Anything
+ * else on the queue is dropped. */
+static void drain_errors(struct checker *c, struct target *t)
+{
+	const struct kr_cfg_service *s = &c->cfg->services[t->si];
+	int fam = vip_family(s, &t->be);
+	uint8_t vip[16];
+
+	vip_of(s, &t->be, fam, vip);
+	for (;;) {
+		char data[64], ctl[512];
+		struct sockaddr_storage dst;
+		struct iovec iov = { data, sizeof(data) };
+		struct msghdr m = { .msg_name = &dst, .msg_namelen = sizeof(dst), .msg_iov = &iov,
+				    .msg_iovlen = 1, .msg_control = ctl,
+				    .msg_controllen = sizeof(ctl) };
+		bool unreach = false, to_vip;
+
+		if (recvmsg(t->udp, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
+			const struct sock_extended_err *ee = (const void *)CMSG_DATA(cm);
+
+			if ((cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_RECVERR &&
+			     ee->ee_origin == SO_EE_ORIGIN_ICMP && ee->ee_type == 3 &&
+			     ee->ee_code == 3) ||
+			    (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_RECVERR &&
+			     ee->ee_origin == SO_EE_ORIGIN_ICMP6 && ee->ee_type == 1 &&
+			     ee->ee_code == 4))
+				unreach = true;
+		}
+		if (fam == 4)
+			to_vip = dst.ss_family == AF_INET &&
+				 !memcmp(&((struct sockaddr_in *)&dst)->sin_addr, vip, 4) &&
+				 ntohs(((struct sockaddr_in *)&dst)->sin_port) == s->port;
+		else
+			to_vip = dst.ss_family == AF_INET6 &&
+				 !memcmp(&((struct sockaddr_in6 *)&dst)->sin6_addr, vip, 16) &&
+				 ntohs(((struct sockaddr_in6 *)&dst)->sin6_port) == s->port;
+		if (unreach && to_vip && t->in_flight)
+			result(c, t, false, 0, "port unreachable (ICMP): the host answers, the "
+			       "service does not");
+	}
+}
+
 static void beat(struct checker *c, uint64_t started, uint64_t rounds)
 {
 	struct kr_health_ck ck = { .started_ns = started, .beat_ns = kr_health_now_ns(),
@@ -962,9 +1018,12 @@ static int run(struct checker *c)
 		}
 		r = poll(pf, c->n, next > now ? (int)(next - now) : 0);
 		rounds++;
-		for (uint32_t i = 0; r > 0 && i < c->n; i++)
+		for (uint32_t i = 0; r > 0 && i < c->n; i++) {
 			if (pf[i].revents & POLLIN)
 				drain_socket(c, &c->t[i]);
+			if (pf[i].revents & POLLERR)
+				drain_errors(c, &c->t[i]);
+		}
 	}
 	free(pf);
 	{
