@@ -119,3 +119,13 @@ setup() { e2e_setup; }
 	[ "$(jq -s '[.[] | select(.route.skipped.because == "down")] | length' "$TOPO_DIR/json")" -gt 0 ]
 	jq -e -s 'all(.[]; .next | length == 3)' "$TOPO_DIR/json" >/dev/null
 }
+
+@test "lookup --header: one comment line naming the columns; the key lines follow unchanged" {
+	k=("$TOPO_KEYROUTER" lookup -c "$TOPO_DIR/new.json" --service dns4 --live --addr --keys-file "$TOPO_DIR/names")
+	"${k[@]}" --header >"$TOPO_DIR/h" 2>/dev/null
+	"${k[@]}" >"$TOPO_DIR/nh" 2>/dev/null
+	[ "$(head -1 "$TOPO_DIR/h")" = "# key hash ring_index backend b1 b2 b3 route route_backend address [walk N (backend B: why)] slot S generation G [(active)|(migrated)]" ]
+	diff <(tail -n +2 "$TOPO_DIR/h") "$TOPO_DIR/nh"
+	# the named columns are where the header says: "route" is the 8th field, the slot after it
+	awk 'NR > 1 && $8 != "route" { bad++ } END { exit bad > 0 }' "$TOPO_DIR/h"
+}

@@ -67,7 +67,9 @@ static const char lookup_help[] =
 	"  --keys-file KEYS       keys, one per line ('-' for KEYS = standard input)\n"
 	"  --key-type TYPE        keys in human form: tuple, payload, dns, memcache, quic\n"
 	"  --addr                 add a column: the backend's address (--service: after the\n"
-	"                         route's backend index)\n"	"  -j, --json             one JSON object per key and line instead (JSON Lines):\n"
+	"                         route's backend index)\n"	"  --header               first a comment line ('# key hash ...') naming the columns\n"
+	"                         of the lines that follow\n"
+	"  -j, --json             one JSON object per key and line instead (JSON Lines):\n"
 	"                         key, hash (hex strings), ring_index, backend and next\n"
 	"                         (three) as {index, address} (index null: a backend the\n"
 	"                         file lacks), route {index, address, walk, skipped {backend,\n"
@@ -110,7 +112,7 @@ enum { OPT_KEY_TYPE = 1 };
 struct lookup_ctx {
 	struct kr_ring_opts o;
 	const char *keys, *instance, *pin_dir;
-	bool use_image, show_addr, via_kernel, live, json;
+	bool use_image, show_addr, via_kernel, live, json, header;
 	struct kr_ring *ring;
 	struct kr_image img;
 	uint8_t *key;
@@ -651,6 +653,24 @@ bad:
 	return -1;
 }
 
+/* --header: one comment line naming the columns of the lines that follow (a keys file
+ * skips it).  The fields after the route come only when they apply; a QUIC-LB line routed
+ * by its CID has its own form (lookup --help). */
+static void put_header(const struct lookup_ctx *c)
+{
+	printf("# key hash ring_index backend b1 b2 b3");
+	if (!c->service) {
+		printf("%s\n", c->show_addr ? " address" : "");
+		return;
+	}
+	printf(" route route_backend%s [walk N (backend B: why)]", c->show_addr ? " address" : "");
+	if (c->sr.svc->nqlb)
+		printf(" [quic-lb ring fallback: outcome (why)]");
+	if (c->live_ring)
+		printf(" slot S generation G [(active)|(migrated)]");
+	putchar('\n');
+}
+
 static int print_key(struct lookup_ctx *c, long len)
 {
 	if (c->kl)
@@ -976,6 +996,7 @@ static int cmd_lookup(int argc, char **argv)
 		KR_OPT_FLAG("via-kernel", 0, &c.via_kernel),
 		KR_OPT_FLAG("live", 0, &c.live),
 		KR_OPT_FLAG("json", 'j', &c.json),
+		KR_OPT_FLAG("header", 0, &c.header),
 		KR_OPT_STR("instance", 'i', &c.instance),
 		KR_OPT_STR("pin-dir", 'p', &c.pin_dir),
 		KR_OPT_END
@@ -995,6 +1016,8 @@ static int cmd_lookup(int argc, char **argv)
 		ret = setup(&c);
 	if (!ret && c.service)
 		ret = lookup_args(&c, first, argc, argv, true);
+	if (!ret && c.header && !c.json)
+		put_header(&c);
 	if (!ret && c.keys)
 		ret = lookup_file(&c, c.keys);
 	if (!ret)
