@@ -121,6 +121,29 @@ struct qlb_src {
 	const struct kr_cfg_service *svc;
 };
 
+/* The options decode and encode share (the key, -c, --service): 0 taken, 2 a usage error
+ * (printed), -1 not one of them. */
+static int src_opt(struct qlb_src *q, int ch, const char *arg, const char *cmd)
+{
+	switch (ch) {
+	case OPT_KEY:
+		if (unhex(arg, q->key, 16) != 16)
+			return usage_error(cmd, "--key: expected 32 hex digits (AES-128)");
+		q->have_key = true;
+		return 0;
+	case OPT_KEY_FILE:
+		q->key_file = arg;
+		return 0;
+	case 'c':
+		q->config = arg;
+		return 0;
+	case 's':
+		q->service = arg;
+		return 0;
+	}
+	return -1;
+}
+
 /* --key-file, and -c/--service: 0, or an exit status (the message printed). */
 static int src_open(const char *cmd, struct qlb_src *q, bool lengths_given)
 {
@@ -292,29 +315,23 @@ static int cmd_quic_lb_decode(int argc, char **argv)
 			if (parse_len(optarg, KR_QLB_MIN_NONCE_LEN, KR_QLB_MAX_NONCE_LEN, &nl))
 				return usage_error("decode", "--nonce-len: expected 4..18");
 			break;
-		case OPT_KEY:
-			if (unhex(optarg, q.key, 16) != 16)
-				return usage_error("decode", "--key: expected 32 hex digits (AES-128)");
-			q.have_key = true;
-			break;
-		case OPT_KEY_FILE:
-			q.key_file = optarg;
-			break;
-		case 'c':
-			q.config = optarg;
-			break;
-		case 's':
-			q.service = optarg;
-			break;
 		case OPT_VIA_KERNEL:
 			via_kernel = 1;
 			break;
 		case 'h':
 			fputs(decode_help, stdout);
 			return 0;
-		default:
+		default: {
+			int r = src_opt(&q, ch, optarg, "decode");
+
+			if (r >= 0) {
+				if (r)
+					return r;
+				break;
+			}
 			fprintf(stderr, "Run 'keyrouter quic-lb decode --help' for the options.\n");
 			return 2;
+		}
 		}
 	}
 	if (!q.service && (sl < 0 || nl < 0))
@@ -419,26 +436,20 @@ static int cmd_quic_lb_encode(int argc, char **argv)
 			if (nl < KR_QLB_MIN_NONCE_LEN)
 				return usage_error("encode", "--nonce: expected 4..18 octets in hex");
 			break;
-		case OPT_KEY:
-			if (unhex(optarg, q.key, 16) != 16)
-				return usage_error("encode", "--key: expected 32 hex digits (AES-128)");
-			q.have_key = true;
-			break;
-		case OPT_KEY_FILE:
-			q.key_file = optarg;
-			break;
-		case 'c':
-			q.config = optarg;
-			break;
-		case 's':
-			q.service = optarg;
-			break;
 		case 'h':
 			fputs(encode_help, stdout);
 			return 0;
-		default:
+		default: {
+			int r = src_opt(&q, ch, optarg, "encode");
+
+			if (r >= 0) {
+				if (r)
+					return r;
+				break;
+			}
 			fprintf(stderr, "Run 'keyrouter quic-lb encode --help' for the options.\n");
 			return 2;
+		}
 		}
 	}
 	if (cr < 0 || sl < 0 || nl < 0)
