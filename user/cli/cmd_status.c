@@ -129,20 +129,21 @@ static void show_instance(struct view *v)
 
 static void show_counters(struct view *v)
 {
-	struct kr_ops_named n;
+	struct kr_counters c;
+	size_t n = kr_ops_percpu_sum(v->m, v->m->counters, 0, &c, sizeof(c)) ? 0 :
+		   kr_ops_counters_nfields;
 
-	if (kr_ops_named_read(v->m->counters, 0, v->m->ncpus, &n))
-		n.n = 0;
 	if (v->fmt == FMT_JSON) {
 		printf("\"counters\":{");
-		for (int i = 0; i < n.n; i++)
-			printf("%s\"%s\":%llu", i ? "," : "", n.name[i], (unsigned long long)n.v[i]);
+		for (size_t i = 0; i < n; i++)
+			printf("%s\"%s\":%llu", i ? "," : "", kr_ops_counters_fields[i].name,
+			       (unsigned long long)kr_ops_field_get(&c, &kr_ops_counters_fields[i]));
 		printf("}");
 	} else {
 		printf("counters:");
-		for (int i = 0; i < n.n; i++)
-			printf("%s %s %llu", i % 6 ? "," : "\n ", n.name[i],
-			       (unsigned long long)n.v[i]);
+		for (size_t i = 0; i < n; i++)
+			printf("%s %s %llu", i % 6 ? "," : "\n ", kr_ops_counters_fields[i].name,
+			       (unsigned long long)kr_ops_field_get(&c, &kr_ops_counters_fields[i]));
 		printf("\n");
 	}
 }
@@ -278,7 +279,7 @@ static void show_services(struct view *v)
 static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, const char *rn,
 			 unsigned nr, int *n)
 {
-	struct kr_ops_named st = {};
+	struct kr_backend_stats st;
 	struct kr_sockaddr sa = {};
 	char addr[KR_SOCKADDR_STRLEN];
 	__u64 pk, by;
@@ -287,10 +288,10 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 	sa.port = ntohs(be->port);
 	memcpy(sa.ip, be->addr, 16);
 	kr_sockaddr_format(&sa, addr);
-	kr_ops_named_read(v->m->backend_stats, id, v->m->ncpus, &st);
+	kr_ops_percpu_sum(v->m, v->m->backend_stats, id, &st, sizeof(st));	/* 0s: absent */
 	v->not_up |= be->state == KR_BACKEND_DOWN || be->state == KR_BACKEND_DRAIN;
-	pk = kr_ops_named_get(&st, "packets");
-	by = kr_ops_named_get(&st, "bytes");
+	pk = st.packets;
+	by = st.bytes;
 	if (v->fmt == FMT_JSON) {
 		printf("%s{\"id\":%u,\"address\":\"%s\",\"state\":\"%s\",\"packets\":%llu,"
 		       "\"bytes\":%llu,\"rings\":[", (*n)++ ? "," : "", id, addr,

@@ -86,17 +86,12 @@ int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id
 	if (!err)
 		err = kr_ops_ctl_read(m, id, &r->ctl);
 	for (__u32 s = 0; s < 2 && !err; s++) {
-		__u64 v[16] = {};
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
+		struct kr_slot_stats st;
 
 		err = kr_ops_slot_read(m, id, s, false, &r->slot[s]);
-		if (err || m->slot_stats < 0 || bpf_obj_get_info_by_fd(m->slot_stats, &info, &len) ||
-		    info.value_size > sizeof(v) || info.value_size < 16)
-			continue;
-		if (!kr_ops_percpu_sum(m, m->slot_stats, id * 2 + s, v, info.value_size)) {
-			r->packets[s] = v[0];
-			r->bytes[s] = v[1];
+		if (!err && !kr_ops_percpu_sum(m, m->slot_stats, id * 2 + s, &st, sizeof(st))) {
+			r->packets[s] = st.packets;
+			r->bytes[s] = st.bytes;
 		}
 	}
 	if (!err)
