@@ -95,13 +95,12 @@ void kr_svc_out_text(FILE *f, const struct kr_inst *in, const struct kr_ops_maps
 	keep(v, n, now);
 }
 
-void kr_svc_out_json(FILE *f, const struct kr_inst *in, const struct kr_ops_maps *m)
+void kr_svc_out_json(json_t *root, const struct kr_inst *in, const struct kr_ops_maps *m)
 {
 	json_t *arr = json_array();
 	struct kr_ops_svc *v;
 	unsigned n;
 	double now = kr_trace_mono_s();
-	char *s;
 
 	if (!arr || kr_ops_svc_read(in, m, &v, &n)) {
 		json_decref(arr);
@@ -126,9 +125,5 @@ void kr_svc_out_json(FILE *f, const struct kr_inst *in, const struct kr_ops_maps
 		json_array_append_new(arr, o);
 	}
 	keep(v, n, now);
-	s = json_dumps(arr, JSON_COMPACT);
-	json_decref(arr);
-	if (s)
-		fprintf(f, ",\"service_counters\":%s", s);
-	free(s);
+	json_object_set_new(root, "service_counters", arr);
 }
