@@ -140,3 +140,51 @@ PRINTERS='printf|fprintf|vprintf|vfprintf|dprintf|vdprintf|puts|fputs|putchar|pu
 	# the other direction exists (an_source.c loads configurations): the check can see a use
 	run -0 grep -Fx kr_config_load < <(nm -u "$o/an_source.o" | awk '{print $2}')
 }
+
+# The counter structs' u64 members (pad aside), as "struct.member" words.
+counter_members() {
+	for st in kr_counters kr_svc_stats kr_slot_stats kr_backend_stats; do
+		sed -n "/^struct $st {/,/^};/s/^\t__u64 \([a-z_0-9]*\);.*/$st.\1/p" \
+			include/kr_datapath_kern_user.h | grep -v '\.pad$'
+	done
+}
+
+@test "counters are read by member: one renamed in the shared header alone breaks status, stats and the exporter" {
+	d=$BATS_TEST_TMPDIR/inc
+	cp -r include "$d"
+	# the copy as it is compiles: each error below is a rename's
+	LC_ALL=C run -0 make -s check-syntax INC="$d" SRC="user/kernel/ops_stats.c user/cli/prom.c"
+	members=$(counter_members)
+	[ "$(wc -w <<< "$members")" -gt 40 ] || fail "found only: $members"
+	# every member renamed (X -> X_renamed), in its struct and in its layout assert
+	for m in $members; do
+		st=${m%.*} f=${m#*.}
+		sed -i -e "/^struct $st {/,/^};/s/^\(\t__u64 \)$f;/\1${f}_renamed;/" \
+			-e "s/^KR_LAYOUT_AT($st, $f,/KR_LAYOUT_AT($st, ${f}_renamed,/" \
+			"$d/kr_datapath_kern_user.h"
+	done
+	LC_ALL=C run -2 make -s check-syntax INC="$d" SRC=user/kernel/ops_stats.c
+	tables=$output
+	LC_ALL=C run -2 make -s check-syntax INC="$d" SRC=user/cli/prom.c
+	prom=$output
+	# not exported (the exporter derives or leaves them); every other member is
+	unexported="kr_counters.seen kr_svc_stats.packets kr_svc_stats.failover_walks
+		kr_svc_stats.quic_lb_routed kr_slot_stats.no_ring kr_slot_stats.bad_image
+		kr_slot_stats.all_down kr_slot_stats.walk_limit"
+	for m in $members; do
+		st=${m%.*} f=${m#*.}
+		msg="struct $st' has no member named '$f'"  # (or 'const struct ...')
+		# status / stats name every global and per-service counter by its member
+		if [ "$st" = kr_counters ] || [ "$st" = kr_svc_stats ]; then
+			grep -qF "$msg" <<< "$tables" ||
+				fail "renaming $m does not break user/kernel/ops_stats.c"
+		fi
+		if grep -qw "$m" <<< "$unexported"; then
+			grep -qF "$msg" <<< "$prom" &&
+				fail "prom.c reads $m: take it out of the unexported list"
+		else
+			grep -qF "$msg" <<< "$prom" ||
+				fail "renaming $m does not break user/cli/prom.c (the exporter)"
+		fi
+	done
+}

@@ -72,7 +72,9 @@ int kr_ops_ctl_write(const struct kr_ops_maps *m, __u32 ring_id, __u64 ctl);
 /* memlock of a BPF map fd, from /proc/self/fdinfo (0 when unknown). */
 __u64 kr_ops_fd_memlock(int fd);
 
-/* Per-CPU map values summed: value_size bytes of u64 fields. */
+/* Per-CPU map values summed: value_size bytes of u64 fields (a struct of
+ * kr_datapath_kern_user.h).  -EBADMSG when the map's values are of another size (a program
+ * of another keyrouter version), -ENOENT when fd < 0; out is zeroed on any error. */
 int kr_ops_percpu_sum(const struct kr_ops_maps *m, int fd, __u32 key, void *out,
 		      size_t value_size);
 
