@@ -273,6 +273,19 @@ check-layers:
 		echo "layer $$layer cannot include $$hdr: ok"; \
 	done
 
+# Every header of bpf/ builds on its own, so the stages include in any order (the order of
+# the program is kr_datapath.h's; tests/bats/layout.bats).  BPF_HEADERS picks others.
+BPF_HEADERS ?= $(wildcard bpf/*.h)
+.PHONY: check-bpf-headers
+check-bpf-headers:
+	@for h in $(BPF_HEADERS); do \
+		printf '#include "%s"\n' "$$(basename $$h)" | \
+		$(CLANG) $(BPF_CFLAGS) -Werror -Wno-unused-function -Wno-undefined-internal \
+			-Ibpf -I$$(dirname $$h) -fsyntax-only -x c - || \
+			{ echo "$$h does not build alone"; exit 1; }; \
+		echo "$$h builds alone: ok"; \
+	done
+
 # Compile SRC (files of user/) with the headers of the folder INC first, no output
 # (tests/bats/layout.bats: a counter renamed in a copy of include/ breaks its readers).
 .PHONY: check-syntax

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Maps of the packet side of keyrouter.bpf.c (the ring maps are in kr_ring.h).
- * Include after vmlinux.h and bpf_helpers.h.  max_entries are defaults that plain
+ * max_entries are defaults that plain
  * `bpftool prog loadall` accepts; the tool may resize kr_backends / kr_backend_stats before
  * loading (bpf_map__set_max_entries) up to KR_MAX_BACKEND_IDS.
  */
 #ifndef KR_MAPS_H
 #define KR_MAPS_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include "kr_datapath_kern_user.h"
 #include "kr_key.h"
 #include "kr_siphash.h"

@@ -12,13 +12,18 @@
  * version negotiation included), DCID length at octet 5, DCID from octet 6; first bit 0 =
  * short header, DCID from octet 1, its length is the configuration's (1 + server ID +
  * nonce octets are decoded; server-use octets after them are not needed).
- *
- * Include after kr_maps.h.
  */
 #ifndef KR_QUIC_LB_STAGE_H
 #define KR_QUIC_LB_STAGE_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "kr_datapath_kern_user.h"
 #include "kr_quic_lb_kern_user.h"
+#include "kr_quic_lb_aes.h"
+#include "kr_key.h"
+#include "kr_backend_map.h"
+#include "kr_key_trace.h"	/* kr_cfg_trace: the stage traces too */
 
 /* QUIC-LB configurations: qlb_id * 8 + config rotation.  Written by the tool (apply). */
 struct {

@@ -8,9 +8,10 @@
  *   int kr_ring_route_subset(ring_id, subset_id, key_hash, bytes, &route)   same, using only
  *                  the backends of subset subset_id (0 = all): the walk skips the others
  *
- * Include after vmlinux.h and bpf_helpers.h, and after the definition of the global
- * backends map `kr_backends` (ARRAY, key __u32 backend id, value struct kr_backend), which
- * belongs to the packet side (its state field decides whether the walk skips a backend).
+ * It reads the global backends map `kr_backends` (kr_backend_map.h: its state field decides
+ * whether the walk skips a backend), which belongs to the packet side.  A build may define
+ * KR_RING_BACKEND_ID(ring, hdr, b, &id) first: the step from the point's ring-local backend
+ * b to its global id (default kr_bt_get(), the image's backend table; 0 or -1 = bad image).
  *
  * Maps defined here (all written by userspace only, except the counters and the trace):
  *   kr_rings       ARRAY_OF_MAPS, key ring_id * 2 + slot -> one ring image (an ARRAY of
@@ -29,8 +30,14 @@
 #ifndef KR_RING_H
 #define KR_RING_H
 
+#include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "kr_datapath_kern_user.h"
+#include "kr_backend_map.h"
+
+#ifndef KR_RING_BACKEND_ID
+#define KR_RING_BACKEND_ID(ring, hdr, b, id) kr_bt_get(ring, hdr, b, id)
+#endif
 
 /* Template of the per-ring image maps (userspace creates each one with the ring's own
  * max_entries; BPF_F_INNER_MAP lets the sizes differ, BPF_F_RDONLY_PROG keeps programs from
@@ -227,15 +234,8 @@ static __always_inline int kr_ring_pick(void *ring, __u32 ring_key, __u32 key_ha
 	out->first_index = idx;
 	if (b == KR_BACKEND_UNKNOWN && kr_point_get(ring, hdr, idx, &ph, &b))
 		return KR_ROUTE_BAD_IMAGE;
-#ifdef KR_BENCH_HOT_BACKENDS
-	/* benchmark build only (tests/bpf/progs/kr_hotbe.bpf.c): the answer's backend among 16,
-	 * without the backend table, as (a) and (c) route: what the lookup costs without
-	 * its answer's backend entry, MAC and counters read at random */
-	id = 1 + (b & 15);
-#else
-	if (kr_bt_get(ring, hdr, b, &id))
+	if (KR_RING_BACKEND_ID(ring, hdr, b, &id))
 		return KR_ROUTE_BAD_IMAGE;
-#endif
 	/* a subset's membership is checked in the walk (kept off this stack frame) */
 	if (!out->subset.subset_id && kr_backend_id_up(&id)) {
 		out->backend_id = id;

@@ -16,12 +16,16 @@
  * benchmark's comparison, tests/bench/bench_datapath.c).  On, a packet the 1-in-N sampling
  * skips costs a decrement of a per-CPU count (kr_scratch.trace_gap); a sampled one the
  * call of kr_trace_emit (filters, then the event).  Sampling before filtering keeps 1 in N
- * of the matching packets on average, as the gaps do not depend on the packets.  Include after kr_maps.h.
+ * of the matching packets on average, as the gaps do not depend on the packets.
  */
 #ifndef KR_TRACE_H
 #define KR_TRACE_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include "kr_datapath_kern_user.h"
+#include "kr_key.h"	/* struct kr_scratch */
+#include "kr_ring.h"	/* kr_rings: the image generation of an event */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

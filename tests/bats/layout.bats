@@ -39,6 +39,34 @@ setup() {
 	assert_output --partial kr_ring_test.bpf.c
 }
 
+@test "bpf/ carries no benchmark hook: the benchmark builds are a template under tests/" {
+	run grep -rnE 'KR_BENCH|kr_bench|kr_dpbench' bpf/
+	assert_failure 1
+	# and the check would see one: the template's own names
+	run -0 grep -c 'KR_BENCH_VARIANT' tests/bpf/progs/kr_dpbench.h
+	for f in tests/bpf/progs/kr_dpbench_*.bpf.c; do
+		run -0 grep -c '#include "kr_dpbench.h"' "$f"
+		run -1 grep -c 'keyrouter.bpf.c' "$f"
+		assert_output 0
+	done
+}
+
+@test "every header of bpf/ builds alone, so the stages include in any order" {
+	run -0 make -s check-bpf-headers
+	for h in bpf/*.h; do
+		assert_line "$h builds alone: ok"
+	done
+	# a header that uses the backends map without including its definition does not
+	d=$BATS_TEST_TMPDIR/hdr
+	mkdir -p "$d"
+	printf '%s\n' '#include "vmlinux.h"' '#include <bpf/bpf_helpers.h>' \
+		'static __always_inline void *kr_probe(__u32 *k) { return bpf_map_lookup_elem(&kr_backends, k); }' \
+		> "$d/kr_probe.h"
+	run make -s check-bpf-headers BPF_HEADERS="$d/kr_probe.h"
+	assert_failure
+	assert_output --partial "kr_probe.h does not build alone"
+}
+
 @test "make install installs the tool and the production BPF object, nothing else" {
 	d=$BATS_TEST_TMPDIR/root
 	run -0 make -s install DESTDIR="$d" PREFIX=/opt/kr OUT="$OUT"
