@@ -24,6 +24,6 @@ struct {
 	__uint(max_entries, KR_BACKENDS_MAX_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct kr_backend);
-} kr_backends SEC(".maps");
+} KR_MAP_NAME_BACKENDS SEC(".maps");
 
 #endif /* KR_BACKEND_MAP_H */

@@ -31,7 +31,7 @@ struct {
 	__uint(max_entries, KR_QLB_MAX_SERVICES * KR_QLB_CONF_SLOTS);
 	__type(key, __u32);
 	__type(value, struct kr_qlb_conf);
-} kr_qlb_configs SEC(".maps");
+} KR_MAP_NAME_QLB_CONFIGS SEC(".maps");
 
 /* Server IDs: (qlb_id, rotation, server ID) -> global backend id.  Written by apply. */
 struct {
@@ -40,7 +40,7 @@ struct {
 	__type(key, struct kr_qlb_sid_key);
 	__type(value, struct kr_qlb_sid_val);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-} kr_qlb_servers SEC(".maps");
+} KR_MAP_NAME_QLB_SERVERS SEC(".maps");
 
 /* Outcomes per QUIC-LB id.  Written by the programs; read by `status`. */
 struct {
@@ -48,7 +48,7 @@ struct {
 	__uint(max_entries, KR_QLB_MAX_SERVICES);
 	__type(key, __u32);
 	__type(value, struct kr_qlb_counters);
-} kr_qlb_stats SEC(".maps");
+} KR_MAP_NAME_QLB_STATS SEC(".maps");
 
 /* Per-CPU work buffers of the codec and the server-ID lookup key.  Programs only. */
 struct kr_qlb_scratch {
@@ -62,7 +62,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_qlb_scratch);
-} kr_qlb_scratch_buf SEC(".maps");
+} KR_MAP_NAME_QLB_SCRATCH_BUF SEC(".maps");
 
 /* With kr_cfg_trace: the last decode (quic-lb decode --via-kernel). */
 struct kr_qlb_trace kr_qlb_trace_last = {};

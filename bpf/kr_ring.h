@@ -56,7 +56,7 @@ struct {
 	__uint(max_entries, KR_MAX_RINGS * 2);
 	__type(key, __u32);
 	__array(values, struct kr_ring_image_map);
-} kr_rings SEC(".maps");
+} KR_MAP_NAME_RINGS SEC(".maps");
 
 /* Control word per ring id (active slot, migration fraction). Written by `keyrouter`. */
 struct {
@@ -64,7 +64,7 @@ struct {
 	__uint(max_entries, KR_MAX_RINGS);
 	__type(key, __u32);
 	__type(value, __u64);
-} kr_ring_ctl SEC(".maps");
+} KR_MAP_NAME_RING_CTL SEC(".maps");
 
 /* Ring version counters: key ring_id * 2 + slot.  Written by the programs. */
 struct {
@@ -72,7 +72,7 @@ struct {
 	__uint(max_entries, KR_MAX_RINGS * 2);
 	__type(key, __u32);
 	__type(value, struct kr_slot_stats);
-} kr_slot_stats SEC(".maps");
+} KR_MAP_NAME_SLOT_STATS SEC(".maps");
 
 /* Last route decision, for `lookup --via-kernel` and tests (only with kr_ring_trace_on). */
 struct {
@@ -80,7 +80,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_ring_trace);
-} kr_ring_trace SEC(".maps");
+} KR_MAP_NAME_RING_TRACE SEC(".maps");
 
 /* Subset membership: {subset_id, global backend id} present = member.  Written by
  * `keyrouter apply` (members before the services that use the subset). */
@@ -90,7 +90,7 @@ struct {
 	__uint(max_entries, KR_MAX_SUBSET_MEMBERS);
 	__type(key, struct kr_subset_key);
 	__type(value, __u32);
-} kr_subset_members SEC(".maps");
+} KR_MAP_NAME_SUBSET_MEMBERS SEC(".maps");
 
 /* Set before load (skeleton rodata) to record every route in kr_ring_trace; when 0 the
  * verifier prunes the tracing code, so it costs nothing. */

@@ -32,33 +32,33 @@ struct {
 	__uint(max_entries, KR_MAX_SVC_STATS);
 	__type(key, __u32);
 	__type(value, struct kr_svc_stats);
-} kr_svc_stats SEC(".maps");
+} KR_MAP_NAME_SVC_STATS SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, KR_MAX_SVC_STATS);
 	__type(key, __u32);
 	__type(value, struct kr_svc_name);
-} kr_svc_names SEC(".maps");
+} KR_MAP_NAME_SVC_NAMES SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_trace_ctl);
-} kr_trace_ctl SEC(".maps");
+} KR_MAP_NAME_TRACE_CTL SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, KR_TRACE_RB_BYTES);
-} kr_trace_rb SEC(".maps");
+} KR_MAP_NAME_TRACE_RB SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_trace_stats);
-} kr_trace_stats SEC(".maps");
+} KR_MAP_NAME_TRACE_STATS SEC(".maps");
 
 /* The service's counters (entry 0 for an id out of range: never NULL for the verifier's
  * sake, the caller checks). */

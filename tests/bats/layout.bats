@@ -188,3 +188,27 @@ counter_members() {
 		fi
 	done
 }
+
+@test "map names: once in include/kr_map_names.h for both sides; the object's maps are exactly those; user/ spells none itself" {
+	obj=$OUT/bpf/keyrouter.bpf.o
+	[ -f "$obj" ] || fail "no $obj (run make)"
+	h=include/kr_map_names.h
+	named=$(sed -n 's/^#define KR_MAP_NAME_[A-Z0-9_]*[[:space:]]\+\(kr_[a-z0-9_]*\)$/\1/p' "$h" | sort)
+	[ "$(wc -l <<< "$named")" -gt 20 ] || fail "found only: $named"
+	# the maps of the built object (its BTF's .maps section)
+	run -0 bpftool btf dump file "$obj"
+	maps=$(sed -n "/DATASEC '.maps'/,/^\[/s/.*(VAR '\(kr_[a-z0-9_]*\)')$/\1/p" <<< "$output" | sort)
+	[ -n "$maps" ] || fail "no maps in the BTF of $obj"
+	assert_equal "$maps" "$named"
+	# bpf/ declares every map through its macro, not by a name of its own
+	run -1 grep -rn '} *kr_[a-z0-9_]* *SEC("\.maps")' bpf
+	# each string is made from the macro of the same name (KR_MAP_X from KR_MAP_NAME_X)
+	run -0 grep -c '^#define KR_MAP_[A-Z0-9_]*[[:space:]]*KR_MAP_STR(' "$h"
+	[ "$output" -eq "$(wc -l <<< "$named")" ]
+	run -1 grep -vE '^#define KR_MAP_([A-Z0-9_]+)[[:space:]]+KR_MAP_STR\(KR_MAP_NAME_\1\)$' \
+		< <(grep '^#define KR_MAP_[A-Z0-9_]*[[:space:]]*KR_MAP_STR(' "$h")
+	# no map name as a string literal of its own in the tool
+	for m in $named; do
+		run -1 grep -rn --include='*.[ch]' "\"$m\"" user
+	done
+}

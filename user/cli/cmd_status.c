@@ -361,7 +361,7 @@ out:
  * (--prometheus: prom.c). */
 static void show_quic_lb(struct view *v)
 {
-	int fd = kr_ops_map_open(v->in, "kr_qlb_stats", true);
+	int fd = kr_ops_map_open(v->in, KR_MAP_QLB_STATS, true);
 	struct kr_service_key key, next;
 	bool seen[KR_QLB_MAX_SERVICES] = { false };
 	void *pk = NULL;

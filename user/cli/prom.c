@@ -630,7 +630,7 @@ static int services_count(const struct kr_ops_maps *m)
 static void quic_lb(struct prom *p, const char *inst, const struct kr_inst *in,
 		    const struct kr_ops_maps *m)
 {
-	int fd = kr_ops_map_open(in, "kr_qlb_stats", true);
+	int fd = kr_ops_map_open(in, KR_MAP_QLB_STATS, true);
 	struct kr_service_key key, next;
 	bool seen[KR_QLB_MAX_SERVICES] = { false };
 	void *pk = NULL;
