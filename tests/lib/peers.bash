@@ -188,7 +188,7 @@ peers_stop_router_procs() {
 	pids=$(ip netns pids "$TOPO_R")
 	[ -z "$pids" ] && return 0
 	# shellcheck disable=SC2086
-	kill $pids 2>/dev/null
+	kill $pids 2>/dev/null || :	# (one may be gone already: not an error)
 	topo_kill_ns "$TOPO_R"
 }
 
