@@ -38,11 +38,12 @@ decode_part() {
 # Runs `quic-lb decode` (extra flags in $@) for every vector; counts exact lines.  With
 # DECODE_JOBS=J, J processes at once, each every J-th vector.
 decode_all() {
-	local jobs=${DECODE_JOBS:-1} i n=0 bad=0 pn pb
+	local jobs=${DECODE_JOBS:-1} i n=0 bad=0 pn pb pids=()
 	for ((i = 0; i < jobs; i++)); do
 		decode_part "$i" "$jobs" "$@" >"$BATS_TEST_TMPDIR/decode.$i" &
+		pids+=($!)
 	done
-	wait
+	for i in "${pids[@]}"; do wait "$i"; done
 	for ((i = 0; i < jobs; i++)); do
 		sed '$d' "$BATS_TEST_TMPDIR/decode.$i"
 		read -r pn pb < <(tail -1 "$BATS_TEST_TMPDIR/decode.$i")
