@@ -69,6 +69,24 @@ plan_check() {
 # timed_out RC: did `timeout` stop the command (124, or 137 after -k)?
 timed_out() { [ "$1" = 124 ] || [ "$1" = 137 ]; }
 
+# verdict NAME TAP STATUS LIMIT [tail]: counts TAP's results; a timeout (after LIMIT s), an
+# exit status without a failure, or a plan that disagrees is one failure more, naming NAME;
+# skipped tests are named.  "tail": the TAP's last lines go with an exit status.
+verdict() {
+	count "$2"
+	if timed_out "$3"; then
+		echo "not ok - $1 timed out after ${4}s"
+		failed=$((failed + 1))
+	elif [ "$3" != 0 ] && [ "$f" = 0 ]; then
+		echo "not ok - $1 exited with status $3"
+		[ -z "${5:-}" ] || tail -20 "$2"
+		failed=$((failed + 1))
+	elif [ "$f" = 0 ]; then
+		plan_check "$2" "$1"
+	fi
+	skips "$2" "$1"
+}
+
 # run_bats FILE: the bats file's TAP in $log/bats-NAME.tap; "STATUS SECONDS" in .done.
 # The background runs it with bg_nice=(nice -n 19).
 bg_nice=()
@@ -87,18 +105,7 @@ report_bats() {
 	local name=$1 rc secs
 	read -r rc secs < "$log/bats-$name.done"
 	grep -E '^(not ok|#)' "$log/bats-$name.tap" | awk 'NR <= 200'
-	count "$log/bats-$name.tap"
-	if timed_out "$rc"; then
-		echo "not ok - bats $name timed out after ${file_timeout}s"
-		failed=$((failed + 1))
-	elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		echo "not ok - bats $name exited with status $rc"
-		tail -20 "$log/bats-$name.tap"
-		failed=$((failed + 1))
-	elif [ "$f" = 0 ]; then
-		plan_check "$log/bats-$name.tap" "bats $name"
-	fi
-	skips "$log/bats-$name.tap" "bats $name"
+	verdict "bats $name" "$log/bats-$name.tap" "$rc" "$file_timeout" tail
 	echo "# bats $name: $(grep -cE '^ok ' "$log/bats-$name.tap") ok, $f not ok ($secs s)"
 }
 
@@ -171,17 +178,7 @@ for t in "$OUT"/tests/*; do
 	timeout -k 10 "$prog_timeout" "$t" 2>&1 | tee "$log/$name.tap" |
 		grep -E '^(not ok|# )' | grep -v '^# ok' | awk 'NR <= 200'
 	rc=${PIPESTATUS[0]}
-	count "$log/$name.tap"
-	if timed_out "$rc"; then
-		echo "not ok - $name timed out after ${prog_timeout}s"
-		failed=$((failed + 1))
-	elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		echo "not ok - $name exited with status $rc"
-		failed=$((failed + 1))
-	elif [ "$f" = 0 ]; then
-		plan_check "$log/$name.tap" "$name"
-	fi
-	skips "$log/$name.tap" "$name"
+	verdict "$name" "$log/$name.tap" "$rc" "$prog_timeout"
 	echo "# $name: $(grep -cE '^ok ' "$log/$name.tap") ok, $f not ok ($((SECONDS - start)) s)"
 done
 
