@@ -227,6 +227,24 @@ peers_resize() { # SYSTEM N
 	esac
 }
 
+# peers_direct_answer: with `direct` up, a query from the first port of each of its first
+# 4 port ranges is answered by the range's backend (A 10.250.0.I); prints what is not.
+peers_direct_answer() {
+	local r per nr=$((4 * PEERS_THREADS)) bad=0 p a
+	per=$(( (PEERS_SOCKETS + nr - 1) / nr ))
+	for ((r = 0; r < 4; r++)); do
+		p=$((PEERS_PORT0 + r * per))
+		a=$(topo_exec "$TOPO_C" dig +short +tries=3 +time=1 -b "$TOPO_CLIENT4#$p" \
+			"@$TOPO_VIP4" "up.$TOPO_DNS_ZONE" A 2>&1)
+		if [ "$a" != "10.250.0.$((r % 4 + 1))" ]; then
+			echo "direct: a query from port $p: '$a', expected the answer of backend $((r % 4 + 1))"
+			bad=$((bad + 1))
+		fi
+	done
+	echo "direct: $((4 - bad)) of 4 port ranges answered by their backend"
+	[ "$bad" = 0 ]
+}
+
 peers_down() { # SYSTEM
 	case "$1" in
 	direct) peers_direct_rules del ;;
