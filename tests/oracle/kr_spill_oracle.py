@@ -188,7 +188,7 @@ def check(cfg_path, dump_path, nkeys, seed, pins):
     for key in hot:
         for c in range(64):
             cases.append((key, ([10, 8, c // 200, 1 + c % 200], 20000 + c)))
-    per_client = {}
+    per_key, unstable = {}, 0
     for key, (src, sport) in cases:
         h = zlib.crc32(key) & M32
         want, sp, rep = model.route(h, (src, sport))
@@ -198,18 +198,26 @@ def check(cfg_path, dump_path, nkeys, seed, pins):
             got.append(macs.get(out[:6]) if ret in (3, 4) else None)
         if any(g != want for g in got):
             bad.append((key.decode(), src, sport, want, got))
-        if sp:
-            spilled += 1
+        spilled += sp
         if key in hot:
-            per_client.setdefault(key, set()).add(got[0])
-    nhot = sum(64 for _ in hot)
-    print('spill: keys %d instances %d agree %d spilled %d hot keys %d clients %d '
-          'replicas used %s' % (len(cases) - nhot, len(fds), len(cases) - len(bad), spilled,
-                                len(hot), nhot,
-                                ','.join(str(len(per_client.get(k, ()))) for k in hot)))
+            per_key.setdefault(key, set()).add(got[0])
+            # the same client again: the same replica
+            ret, out = prog_run(fds[0], frame4(src, sport, vip, svc['port'], key))
+            unstable += macs.get(out[:6]) != got[0]
+    nhot = 64 * len(hot)
+    k = {hk['key'].encode(): hk['replicas'] for r in cfg['rings'] for hk in r.get('hot_keys', [])}
+    nup = sum(model.up)
+    fewer = [x.decode() for x in hot if len(per_key.get(x, ())) != min(k[x], nup)]
+    print('spill: keys %d instances %d agree %d spilled %d; hot keys %d clients %d replicas '
+          'used %s unstable %d' % (len(cases) - nhot, len(fds), len(cases) - len(bad), spilled,
+                                   len(hot), nhot,
+                                   ','.join('%d/%d' % (len(per_key.get(x, ())), k[x])
+                                            for x in hot), unstable))
+    if fewer:
+        print('hot keys not spread over their replicas: %s' % ' '.join(fewer))
     for b in bad[:10]:
         print('disagree: key %s client %s:%d model %s kernel %s' % b)
-    return 1 if bad else 0
+    return 1 if bad or unstable or fewer else 0
 
 
 def selftest():
