@@ -80,6 +80,13 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	[[ "$output" =~ spill:\ keys\ 12000\ instances\ 2\ agree\ 12000\ spilled\ ([0-9]+) ]]
 	echo "# ${BASH_REMATCH[1]} of 12000 keys spilled" >&3
 	[ "${BASH_REMATCH[1]}" -gt 1000 ]
+	# userspace's truth: lookup --live (the published image, kr_backends' spill) agrees
+	KR_SPILL_KEYS=$HK_TMP/keys "$HK_PY" "$HK_ORACLE" check "$HK_TMP/c.json" "$HK_TMP/dump" \
+		12000 7 "/sys/fs/bpf/keyrouter/$HK_P-a" > /dev/null
+	kr lookup -c "$HK_TMP/c.json" --service kv --live --instance "$HK_P-a" --json \
+		--keys-file "$HK_TMP/keys" > "$HK_TMP/lookup.json"
+	run -0 "$HK_PY" "$HK_ORACLE" cmp-lookup "$HK_TMP/c.json" "$HK_TMP/dump" "$HK_TMP/lookup.json"
+	[[ "$output" == *"lookup: keys 12000 agree 12000"* ]]
 	# every fraction back to 0 at run time (backend set): the routes of a ring without spill
 	for b in 11 13 15 17 18; do
 		kr backend set "10.66.0.$b:9001" --spill 0 --instance "$HK_P-a"

@@ -14,6 +14,8 @@ is its destination MAC after the program.
       NKEYS random keys (and, for the hot keys of the configuration's ring, 64 clients
       each): prints "spill: keys N agree N spilled N moved-from ... hot: ..." and exits 1
       on any disagreement (listing the first ones).
+  kr_spill_oracle.py cmp-lookup CONFIG DUMP LOOKUP_JSON
+      `keyrouter lookup --service ... --live --json` lines against the model
   kr_spill_oracle.py selftest
 """
 import bisect
@@ -184,6 +186,9 @@ def check(cfg_path, dump_path, nkeys, seed, pins):
         key = ('k%d-%08x' % (n, rnd.getrandbits(32))).encode()
         cases.append((key, ([10, 9, rnd.randrange(256), rnd.randrange(1, 255)],
                             rnd.randrange(1024, 65536))))
+    if os.environ.get('KR_SPILL_KEYS'):     # the keys, one per line, for `lookup`
+        with open(os.environ['KR_SPILL_KEYS'], 'w') as f:
+            f.write(''.join(k.decode() + '\n' for k, _ in cases))
     hot = [hk['key'].encode() for r in cfg['rings'] for hk in r.get('hot_keys', [])]
     for key in hot:
         for c in range(64):
@@ -220,6 +225,27 @@ def check(cfg_path, dump_path, nkeys, seed, pins):
     return 1 if bad or unstable or fewer else 0
 
 
+def cmp_lookup(cfg_path, dump_path, lookup_path):
+    """`keyrouter lookup --service --live --json` lines (userspace's truth) vs the model."""
+    cfg = json.load(open(cfg_path))
+    model = Model(cfg, open(dump_path).read().splitlines(), cfg['services'][0]['ring'])
+    n = bad = spilled = 0
+    for line in open(lookup_path):
+        o = json.loads(line)
+        key = bytes.fromhex(o['key'])
+        want, sp, _ = model.route(zlib.crc32(key) & M32)
+        got = o['route']['index'] if o.get('route') else None
+        n += 1
+        spilled += sp
+        if got != want or o['route']['spilled'] != sp:
+            bad += 1
+            if bad <= 5:
+                print('disagree: key %s model %s spilled %s lookup %s' % (key, want, sp,
+                                                                          o['route']))
+    print('lookup: keys %d agree %d spilled %d' % (n, n - bad, spilled))
+    return 1 if bad or not n else 0
+
+
 def selftest():
     assert spill_value(0) == 0 and spill_value(1) == 0x9E37
     assert mix32(0) == 0 and mix32(1) == 0x514e28b7
@@ -236,6 +262,8 @@ def selftest():
 if __name__ == '__main__':
     if sys.argv[1:2] == ['selftest']:
         sys.exit(selftest())
+    if sys.argv[1:2] == ['cmp-lookup'] and len(sys.argv) == 5:
+        sys.exit(cmp_lookup(*sys.argv[2:5]))
     if sys.argv[1:2] == ['check'] and len(sys.argv) >= 7:
         sys.exit(check(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
                        sys.argv[6:]))
