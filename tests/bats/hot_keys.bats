@@ -80,6 +80,12 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	[[ "$output" =~ spill:\ keys\ 12000\ instances\ 2\ agree\ 12000\ spilled\ ([0-9]+) ]]
 	echo "# ${BASH_REMATCH[1]} of 12000 keys spilled" >&3
 	[ "${BASH_REMATCH[1]}" -gt 1000 ]
+	# each key ran once through each program: the spilled counter is that count, exactly
+	run -0 kr stats --prometheus --instance "$HK_P-b"
+	[[ "$output" == *"keyrouter_ring_slot_spilled_packets_total{keyrouter_instance=\"$HK_P-b\",ring=\"web\",slot=\"0\"} ${BASH_REMATCH[1]}"* ]]
+	[[ "$output" == *"keyrouter_backend_spill{"*"} 0.99"* ]]
+	run -0 kr status --instance "$HK_P-b"
+	[[ "$output" == *"spill 0.5000 (fixed)"* ]]
 	# userspace's truth: lookup --live (the published image, kr_backends' spill) agrees
 	KR_SPILL_KEYS=$HK_TMP/keys "$HK_PY" "$HK_ORACLE" check "$HK_TMP/c.json" "$HK_TMP/dump" \
 		12000 7 "/sys/fs/bpf/keyrouter/$HK_P-a" > /dev/null
