@@ -90,7 +90,7 @@ struct top_svc {
 	double ring_cv;
 	struct top_be *be;
 	unsigned nbe;
-	struct kr_ops_named c0, c1;
+	struct kr_svc_stats c0, c1;	/* the service's counters at the two rounds */
 	bool migrating;
 };
 
@@ -289,12 +289,12 @@ static void counters_read(struct top *tp)
 	free(v);
 }
 
-static __u64 delta(const struct kr_ops_named *a, const struct kr_ops_named *b, const char *f)
+static __u64 delta(__u64 was, __u64 now)
 {
-	__u64 x = kr_ops_named_get(b, f), y = kr_ops_named_get(a, f);
-
-	return x >= y ? x - y : 0;
+	return now >= was ? now - was : 0;
 }
+/* Counter f of service s between the two rounds. */
+#define DELTA(s, f) delta((s)->c0.f, (s)->c1.f)
 
 /* The traffic's CV over the ring's backends: r_i = traffic share / expected share. */
 static double traffic_cv(const struct top_svc *s, __u64 sum, __u64 total_points)
@@ -349,10 +349,10 @@ static void show(struct top *tp, double dt, const struct kr_trace_stats *ts)
 			js = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:b,s:s}", "service",
 				       s->name, "vip", s->vip, "ring",
 				       kr_trace_ring(tp->names, s->ring_id), "packets_per_s",
-				       delta(&s->c0, &s->c1, "packets") / dt, "routed_per_s",
-				       delta(&s->c0, &s->c1, "routed") / dt, "passed_per_s",
-				       delta(&s->c0, &s->c1, "passed") / dt, "dropped_per_s",
-				       delta(&s->c0, &s->c1, "dropped") / dt, "traffic_cv", tcv,
+				       DELTA(s, packets) / dt, "routed_per_s",
+				       DELTA(s, routed) / dt, "passed_per_s",
+				       DELTA(s, passed) / dt, "dropped_per_s",
+				       DELTA(s, dropped) / dt, "traffic_cv", tcv,
 				       "ring_cv", s->ring_cv, "migrating", s->migrating, "verdict",
 				       verdict_of(tcv, s->ring_cv, sum));
 			jbes = json_array();
@@ -360,10 +360,10 @@ static void show(struct top *tp, double dt, const struct kr_trace_stats *ts)
 			printf("service %s (%s) ring %s%s: %.1f packets/s (routed %.1f, passed %.1f, "
 			       "dropped %.1f)\n", s->name, s->vip, kr_trace_ring(tp->names, s->ring_id),
 			       s->migrating ? " (migrating: ring shares of the active slot)" : "",
-			       delta(&s->c0, &s->c1, "packets") / dt,
-			       delta(&s->c0, &s->c1, "routed") / dt,
-			       delta(&s->c0, &s->c1, "passed") / dt,
-			       delta(&s->c0, &s->c1, "dropped") / dt);
+			       DELTA(s, packets) / dt,
+			       DELTA(s, routed) / dt,
+			       DELTA(s, passed) / dt,
+			       DELTA(s, dropped) / dt);
 			printf("  traffic CV %.3f, ring CV %.3f: %s\n", tcv, s->ring_cv,
 			       verdict_of(tcv, s->ring_cv, sum));
 			printf("  %-24s %7s %11s %8s %8s  %s\n", "backend", "id", "packets/s", "traffic",
