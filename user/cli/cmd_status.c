@@ -274,6 +274,9 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 		o = json_pack("{s:I,s:s,s:s,s:o,s:o,s:o}", "id", (json_int_t)id, "address", addr,
 			      "state", state_name(be->state), "packets", kr_json_u64(pk), "bytes",
 			      kr_json_u64(by), "rings", rings);
+		json_object_set_new(o, "spill", json_real(be->spill / 65536.0));
+		json_object_set_new(o, "spill_fixed",
+				    json_boolean(be->flags & KR_BACKEND_F_SPILL_FIXED));
 		kr_health_show_backend(&v->hm, id, be, o);
 		json_array_append_new(arr, o);
 	} else {
@@ -288,6 +291,11 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 		       addr, id, state_name(be->state), (unsigned long long)pk,
 		       (unsigned long long)by, nr, cut ? (int)(cut - rn - 1) : (int)strlen(rn), rn,
 		       cut ? ",..." : "");
+		if (be->spill) {
+			printf("        spill %.4f (%s): that share of its keys walks on to the "
+			       "next backends (not QUIC keys)\n", be->spill / 65536.0,
+			       be->flags & KR_BACKEND_F_SPILL_FIXED ? "fixed" : "the controller's");
+		}
 		if (v->full)
 			kr_health_show_backend(&v->hm, id, be, NULL);
 	}

@@ -9,6 +9,7 @@
 #include "json_out.h"
 #include "ops_publish.h"
 #include "ops_report.h"
+#include "ops_hot.h"
 #include "ring_sm.h"
 
 void kr_ops_fmt_time(__u64 ns, char *buf, size_t len)
@@ -94,6 +95,19 @@ int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id
 			r->packets[s] = st.packets;
 			r->bytes[s] = st.bytes;
 		}
+		struct kr_slot_hot sh;
+
+		if (!err && m->slot_hot >= 0 &&
+		    !kr_ops_percpu_sum(m, m->slot_hot, id * 2 + s, &sh, sizeof(sh))) {
+			r->spilled[s] = sh.spilled;
+			r->replica[s] = sh.replica;
+		}
+	}
+	if (!err && m->hot_keys >= 0) {
+		struct kr_hot_ent *hk = NULL;
+
+		kr_ops_hot_list(m, (int)id, &hk, &r->hot_keys);
+		free(hk);
 	}
 	if (!err)
 		report_subsets(m, id, r);
@@ -137,6 +151,11 @@ void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r)
 			sl->hdr.ring_version, sl->hdr.point_multiple, mem,
 			(unsigned long long)sl->hdr.generation, t, (unsigned long long)r->packets[s]);
 	}
+	if (r->spilled[0] || r->spilled[1] || r->replica[0] || r->replica[1] || r->hot_keys)
+		fprintf(f, "  spill and hot keys: packets spilled %llu, to a replica %llu; hot "
+			"keys %u (QUIC keys take neither)\n",
+			(unsigned long long)(r->spilled[0] + r->spilled[1]),
+			(unsigned long long)(r->replica[0] + r->replica[1]), r->hot_keys);
 	if (r->have_moved)
 		fprintf(f, "  key space owned differently by the two slots: %.4f%%\n",
 			r->moved * 100.0);
@@ -176,9 +195,12 @@ json_t *kr_ops_ring_report_json(const struct kr_ops_ring_report *r)
 		}
 		json_object_set_new(j, "packets", kr_json_u64(r->packets[s]));
 		json_object_set_new(j, "bytes", kr_json_u64(r->bytes[s]));
+		json_object_set_new(j, "spilled", kr_json_u64(r->spilled[s]));
+		json_object_set_new(j, "replica", kr_json_u64(r->replica[s]));
 		json_array_append_new(slots, j);
 	}
 	json_object_set_new(o, "slots", slots);
+	json_object_set_new(o, "hot_keys", json_integer(r->hot_keys));
 	if (r->have_moved)
 		json_object_set_new(o, "moved_share", json_real(r->moved));
 	for (__u32 i = 0; i < r->nsub; i++)

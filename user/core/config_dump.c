@@ -132,6 +132,9 @@ DUMP(be_id, struct kr_cfg_backend, void, o->has_id ? json_integer(o->id) : NULL)
 DUMP(be_health, struct kr_cfg_backend, void,
      o->health ? cfg_fields_json(KR_CFG_OBJ_HEALTH, KR_CFG_V_BACKEND, o->health, o) : NULL)
 
+/* the units as a fraction that rounds back to them */
+DUMP(be_spill, struct kr_cfg_backend, void, o->has_spill ? json_real(o->spill / 65536.0) : NULL)
+
 static const struct kr_cfg_field backend_fields[] = {
 	KR_CFG_FIELD("address", 0, be_address),
 	KR_CFG_FIELD("weight", 0, be_weight),
@@ -143,6 +146,7 @@ static const struct kr_cfg_field backend_fields[] = {
 	KR_CFG_FIELD("tags", 0, be_tags),
 	KR_CFG_FIELD("quic_lb_server_ids", 0, be_qlb_sids),
 	KR_CFG_FIELD("health", 0, be_health),
+	KR_CFG_FIELD("spill", 0, be_spill),
 	{ .name = NULL },
 };
 
@@ -168,6 +172,25 @@ DUMP(ring_pm, struct kr_cfg_ring, void, json_integer(o->point_multiple))
 DUMP(ring_health, struct kr_cfg_ring, void,
      cfg_fields_json(KR_CFG_OBJ_HEALTH, KR_CFG_V_RING, &o->health, o))
 
+static json_t *ring_hot_keys(const struct kr_cfg_field *f, const void *obj, const void *up,
+			     unsigned v)
+{
+	const struct kr_cfg_ring *r = obj;
+	json_t *hs;
+	char h[16];
+
+	(void)f; (void)up; (void)v;
+	if (!r->nhot_keys)
+		return NULL;
+	hs = json_array();
+	for (uint32_t i = 0; i < r->nhot_keys; i++) {
+		snprintf(h, sizeof(h), "0x%08x", r->hot_keys[i].hash);
+		json_array_append_new(hs, json_pack("{s:s,s:i}", "hash", h, "replicas",
+						    (int)r->hot_keys[i].replicas));
+	}
+	return hs;
+}
+
 static const struct kr_cfg_field ring_fields[] = {
 	KR_CFG_FIELD("name", 0, ring_name),
 	KR_CFG_FIELD("format", 0, ring_format),
@@ -175,6 +198,7 @@ static const struct kr_cfg_field ring_fields[] = {
 	KR_CFG_FIELD("target_cv", 0, NULL),		/* written as the point_multiple it gave */
 	KR_CFG_FIELD("backends", 0, ring_backends),
 	KR_CFG_FIELD("health", 0, ring_health),
+	KR_CFG_FIELD("hot_keys", 0, ring_hot_keys),
 	{ .name = NULL },
 };
 
@@ -362,6 +386,15 @@ static const struct kr_cfg_field top_fields[] = {
 	{ .name = NULL },
 };
 
+/* a ring's "hot_keys" entries (config_hot.c parses them; the ring's dump writes them as
+ * their hashes) */
+static const struct kr_cfg_field hot_key_fields[] = {
+	KR_CFG_FIELD("key", 0, NULL),
+	KR_CFG_FIELD("hash", 0, NULL),
+	KR_CFG_FIELD("replicas", 0, NULL),
+	{ .name = NULL },
+};
+
 const struct kr_cfg_object kr_cfg_objects[KR_CFG_NOBJ] = {
 	[KR_CFG_OBJ_TOP] = { "## Top level", top_fields },
 	[KR_CFG_OBJ_HASH] = { "## Keyed hash", hash_fields },
@@ -373,6 +406,7 @@ const struct kr_cfg_object kr_cfg_objects[KR_CFG_NOBJ] = {
 	[KR_CFG_OBJ_FORWARD] = { "### Forwarding (`forward`)", forward_fields },
 	[KR_CFG_OBJ_POLICY] = { "### Policies (`policy`)", policy_fields },
 	[KR_CFG_OBJ_QUIC_LB] = { "### QUIC-LB (`quic_lb`)", quic_lb_fields },
+	[KR_CFG_OBJ_HOT_KEY] = { "### Hot keys (`hot_keys`)", hot_key_fields },
 };
 
 char *kr_config_dump_json(const struct kr_config *cfg)

@@ -101,7 +101,7 @@ struct kr_cfg_field {
 enum kr_cfg_obj {
 	KR_CFG_OBJ_TOP, KR_CFG_OBJ_HASH, KR_CFG_OBJ_RING, KR_CFG_OBJ_BACKEND, KR_CFG_OBJ_HEALTH,
 	KR_CFG_OBJ_SERVICE, KR_CFG_OBJ_KEY, KR_CFG_OBJ_FORWARD, KR_CFG_OBJ_POLICY,
-	KR_CFG_OBJ_QUIC_LB, KR_CFG_NOBJ,
+	KR_CFG_OBJ_QUIC_LB, KR_CFG_OBJ_HOT_KEY, KR_CFG_NOBJ,
 };
 
 struct kr_cfg_object {
@@ -146,5 +146,8 @@ void cfg_check_backend_ids(struct ctx *c);
 
 /* A QUIC-LB server ID in hex (2 * n + 1 bytes of out). */
 void cfg_qlb_hex(const uint8_t *p, unsigned n, char *out);
+
+/* Every ring's "hot_keys" (config_hot.c), after the services. */
+void cfg_parse_hot_keys(struct ctx *c, json_t *root);
 
 #endif

@@ -19,6 +19,7 @@ struct kr_ops_maps {
 	int service_ports;			/* kr_service_ports, optional */
 	int device_macs;			/* kr_device_macs, optional */
 	int port_wild, wild_svcs;		/* kr_port_wild, kr_wild_svcs, optional */
+	int hot_keys, slot_hot;			/* kr_hot_keys, kr_slot_hot, optional */
 	__u32 backends_max;			/* max_entries of kr_backends */
 	__u32 services_max;
 	int ncpus;
