@@ -364,8 +364,26 @@ static void test_replicas(void)
 	kr_bal_plan_alloc(&p, NB);
 	CHECK(kr_bal_compute(&an, b, NB, hot, 2, &defaults, &p, &err) == 0, "replicas: computed");
 	fair = p.fair[o];
-	CHECK_EQ_U(hot[0].replicas_new, (uint32_t)ceil(hot[0].rate / (0.25 * fair)),
-		   "replicas: ceil(rate / ((C - 1) x fair))");
+	{
+		/* the least k whose replicas all stay under (C - H) x their share */
+		uint32_t k = hot[0].replicas_new, kmin = 0;
+		double base[NB];
+
+		memcpy(base, load, sizeof(base));
+		base[o] -= hot[0].rate;
+		base[kr_bal_route(&an, up, NULL, hot[1].hash)] -= hot[1].rate;
+		for (uint32_t kk = 2; kk <= NB && !kmin; kk++) {
+			double m = 0;
+
+			kr_bal_replicas(&an, up, hot[0].hash, kk, rep);
+			for (uint32_t d = 0; d < kk; d++)
+				m = fmax(m, (base[rep[d]] + hot[0].rate / kk) / p.fair[rep[d]]);
+			if (m <= 1.2)
+				kmin = kk;
+		}
+		CHECK(k >= 2 && k == kmin, "replicas: the least k under (C - H) x the share: %u "
+		      "(brute force %u; the key is %.2f x a share)", k, kmin, hot[0].rate / fair);
+	}
 	CHECK_EQ_U(hot[1].replicas_new, 0, "replicas: a cold key gets none");
 	kr_bal_replicas(&an, up, hot[0].hash, hot[0].replicas_new, rep);
 	CHECK(rep[0] == o, "replicas: the first is the key's own backend");

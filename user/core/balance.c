@@ -446,43 +446,6 @@ static uint16_t to_u16(double u)
 	return v <= 0 ? 0 : v >= 65535 ? 65535 : (uint16_t)v;
 }
 
-/* Replica counts for the hot keys (see balance.h): a key above (C - 1) x its owner's fair
- * share gets ceil(rate / that) replicas (2..16, at most the backends up); a replicated key
- * keeps its count until the need halves, and its replicas until its rate halves. */
-static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_t nup,
-			     struct kr_bal_hot *hot, uint32_t nhot, const struct kr_bal_params *pr,
-			     const double *fair)
-{
-	for (uint32_t i = 0; i < nhot; i++) {
-		struct kr_bal_hot *h = &hot[i];
-		uint32_t o, now = h->replicas >= 2 ? h->replicas : 0, k;
-		double thr;
-
-		h->replicas_new = now;
-		if (h->fixed || !pr->replicas)
-			continue;
-		o = kr_bal_route(r, up, NULL, h->hash);
-		thr = o == NONE ? 0 : (pr->bound - 1) * fair[o];
-		if (!(thr > 0) || nup < 2)
-			continue;
-		k = h->rate / thr >= KR_BAL_MAX_REPLICAS ? KR_BAL_MAX_REPLICAS
-							 : (uint32_t)ceil(h->rate / thr);
-		if (now) {
-			if (h->rate < thr / 2)
-				k = 0;
-			else if (k < now && 2 * k > now)
-				k = now;
-			else if (k < 2)
-				k = 2;
-		} else if (k < 2) {
-			k = 0;
-		}
-		if (k > nup)
-			k = nup;
-		h->replicas_new = k;
-	}
-}
-
 /* Adds (sign +1) or takes away (-1) the traffic of hot key h at its k replicas. */
 static void hot_spread(const struct kr_an_ring *r, const bool *up, const struct kr_bal_hot *h,
 		       uint32_t k, double sign, double *load)
@@ -492,6 +455,78 @@ static void hot_spread(const struct kr_an_ring *r, const bool *up, const struct 
 
 	for (uint32_t d = 0; d < got; d++)
 		load[rep[d]] += sign * h->rate / got;
+}
+
+/*
+ * Replica counts for the hot keys.  A key is hot above (C - 1) x its backend's fair share.
+ * Kept as they are: fixed entries, and the controller's own while the key stays above half
+ * that (then removed).  A new hot key, hottest first, gets the least k (2..16, at most the
+ * backends up) whose k replicas all stay under (C - H) x their share with its rate / k on
+ * top of the load without hot keys (base) and of the keys placed before it; when no k
+ * does, the k that leaves the most loaded of them lowest.
+ */
+static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_t nup,
+			     struct kr_bal_hot *hot, uint32_t nhot, const struct kr_bal_params *pr,
+			     const double *fair, const double *base, uint32_t n)
+{
+	double *load = malloc((n ? n : 1) * sizeof(*load)), aim = pr->bound - pr->hysteresis;
+	uint8_t *done = calloc(nhot ? nhot : 1, 1);
+
+	for (uint32_t i = 0; i < nhot; i++)
+		hot[i].replicas_new = hot[i].replicas >= 2 ? hot[i].replicas : 0;
+	if (!load || !done)
+		goto out;
+	memcpy(load, base, n * sizeof(*load));
+	for (uint32_t i = 0; i < nhot; i++) {
+		struct kr_bal_hot *h = &hot[i];
+		uint32_t o = kr_bal_route(r, up, NULL, h->hash);
+		double thr = o == NONE ? 0 : (pr->bound - 1) * fair[o];
+
+		if (h->fixed || !pr->replicas || h->replicas_new) {
+			if (!h->fixed && pr->replicas && h->rate < thr / 2)
+				h->replicas_new = 0;
+			done[i] = 1;
+		} else if (!(thr > 0) || h->rate < thr || nup < 2) {
+			done[i] = 1;
+		}
+		if (done[i] && h->replicas_new)
+			hot_spread(r, up, h, h->replicas_new, +1, load);
+	}
+	for (;;) {
+		uint32_t best = NONE, kmax = nup < KR_BAL_MAX_REPLICAS ? nup : KR_BAL_MAX_REPLICAS;
+		uint32_t bk = 0, rep[KR_BAL_MAX_REPLICAS];
+		double bm = HUGE_VAL;
+
+		for (uint32_t i = 0; i < nhot; i++)
+			if (!done[i] && (best == NONE || hot[i].rate > hot[best].rate))
+				best = i;
+		if (best == NONE)
+			break;
+		for (uint32_t k = 2; k <= kmax; k++) {
+			uint32_t got = kr_bal_replicas(r, up, hot[best].hash, k, rep);
+			double m = 0;
+
+			for (uint32_t d = 0; d < got; d++) {
+				double q = fair[rep[d]] > 0 ? (load[rep[d]] + hot[best].rate / got) /
+							      fair[rep[d]] : HUGE_VAL;
+
+				m = q > m ? q : m;
+			}
+			if (m < bm) {
+				bm = m;
+				bk = got;
+			}
+			if (m <= aim || got < k)
+				break;
+		}
+		hot[best].replicas_new = bk >= 2 ? bk : 0;
+		if (hot[best].replicas_new)
+			hot_spread(r, up, &hot[best], hot[best].replicas_new, +1, load);
+		done[best] = 1;
+	}
+out:
+	free(load);
+	free(done);
 }
 
 int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, uint32_t n,
@@ -546,27 +581,32 @@ int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, u
 		p->fair[x] = up[x] && wsum > 0 ? p->total * b[x].weight / wsum : 0;
 
 	/* the hot keys: taken out of the measured rates where they are now */
-	propose_replicas(r, up, nup, hot, nhot, pr, p->fair);
 	for (uint32_t x = 0; x < n; x++)
 		y[x] = up[x] && b[x].rate > 0 ? b[x].rate : 0;
 	for (uint32_t i = 0; i < nhot; i++) {
 		const struct kr_bal_hot *h = &hot[i];
+		uint32_t o;
 
 		if (h->replicas >= 2) {
 			hot_spread(r, up, h, h->replicas, +1, fix_now);
 			hot_spread(r, up, h, h->replicas, -1, y);
-		} else if (h->replicas_new >= 2) {
-			uint32_t o = kr_bal_route(r, up, cur, h->hash);
-
-			if (o != NONE)
-				y[o] -= h->rate;
+		} else if ((o = kr_bal_route(r, up, cur, h->hash)) != NONE) {
+			y[o] -= h->rate;
 		}
-		if (h->replicas_new >= 2)
-			hot_spread(r, up, h, h->replicas_new, +1, fix_new);
 	}
 	for (uint32_t x = 0; x < n; x++)
 		if (y[x] < 0)
 			y[x] = 0;
+	propose_replicas(r, up, nup, hot, nhot, pr, p->fair, y, n);
+	for (uint32_t i = 0; i < nhot; i++) {
+		const struct kr_bal_hot *h = &hot[i];
+		uint32_t o;
+
+		if (h->replicas_new >= 2)
+			hot_spread(r, up, h, h->replicas_new, +1, fix_new);
+		else if (h->replicas < 2 && (o = kr_bal_route(r, up, cur, h->hash)) != NONE)
+			y[o] += h->rate;	/* not replicated: spillable traffic where it is */
+	}
 
 	/* the native loads: y = M(cur) N */
 	{
