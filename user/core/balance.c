@@ -199,18 +199,35 @@ static void walk_close(struct walk *w, uint32_t x)
 	w->q[x] = 0;
 }
 
+/* A key the caller knows by itself (a hot key without replicas): its traffic is not spread
+ * over its arc but sits at its own spill value u, on its arc j. */
+struct imp {
+	double u, rate;
+	uint32_t j;
+};
+
+static int imp_desc(const void *a, const void *b)
+{
+	const struct imp *x = a, *y = b;
+
+	return x->u < y->u ? 1 : x->u > y->u ? -1 : 0;
+}
+
 /*
  * The sweep: u from 1 down to 0, each open backend collecting q[x] per unit of u on top of
- * fixed[x].  forced[x] >= 0: x closes at that u whatever its load (a fixed spill; 0 never);
- * else x closes at the u where its load reaches bound[x] (bound NULL: never), at most
- * smax.  load[x] receives the total, s[x] the u where x closed (0: never).
+ * fixed[x], and the known keys im[0..nim) (by descending u) where they route at their u.
+ * forced[x] >= 0: x closes at that u whatever its load (a fixed spill; 0 never); else x
+ * closes at the u where its load reaches bound[x] (bound NULL: never), at most smax; a
+ * known key that would take it over closes it just above the key's u (the key spills).
+ * load[x] receives the total, s[x] the u where x closed (0: never).
  */
 static int sweep(const struct kr_an_ring *r, uint32_t n, const bool *up, const double *a,
-		 const double *fixed, const double *bound, const double *forced, double smax,
-		 double *load, double *s)
+		 const struct imp *im, uint32_t nim, const double *fixed, const double *bound,
+		 const double *forced, double smax, double *load, double *s)
 {
 	struct walk w;
 	double u = 1;
+	uint32_t ki = 0;
 
 	if (walk_init(&w, r, n, up, a)) {
 		walk_free(&w);
@@ -248,6 +265,29 @@ static int sweep(const struct kr_an_ring *r, uint32_t n, const bool *up, const d
 				ub = ux;
 				best = x;
 			}
+		}
+		if (ki < nim && im[ki].u >= ub) {
+			/* the next known key comes first (at a tie it stays: u < s spills) */
+			const struct imp *k = &im[ki++];
+			uint32_t x;
+
+			for (uint32_t y = 0; y < n; y++)
+				if (!w.closed[y])
+					load[y] += w.q[y] * (u - k->u);
+			u = k->u;
+			while ((x = w.dest[k->j]) != NONE) {
+				/* stays: it fits, x's spill is fixed, or the key alone is above
+				 * x's bound (spilling it would only move the overload on) */
+				if (!bound || (forced && forced[x] >= 0) ||
+				    load[x] + k->rate <= bound[x] || k->rate > bound[x] ||
+				    u + 1 / KR_BAL_ONE > smax) {
+					load[x] += k->rate;
+					break;
+				}
+				s[x] = u + 1 / KR_BAL_ONE;
+				walk_close(&w, x);
+			}
+			continue;
 		}
 		if (best == NONE)
 			break;
@@ -365,7 +405,8 @@ static int solve(double *m, double *y, double *x, uint32_t n)
 
 /* The model's load of each backend under spill s (forced), with fixed[] on top. */
 static int model_load(const struct kr_an_ring *r, uint32_t n, const bool *up, const double *a,
-		      const double *fixed, const uint16_t *s, double *load)
+		      const struct imp *im, uint32_t nim, const double *fixed, const uint16_t *s,
+		      double *load)
 {
 	double *forced = malloc(n * sizeof(*forced)), *su = malloc(n * sizeof(*su));
 	int rc = -1;
@@ -373,7 +414,7 @@ static int model_load(const struct kr_an_ring *r, uint32_t n, const bool *up, co
 	if (forced && su) {
 		for (uint32_t x = 0; x < n; x++)
 			forced[x] = s[x] / KR_BAL_ONE;
-		rc = sweep(r, n, up, a, fixed, NULL, forced, 1, load, su);
+		rc = sweep(r, n, up, a, im, nim, fixed, NULL, forced, 1, load, su);
 	}
 	free(forced);
 	free(su);
@@ -546,7 +587,8 @@ int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, u
 	double *forced = calloc(n ? n : 1, sizeof(double));
 	double *su = calloc(n ? n : 1, sizeof(double));
 	double *m = NULL, wsum = 0;
-	uint32_t nup = 0;
+	struct imp *im = calloc(nhot ? nhot : 1, sizeof(*im));
+	uint32_t nup = 0, nim = 0;
 	bool any_spill = false;
 	int rc = -1;
 
@@ -561,7 +603,7 @@ int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, u
 		kr_errf(err, "the ring has no points, or owners that are not its backends");
 		goto out;
 	}
-	if (!up || !cur || !top || !eff || !space || !fix_now || !fix_new || !y || !a || !bound ||
+	if (!up || !cur || !top || !im || !eff || !space || !fix_now || !fix_new || !y || !a || !bound ||
 	    !forced || !su) {
 		kr_errf(err, "out of memory");
 		goto out;
@@ -600,13 +642,18 @@ int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, u
 	propose_replicas(r, up, nup, hot, nhot, pr, p->fair, y, n);
 	for (uint32_t i = 0; i < nhot; i++) {
 		const struct kr_bal_hot *h = &hot[i];
-		uint32_t o;
 
-		if (h->replicas_new >= 2)
+		if (h->replicas_new >= 2) {
 			hot_spread(r, up, h, h->replicas_new, +1, fix_new);
-		else if (h->replicas < 2 && (o = kr_bal_route(r, up, cur, h->hash)) != NONE)
-			y[o] += h->rate;	/* not replicated: spillable traffic where it is */
+		} else if (im) {
+			/* not replicated: a key of its own, that spills by its own hash */
+			im[nim].u = (kr_bal_spill_hash(h->hash) >> 16) / KR_BAL_ONE;
+			im[nim].rate = h->rate;
+			im[nim++].j = lower_bound(r, h->hash);
+		}
 	}
+	if (im)
+		qsort(im, nim, sizeof(*im), imp_desc);
 
 	/* the native loads: y = M(cur) N */
 	{
@@ -644,17 +691,10 @@ int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, u
 	for (uint32_t x = 0; x < n; x++)
 		if (!up[x] || space[x] <= 0 || p->native[x] < 0)
 			p->native[x] = 0;
-	for (uint32_t i = 0; i < nhot; i++) {	/* keys leaving the map: spread traffic again */
-		uint32_t o;
-
-		if (hot[i].replicas >= 2 && hot[i].replicas_new < 2 &&
-		    (o = kr_bal_route(r, up, NULL, hot[i].hash)) != NONE)
-			p->native[o] += hot[i].rate;
-	}
 	for (uint32_t j = 0; j < r->npoints; j++)
 		a[j] = eff[j] == NONE || space[eff[j]] <= 0 ? 0
 			: p->native[eff[j]] * arc_len(r, j) / space[eff[j]];
-	if (model_load(r, n, up, a, fix_now, cur, p->model_now))
+	if (model_load(r, n, up, a, im, nim, fix_now, cur, p->model_now))
 		goto oom;
 
 	/* the least spill that holds C, and the one that holds C - H */
@@ -666,7 +706,8 @@ int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, u
 
 		for (uint32_t x = 0; x < n; x++)
 			bound[x] = c * p->fair[x];
-		if (sweep(r, n, up, a, fix_new, bound, forced, pr->spill_max, p->model_new, su))
+		if (sweep(r, n, up, a, im, nim, fix_new, bound, forced, pr->spill_max, p->model_new,
+			  su))
 			goto oom;
 		for (uint32_t x = 0; x < n; x++)
 			out[x] = b[x].fixed ? b[x].spill : to_u16(su[x]);
@@ -698,7 +739,7 @@ int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, u
 	for (uint32_t i = 0; i < nhot; i++)
 		p->replicas_changed += (hot[i].replicas >= 2 ? hot[i].replicas : 0) !=
 				       hot[i].replicas_new;
-	if (model_load(r, n, up, a, fix_new, p->spill, p->model_new) ||
+	if (model_load(r, n, up, a, im, nim, fix_new, p->spill, p->model_new) ||
 	    moved_share(r, n, up, cur, p->spill, p->lost, p->gained, &p->moved))
 		goto oom;
 	rc = 0;
@@ -719,5 +760,6 @@ out:
 	free(forced);
 	free(su);
 	free(m);
+	free(im);
 	return rc;
 }
