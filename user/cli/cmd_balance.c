@@ -156,13 +156,44 @@ static int local_ring(const struct kr_top_svc *s, struct kr_an_ring *r)
 	return 0;
 }
 
+struct hot_list {
+	struct kr_bal_hot *h;
+	char (*nm)[64];		/* each key as its key type prints it */
+	uint32_t n, cap;
+};
+
+/* The entry of hash in l (a new, zeroed one if it has none), or UINT32_MAX (no memory). */
+static uint32_t hot_slot(struct hot_list *l, uint32_t hash)
+{
+	uint32_t x;
+
+	for (x = 0; x < l->n && l->h[x].hash != hash; x++)
+		;
+	if (x < l->n)
+		return x;
+	if (l->n == l->cap) {
+		struct kr_bal_hot *h = realloc(l->h, (l->cap ? 2 * l->cap : 64) * sizeof(*h));
+		char (*nm)[64] = h ? realloc(l->nm, (l->cap ? 2 * l->cap : 64) * sizeof(*nm)) : NULL;
+
+		if (h)
+			l->h = h;
+		if (!nm)
+			return UINT32_MAX;
+		l->nm = nm;
+		l->cap = l->cap ? 2 * l->cap : 64;
+	}
+	memset(&l->h[x], 0, sizeof(l->h[x]));
+	l->nm[x][0] = 0;
+	l->h[x].hash = hash;
+	l->n++;
+	return x;
+}
+
 /* The hot keys: every counter of every backend of the ring's services, merged by hash,
  * and the ring's entries of kr_hot_keys. */
 static struct kr_bal_hot *hot_keys(struct bal *c, double dt, uint32_t *n, char (**names)[64])
 {
-	struct kr_bal_hot *h = NULL;
-	char (*nm)[64] = NULL;
-	uint32_t cnt = 0, cap = 0;
+	struct hot_list hk = { 0 };
 	struct kr_hot_key k, next, *prev = NULL;
 	struct kr_hot_val val;
 
@@ -179,23 +210,13 @@ static struct kr_bal_hot *hot_keys(struct bal *c, double dt, uint32_t *n, char (
 
 				if (ct->count <= ct->err)
 					continue;
-				for (x = 0; x < cnt && h[x].hash != ct->hash; x++)
-					;
-				if (x == cnt) {
-					if (cnt == cap) {
-						cap = cap ? 2 * cap : 64;
-						h = realloc(h, cap * sizeof(*h));
-						nm = realloc(nm, cap * sizeof(*nm));
-						if (!h || !nm)
-							goto oom;
-					}
-					memset(&h[cnt], 0, sizeof(h[cnt]));
-					h[cnt].hash = ct->hash;
+				x = hot_slot(&hk, ct->hash);
+				if (x == UINT32_MAX)
+					goto oom;
+				if (!hk.nm[x][0])
 					kr_key_print((enum kr_key_type)s->key_type, ct->key, ct->len,
-						     nm[cnt], sizeof(nm[cnt]));
-					cnt++;
-				}
-				h[x].rate += rate;
+						     hk.nm[x], sizeof(hk.nm[x]));
+				hk.h[x].rate += rate;
 			}
 		}
 	}
@@ -205,32 +226,21 @@ static struct kr_bal_hot *hot_keys(struct bal *c, double dt, uint32_t *n, char (
 		prev = &k;
 		if (k.ring_id != (__u32)c->ring_id || bpf_map_lookup_elem(c->hot_fd, &k, &val))
 			continue;
-		uint32_t x;
+		uint32_t x = hot_slot(&hk, k.key_hash);
 
-		for (x = 0; x < cnt && h[x].hash != k.key_hash; x++)
-			;
-		if (x == cnt) {
-			if (cnt == cap) {
-				cap = cap ? 2 * cap : 64;
-				h = realloc(h, cap * sizeof(*h));
-				nm = realloc(nm, cap * sizeof(*nm));
-				if (!h || !nm)
-					goto oom;
-			}
-			memset(&h[cnt], 0, sizeof(h[cnt]));
-			h[cnt].hash = k.key_hash;
-			snprintf(nm[cnt], sizeof(nm[cnt]), "hash %08x", k.key_hash);
-			cnt++;
-		}
-		h[x].replicas = val.replicas;
-		h[x].fixed = !(val.flags & KR_HOT_F_CONTROLLER);
+		if (x == UINT32_MAX)
+			goto oom;
+		if (!hk.nm[x][0])
+			snprintf(hk.nm[x], sizeof(hk.nm[x]), "hash %08x", k.key_hash);
+		hk.h[x].replicas = val.replicas;
+		hk.h[x].fixed = !(val.flags & KR_HOT_F_CONTROLLER);
 	}
-	*n = cnt;
-	*names = nm;
-	return h ? h : calloc(1, sizeof(*h));
+	*n = hk.n;
+	*names = hk.nm;
+	return hk.h ? hk.h : calloc(1, sizeof(*hk.h));
 oom:
-	free(h);
-	free(nm);
+	free(hk.h);
+	free(hk.nm);
 	*n = 0;
 	*names = NULL;
 	return NULL;

@@ -312,6 +312,24 @@ static int u16_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* The distinct spill values in effect (of s0, and of s1 when not NULL), descending, then 0:
+ * the edges of the u slices in which the set of spilling backends is constant. */
+static uint32_t levels(const bool *up, const uint16_t *s0, const uint16_t *s1, uint32_t n,
+		       uint16_t *v)
+{
+	uint32_t nv = 0;
+
+	for (uint32_t x = 0; x < n; x++) {
+		if (up[x] && s0[x])
+			v[nv++] = s0[x];
+		if (s1 && up[x] && s1[x])
+			v[nv++] = s1[x];
+	}
+	qsort(v, nv, sizeof(*v), u16_desc);
+	v[nv++] = 0;
+	return nv;
+}
+
 /*
  * The share of each backend's own arcs that lands on each backend under spill s (the
  * model's M(s), n x n, m[x * n + b]), and the backend that owns each arc with no spill
@@ -331,11 +349,7 @@ static int spread_matrix(const struct kr_an_ring *r, uint32_t n, const bool *up,
 		goto out;
 	for (uint32_t j = 0; j < r->npoints; j++)
 		eff[j] = w.dest[j];
-	for (uint32_t x = 0; x < n; x++)
-		if (up[x] && s[x])
-			v[nv++] = s[x];
-	qsort(v, nv, sizeof(*v), u16_desc);
-	v[nv++] = 0;
+	nv = levels(up, s, NULL, n, v);
 	for (uint32_t k = 0; k < nv; k++) {
 		double lo = v[k] / KR_BAL_ONE;
 
@@ -439,14 +453,7 @@ static int moved_share(const struct kr_an_ring *r, uint32_t n, const bool *up, c
 	memset(gained, 0, n * sizeof(*gained));
 	if (!v || walk_init(&w0, r, n, up, NULL) || walk_init(&w1, r, n, up, NULL))
 		goto out;
-	for (uint32_t x = 0; x < n; x++) {
-		if (up[x] && s0[x])
-			v[nv++] = s0[x];
-		if (up[x] && s1[x])
-			v[nv++] = s1[x];
-	}
-	qsort(v, nv, sizeof(*v), u16_desc);
-	v[nv++] = 0;
+	nv = levels(up, s0, s1, n, v);
 	for (uint32_t k = 0; k < nv; k++) {
 		double lo = v[k] / KR_BAL_ONE;
 
