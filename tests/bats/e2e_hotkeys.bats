@@ -126,3 +126,26 @@ hits() {
 	[ "$(jq '[.backends[].spill] | add' <<<"$output")" = 0 ]
 	[ "$(jq '[.hot_keys[] | select(.replicas > 0)] | length' <<<"$output")" = 0 ]
 }
+
+@test "hot keys: balance refuses bad input with a clear error and changes nothing" {
+	run topo_kr balance --mode on --instance "$TOPO_INSTANCE"
+	[ "$status" -eq 2 ]
+	[[ $output == *"--ring NAME"* ]]
+	run topo_kr balance --ring mc4 --mode sometimes --instance "$TOPO_INSTANCE"
+	[ "$status" -eq 2 ]
+	[[ $output == *"expected off, advise or on"* ]]
+	run topo_kr balance --ring mc4 --bound 1 --instance "$TOPO_INSTANCE"
+	[ "$status" -eq 2 ]
+	[[ $output == *"bound"* ]]
+	run topo_kr balance --ring mc4 --hysteresis 0.2 --instance "$TOPO_INSTANCE"
+	[ "$status" -eq 2 ]
+	[[ $output == *"hysteresis 0.2"* ]]
+	run topo_kr balance --ring nosuch --mode on --instance "$TOPO_INSTANCE"
+	[ "$status" -eq 1 ]
+	[[ $output == *"no ring 'nosuch'"* ]]
+	# nothing was published by any of them
+	run topo_kr balance --ring mc4 --mode advise --once --no-replicas --min-packets 0 --json \
+		--interval 0.2 --instance "$TOPO_INSTANCE"
+	[ "$status" -eq 0 ]
+	[ "$(jq '[.backends[].spill] | add' <<<"$output")" = 0 ]
+}
