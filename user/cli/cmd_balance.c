@@ -208,7 +208,10 @@ static struct kr_bal_hot *hot_keys(struct bal *c, double dt, uint32_t *n, char (
 				double rate = (double)(ct->count - ct->err) * c->v.sample / dt;
 				uint32_t x;
 
-				if (ct->count <= ct->err)
+				/* the keys Space-Saving vouches for: above 1/KR_TOP_SLOTS of the
+				 * backend's sampled packets, and sampled a few times at least */
+				if (ct->count - ct->err < 4 ||
+				    (ct->count - ct->err) * KR_TOP_SLOTS < b->sampled)
 					continue;
 				x = hot_slot(&hk, ct->hash);
 				if (x == UINT32_MAX)

@@ -510,12 +510,14 @@ static void hot_spread(const struct kr_an_ring *r, const bool *up, const struct 
  * Kept as they are: fixed entries, and the controller's own while the key stays above half
  * that (then removed).  A new hot key, hottest first, gets the least k (2..16, at most the
  * backends up) whose k replicas all stay under (C - H) x their share with its rate / k on
- * top of the load without hot keys (base) and of the keys placed before it; when no k
- * does, the k that leaves the most loaded of them lowest.
+ * top of the measured load (base: without the replicas in effect, which are placed again
+ * here) without the key itself, and of the keys placed before it; when no k does, the k
+ * that leaves the most loaded of them lowest.
  */
 static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_t nup,
-			     struct kr_bal_hot *hot, uint32_t nhot, const struct kr_bal_params *pr,
-			     const double *fair, const double *base, uint32_t n)
+			     const uint16_t *cur, struct kr_bal_hot *hot, uint32_t nhot,
+			     const struct kr_bal_params *pr, const double *fair, const double *base,
+			     uint32_t n)
 {
 	double *load = malloc((n ? n : 1) * sizeof(*load)), aim = pr->bound - pr->hysteresis;
 	uint8_t *done = calloc(nhot ? nhot : 1, 1);
@@ -550,6 +552,11 @@ static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_
 				best = i;
 		if (best == NONE)
 			break;
+		/* the key leaves the backend it is on now */
+		uint32_t now = kr_bal_route(r, up, cur, hot[best].hash);
+
+		if (now != NONE)
+			load[now] -= hot[best].rate;
 		for (uint32_t k = 2; k <= kmax; k++) {
 			uint32_t got = kr_bal_replicas(r, up, hot[best].hash, k, rep);
 			double m = 0;
@@ -570,6 +577,8 @@ static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_
 		hot[best].replicas_new = bk >= 2 ? bk : 0;
 		if (hot[best].replicas_new)
 			hot_spread(r, up, &hot[best], hot[best].replicas_new, +1, load);
+		else if (now != NONE)
+			load[now] += hot[best].rate;
 		done[best] = 1;
 	}
 out:
@@ -646,7 +655,21 @@ int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, u
 	for (uint32_t x = 0; x < n; x++)
 		if (y[x] < 0)
 			y[x] = 0;
-	propose_replicas(r, up, nup, hot, nhot, pr, p->fair, y, n);
+	{
+		/* the measured load without the replicas in effect: the greedy's base */
+		double *base = fix_new;	/* (fix_new is filled only below) */
+
+		memcpy(base, y, n * sizeof(*base));
+		for (uint32_t i = 0; i < nhot; i++) {
+			uint32_t o;
+
+			if (hot[i].replicas < 2 &&
+			    (o = kr_bal_route(r, up, cur, hot[i].hash)) != NONE)
+				base[o] += hot[i].rate;
+		}
+		propose_replicas(r, up, nup, cur, hot, nhot, pr, p->fair, base, n);
+		memset(fix_new, 0, n * sizeof(*fix_new));
+	}
 	for (uint32_t i = 0; i < nhot; i++) {
 		const struct kr_bal_hot *h = &hot[i];
 
