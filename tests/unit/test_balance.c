@@ -365,9 +365,9 @@ static void test_replicas(void)
 	CHECK(kr_bal_compute(&an, b, NB, hot, 2, &defaults, &p, &err) == 0, "replicas: computed");
 	fair = p.fair[o];
 	{
-		/* the least k whose replicas all stay under (C - H) x their share */
-		uint32_t k = hot[0].replicas_new, kmin = 0;
-		double base[NB];
+		/* the least k whose replicas all stay under (C - 2H) x their share */
+		uint32_t k = hot[0].replicas_new, kmin = 0, kbest = 0;
+		double base[NB], best = HUGE_VAL;
 
 		memcpy(base, load, sizeof(base));
 		base[o] -= hot[0].rate;	/* the measured load without the key itself */
@@ -377,10 +377,16 @@ static void test_replicas(void)
 			kr_bal_replicas(&an, up, hot[0].hash, kk, rep);
 			for (uint32_t d = 0; d < kk; d++)
 				m = fmax(m, (base[rep[d]] + hot[0].rate / kk) / p.fair[rep[d]]);
-			if (m <= 1.2)
+			if (m <= 1.15)
 				kmin = kk;
+			if (m < best) {
+				best = m;
+				kbest = kk;
+			}
 		}
-		CHECK(k >= 2 && k == kmin, "replicas: the least k under (C - H) x the share: %u "
+		if (!kmin)	/* none fits: the k that leaves the busiest replica lowest */
+			kmin = kbest;
+		CHECK(k >= 2 && k == kmin, "replicas: the least k under (C - 2H) x the share (else the best): %u "
 		      "(brute force %u; the key is %.2f x a share)", k, kmin, hot[0].rate / fair);
 	}
 	CHECK_EQ_U(hot[1].replicas_new, 0, "replicas: a cold key gets none");

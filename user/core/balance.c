@@ -505,26 +505,59 @@ static void hot_spread(const struct kr_an_ring *r, const bool *up, const struct 
 		load[rep[d]] += sign * h->rate / got;
 }
 
+/* The least k whose k replicas of h all stay under aim x their share with h's rate / k on
+ * top of load (which does not hold h); when none does, the k that leaves the most loaded of
+ * them lowest.  0 when that is below 2. */
+static uint32_t place_one(const struct kr_an_ring *r, const bool *up, uint32_t nup,
+			  const struct kr_bal_hot *h, const double *fair, const double *load,
+			  double aim)
+{
+	uint32_t kmax = nup < KR_BAL_MAX_REPLICAS ? nup : KR_BAL_MAX_REPLICAS;
+	uint32_t bk = 0, rep[KR_BAL_MAX_REPLICAS];
+	double bm = HUGE_VAL;
+
+	for (uint32_t k = 2; k <= kmax; k++) {
+		uint32_t got = kr_bal_replicas(r, up, h->hash, k, rep);
+		double m = 0;
+
+		for (uint32_t d = 0; d < got; d++) {
+			double q = fair[rep[d]] > 0 ? (load[rep[d]] + h->rate / got) / fair[rep[d]]
+						    : HUGE_VAL;
+
+			m = q > m ? q : m;
+		}
+		if (m < bm) {
+			bm = m;
+			bk = got;
+		}
+		if (m <= aim || got < k)
+			break;
+	}
+	return bk >= 2 ? bk : 0;
+}
+
 /*
  * Replica counts for the hot keys.  A key is hot above (C - 1) x its backend's fair share.
  * Kept as they are: fixed entries, and the controller's own while the key stays above half
  * that (then removed).  A new hot key, hottest first, gets the least k (2..16, at most the
- * backends up) whose k replicas all stay under (C - H) x their share with its rate / k on
+ * backends up) whose k replicas all stay under (C - 2H) x their share with its rate / k on
  * top of the measured load (base: without the replicas in effect, which are placed again
  * here) without the key itself, and of the keys placed before it; when no k does, the k
- * that leaves the most loaded of them lowest.
+ * that leaves the most loaded of them lowest; then each is placed again twice with the
+ * others' replicas in place.
  */
 static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_t nup,
 			     const uint16_t *cur, struct kr_bal_hot *hot, uint32_t nhot,
 			     const struct kr_bal_params *pr, const double *fair, const double *base,
 			     uint32_t n)
 {
-	double *load = malloc((n ? n : 1) * sizeof(*load)), aim = pr->bound - pr->hysteresis;
+	double *load = malloc((n ? n : 1) * sizeof(*load)), aim = pr->bound - 2 * pr->hysteresis;
 	uint8_t *done = calloc(nhot ? nhot : 1, 1);
+	uint32_t *order = calloc(nhot ? nhot : 1, sizeof(*order)), nord = 0;
 
 	for (uint32_t i = 0; i < nhot; i++)
 		hot[i].replicas_new = hot[i].replicas >= 2 ? hot[i].replicas : 0;
-	if (!load || !done)
+	if (!load || !done || !order)
 		goto out;
 	memcpy(load, base, n * sizeof(*load));
 	for (uint32_t i = 0; i < nhot; i++) {
@@ -542,48 +575,37 @@ static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_
 		if (done[i] && h->replicas_new)
 			hot_spread(r, up, h, h->replicas_new, +1, load);
 	}
-	for (;;) {
-		uint32_t best = NONE, kmax = nup < KR_BAL_MAX_REPLICAS ? nup : KR_BAL_MAX_REPLICAS;
-		uint32_t bk = 0, rep[KR_BAL_MAX_REPLICAS];
-		double bm = HUGE_VAL;
+	/* the new hot keys, hottest first; placed once, then twice more each with the others in
+	 * place (a key placed early sees the replicas of the keys after it) */
+	for (uint32_t i = 0; i < nhot; i++)
+		if (!done[i])
+			order[nord++] = i;
+	for (uint32_t a = 1; a < nord; a++)
+		for (uint32_t b = a; b > 0 && hot[order[b]].rate > hot[order[b - 1]].rate; b--) {
+			uint32_t t = order[b];
 
-		for (uint32_t i = 0; i < nhot; i++)
-			if (!done[i] && (best == NONE || hot[i].rate > hot[best].rate))
-				best = i;
-		if (best == NONE)
-			break;
-		/* the key leaves the backend it is on now */
-		uint32_t now = kr_bal_route(r, up, cur, hot[best].hash);
-
-		if (now != NONE)
-			load[now] -= hot[best].rate;
-		for (uint32_t k = 2; k <= kmax; k++) {
-			uint32_t got = kr_bal_replicas(r, up, hot[best].hash, k, rep);
-			double m = 0;
-
-			for (uint32_t d = 0; d < got; d++) {
-				double q = fair[rep[d]] > 0 ? (load[rep[d]] + hot[best].rate / got) /
-							      fair[rep[d]] : HUGE_VAL;
-
-				m = q > m ? q : m;
-			}
-			if (m < bm) {
-				bm = m;
-				bk = got;
-			}
-			if (m <= aim || got < k)
-				break;
+			order[b] = order[b - 1];
+			order[b - 1] = t;
 		}
-		hot[best].replicas_new = bk >= 2 ? bk : 0;
-		if (hot[best].replicas_new)
-			hot_spread(r, up, &hot[best], hot[best].replicas_new, +1, load);
-		else if (now != NONE)
-			load[now] += hot[best].rate;
-		done[best] = 1;
-	}
+	for (int pass = 0; pass < 3; pass++)
+		for (uint32_t i = 0; i < nord; i++) {
+			struct kr_bal_hot *h = &hot[order[i]];
+			uint32_t now = kr_bal_route(r, up, cur, h->hash);
+
+			if (pass && h->replicas_new)		/* taken back out */
+				hot_spread(r, up, h, h->replicas_new, -1, load);
+			else if (now != NONE)			/* leaves where it is now */
+				load[now] -= h->rate;
+			h->replicas_new = place_one(r, up, nup, h, fair, load, aim);
+			if (h->replicas_new)
+				hot_spread(r, up, h, h->replicas_new, +1, load);
+			else if (now != NONE)
+				load[now] += h->rate;
+		}
 out:
 	free(load);
 	free(done);
+	free(order);
 }
 
 int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, uint32_t n,
