@@ -542,7 +542,7 @@ static uint32_t place_one(const struct kr_an_ring *r, const bool *up, uint32_t n
  * that (then removed).  A new hot key, hottest first, gets the least k (2..16, at most the
  * backends up) whose k replicas all stay under (C - 2H) x their share with its rate / k on
  * top of the measured load (base: without the replicas in effect, which are placed again
- * here) without the key itself, and of the keys placed before it; when no k does, the k
+ * here) without the new hot keys, and of the keys placed before it; when no k does, the k
  * that leaves the most loaded of them lowest; then each is placed again twice with the
  * others' replicas in place.
  */
@@ -587,6 +587,12 @@ static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_
 			order[b] = order[b - 1];
 			order[b - 1] = t;
 		}
+	for (uint32_t i = 0; i < nord; i++) {	/* every one leaves where it is now */
+		uint32_t now = kr_bal_route(r, up, cur, hot[order[i]].hash);
+
+		if (now != NONE)
+			load[now] -= hot[order[i]].rate;
+	}
 	for (int pass = 0; pass < 3; pass++)
 		for (uint32_t i = 0; i < nord; i++) {
 			struct kr_bal_hot *h = &hot[order[i]];
@@ -594,7 +600,7 @@ static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_
 
 			if (pass && h->replicas_new)		/* taken back out */
 				hot_spread(r, up, h, h->replicas_new, -1, load);
-			else if (now != NONE)			/* leaves where it is now */
+			else if (pass && now != NONE)
 				load[now] -= h->rate;
 			h->replicas_new = place_one(r, up, nup, h, fair, load, aim);
 			if (h->replicas_new)
