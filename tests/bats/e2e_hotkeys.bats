@@ -60,7 +60,7 @@ ratio() { awk '{ t += $2; if ($2 > m) m = $2 } END { printf "%.2f\n", (t ? m * N
 
 traffic_start() {
 	topo_spawn "$TOPO_C" "$TOPO_DIR/traffic.log" /usr/bin/python3 "$TRAFFIC" "$TOPO_VIP4" \
-		$TOPO_MC_PORT --seconds 0 --pps "$PPS" --cold k $NCOLD --hot hot 3 --hot-share 0.3
+		$TOPO_MC_PORT --seconds 0 --pps "$PPS" --cold k $NCOLD --hot hot 3 --hot-share 0.3 --sockets 2048
 	sleep 1
 	pgrep -f "$TRAFFIC" | head -1 >"$TOPO_DIR/traffic.pid"
 }
@@ -97,7 +97,7 @@ hits() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -q "published"
-	measure 4 "$TOPO_DIR/after"
+	measure 6 "$TOPO_DIR/after"
 	after=$(ratio "$TOPO_DIR/after")
 	cat "$TOPO_DIR/after"
 	kill "$(cat "$TOPO_DIR/traffic.pid")"

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "ops.h"
 #include "ops_backends.h"
+#include "ops_kernel.h"
 #include "opts.h"
 #include "top_view.h"
 #include "trace_out.h"
@@ -159,6 +160,7 @@ static int local_ring(const struct kr_top_svc *s, struct kr_an_ring *r)
 struct hot_list {
 	struct kr_bal_hot *h;
 	char (*nm)[64];		/* each key as its key type prints it */
+	bool *keep;		/* vouched for by one backend's counters, or in the map */
 	uint32_t n, cap;
 };
 
@@ -172,18 +174,23 @@ static uint32_t hot_slot(struct hot_list *l, uint32_t hash)
 	if (x < l->n)
 		return x;
 	if (l->n == l->cap) {
-		struct kr_bal_hot *h = realloc(l->h, (l->cap ? 2 * l->cap : 64) * sizeof(*h));
-		char (*nm)[64] = h ? realloc(l->nm, (l->cap ? 2 * l->cap : 64) * sizeof(*nm)) : NULL;
+		uint32_t cap = l->cap ? 2 * l->cap : 64;
+		struct kr_bal_hot *h = realloc(l->h, cap * sizeof(*h));
+		char (*nm)[64] = h ? realloc(l->nm, cap * sizeof(*nm)) : NULL;
+		bool *keep = nm ? realloc(l->keep, cap * sizeof(*keep)) : NULL;
 
 		if (h)
 			l->h = h;
-		if (!nm)
+		if (nm)
+			l->nm = nm;
+		if (!keep)
 			return UINT32_MAX;
-		l->nm = nm;
-		l->cap = l->cap ? 2 * l->cap : 64;
+		l->keep = keep;
+		l->cap = cap;
 	}
 	memset(&l->h[x], 0, sizeof(l->h[x]));
 	l->nm[x][0] = 0;
+	l->keep[x] = false;
 	l->h[x].hash = hash;
 	l->n++;
 	return x;
@@ -208,14 +215,15 @@ static struct kr_bal_hot *hot_keys(struct bal *c, double dt, uint32_t *n, char (
 				double rate = (double)(ct->count - ct->err) * c->v.sample / dt;
 				uint32_t x;
 
-				/* the keys Space-Saving vouches for: above 1/KR_TOP_SLOTS of the
-				 * backend's sampled packets, and sampled a few times at least */
-				if (ct->count - ct->err < 4 ||
-				    (ct->count - ct->err) * KR_TOP_SLOTS < b->sampled)
+				if (ct->count <= ct->err)
 					continue;
 				x = hot_slot(&hk, ct->hash);
 				if (x == UINT32_MAX)
 					goto oom;
+				/* a key Space-Saving vouches for: above 1/KR_TOP_SLOTS of the
+				 * backend's sampled packets, and sampled a few times at least */
+				hk.keep[x] |= ct->count - ct->err >= 4 &&
+					      (ct->count - ct->err) * KR_TOP_SLOTS >= b->sampled;
 				if (!hk.nm[x][0])
 					kr_key_print((enum kr_key_type)s->key_type, ct->key, ct->len,
 						     hk.nm[x], sizeof(hk.nm[x]));
@@ -237,13 +245,22 @@ static struct kr_bal_hot *hot_keys(struct bal *c, double dt, uint32_t *n, char (
 			snprintf(hk.nm[x], sizeof(hk.nm[x]), "hash %08x", k.key_hash);
 		hk.h[x].replicas = val.replicas;
 		hk.h[x].fixed = !(val.flags & KR_HOT_F_CONTROLLER);
+		hk.keep[x] = true;	/* its packets summed over its replicas */
 	}
-	*n = hk.n;
+	*n = 0;
+	for (uint32_t x = 0; x < hk.n; x++)
+		if (hk.keep[x]) {
+			hk.h[*n] = hk.h[x];
+			memcpy(hk.nm[*n], hk.nm[x], sizeof(hk.nm[x]));
+			(*n)++;
+		}
 	*names = hk.nm;
+	free(hk.keep);
 	return hk.h ? hk.h : calloc(1, sizeof(*hk.h));
 oom:
 	free(hk.h);
 	free(hk.nm);
+	free(hk.keep);
 	*n = 0;
 	*names = NULL;
 	return NULL;
@@ -299,6 +316,15 @@ static int publish(struct bal *c, const struct kr_top_svc *s, const struct kr_ba
 			err = bpf_map_delete_elem(c->hot_fd, &k) && errno != ENOENT ? -errno : 0;
 		*nrep += !err;
 	}
+#ifdef KR_CTL_HOT
+	/* the ring's hot-key bit after its entries: the data path looks them up only then */
+	if (!err && *nrep) {
+		__u64 ctl;
+
+		if (!kr_ops_ctl_read(c->v.m, c->ring_id, &ctl) && !(ctl & KR_CTL_HOT))
+			err = kr_ops_ctl_write(c->v.m, c->ring_id, ctl | KR_CTL_HOT);
+	}
+#endif
 	kr_ops_inst_close(&lk);
 	return err;
 }

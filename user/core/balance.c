@@ -508,24 +508,37 @@ static void hot_spread(const struct kr_an_ring *r, const bool *up, const struct 
 /* The least k whose k replicas of h all stay under aim x their share with h's rate / k on
  * top of load (which does not hold h); when none does, the k that leaves the most loaded of
  * them lowest.  0 when that is below 2. */
+/* The most loaded of h's first k replicas / its share, with h's rate / k on top of load
+ * (which does not hold h); *got: how many replicas there are. */
+static double rep_max(const struct kr_an_ring *r, const bool *up, const struct kr_bal_hot *h,
+		      uint32_t k, const double *fair, const double *load, uint32_t *got)
+{
+	uint32_t rep[KR_BAL_MAX_REPLICAS];
+	double m = 0;
+
+	*got = kr_bal_replicas(r, up, h->hash, k, rep);
+	for (uint32_t d = 0; d < *got; d++) {
+		double q = fair[rep[d]] > 0 ? (load[rep[d]] + h->rate / *got) / fair[rep[d]]
+					    : HUGE_VAL;
+
+		m = q > m ? q : m;
+	}
+	return m;
+}
+
+/* The least k whose k replicas of h all stay under aim x their share with h's rate / k on
+ * top of load (which does not hold h); when none does, the k that leaves the most loaded of
+ * them lowest.  0 when that is below 2. */
 static uint32_t place_one(const struct kr_an_ring *r, const bool *up, uint32_t nup,
 			  const struct kr_bal_hot *h, const double *fair, const double *load,
 			  double aim)
 {
-	uint32_t kmax = nup < KR_BAL_MAX_REPLICAS ? nup : KR_BAL_MAX_REPLICAS;
-	uint32_t bk = 0, rep[KR_BAL_MAX_REPLICAS];
+	uint32_t kmax = nup < KR_BAL_MAX_REPLICAS ? nup : KR_BAL_MAX_REPLICAS, bk = 0, got;
 	double bm = HUGE_VAL;
 
 	for (uint32_t k = 2; k <= kmax; k++) {
-		uint32_t got = kr_bal_replicas(r, up, h->hash, k, rep);
-		double m = 0;
+		double m = rep_max(r, up, h, k, fair, load, &got);
 
-		for (uint32_t d = 0; d < got; d++) {
-			double q = fair[rep[d]] > 0 ? (load[rep[d]] + h->rate / got) / fair[rep[d]]
-						    : HUGE_VAL;
-
-			m = q > m ? q : m;
-		}
 		if (m < bm) {
 			bm = m;
 			bk = got;
@@ -538,8 +551,9 @@ static uint32_t place_one(const struct kr_an_ring *r, const bool *up, uint32_t n
 
 /*
  * Replica counts for the hot keys.  A key is hot above (C - 1) x its backend's fair share.
- * Kept as they are: fixed entries, and the controller's own while the key stays above half
- * that (then removed).  A new hot key, hottest first, gets the least k (2..16, at most the
+ * Kept as they are: fixed entries; the controller's own while the key stays above half that
+ * (then removed) and none of its replicas passes C (else placed again, as a new one).  A
+ * new hot key, hottest first, gets the least k (2..16, at most the
  * backends up) whose k replicas all stay under (C - 2H) x their share with its rate / k on
  * top of the measured load (base: without the replicas in effect, which are placed again
  * here) without the new hot keys, and of the keys placed before it; when no k does, the k
@@ -552,12 +566,12 @@ static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_
 			     uint32_t n)
 {
 	double *load = malloc((n ? n : 1) * sizeof(*load)), aim = pr->bound - 2 * pr->hysteresis;
-	uint8_t *done = calloc(nhot ? nhot : 1, 1);
+	uint8_t *done = calloc(nhot ? nhot : 1, 1), *mine = calloc(nhot ? nhot : 1, 1);
 	uint32_t *order = calloc(nhot ? nhot : 1, sizeof(*order)), nord = 0;
 
 	for (uint32_t i = 0; i < nhot; i++)
 		hot[i].replicas_new = hot[i].replicas >= 2 ? hot[i].replicas : 0;
-	if (!load || !done || !order)
+	if (!load || !done || !mine || !order)
 		goto out;
 	memcpy(load, base, n * sizeof(*load));
 	for (uint32_t i = 0; i < nhot; i++) {
@@ -565,14 +579,16 @@ static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_
 		uint32_t o = kr_bal_route(r, up, NULL, h->hash);
 		double thr = o == NONE ? 0 : (pr->bound - 1) * fair[o];
 
-		if (h->fixed || !pr->replicas || h->replicas_new) {
-			if (!h->fixed && pr->replicas && h->rate < thr / 2)
+		if (h->fixed || !pr->replicas || (h->replicas_new && h->rate < thr / 2)) {
+			if (!h->fixed && pr->replicas)
 				h->replicas_new = 0;
 			done[i] = 1;
+		} else if (h->replicas_new) {
+			mine[i] = 1;	/* the controller's own, still hot: placed again below */
 		} else if (!(thr > 0) || h->rate < thr || nup < 2) {
 			done[i] = 1;
 		}
-		if (done[i] && h->replicas_new)
+		if ((done[i] || mine[i]) && h->replicas_new)
 			hot_spread(r, up, h, h->replicas_new, +1, load);
 	}
 	/* the new hot keys, hottest first; placed once, then twice more each with the others in
@@ -587,22 +603,25 @@ static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_
 			order[b] = order[b - 1];
 			order[b - 1] = t;
 		}
-	for (uint32_t i = 0; i < nord; i++) {	/* every one leaves where it is now */
+	for (uint32_t i = 0; i < nord; i++) {	/* every new one leaves where it is now */
 		uint32_t now = kr_bal_route(r, up, cur, hot[order[i]].hash);
 
-		if (now != NONE)
+		if (!mine[order[i]] && now != NONE)
 			load[now] -= hot[order[i]].rate;
 	}
 	for (int pass = 0; pass < 3; pass++)
 		for (uint32_t i = 0; i < nord; i++) {
 			struct kr_bal_hot *h = &hot[order[i]];
-			uint32_t now = kr_bal_route(r, up, cur, h->hash);
+			uint32_t now = kr_bal_route(r, up, cur, h->hash), got;
 
-			if (pass && h->replicas_new)		/* taken back out */
+			if (h->replicas_new)			/* taken back out */
 				hot_spread(r, up, h, h->replicas_new, -1, load);
 			else if (pass && now != NONE)
 				load[now] -= h->rate;
-			h->replicas_new = place_one(r, up, nup, h, fair, load, aim);
+			/* the controller's own keep their k while no replica passes C */
+			if (!mine[order[i]] || rep_max(r, up, h, h->replicas_new, fair, load, &got) >
+					       pr->bound)
+				h->replicas_new = place_one(r, up, nup, h, fair, load, aim);
 			if (h->replicas_new)
 				hot_spread(r, up, h, h->replicas_new, +1, load);
 			else if (now != NONE)
@@ -611,6 +630,7 @@ static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_
 out:
 	free(load);
 	free(done);
+	free(mine);
 	free(order);
 }
 
