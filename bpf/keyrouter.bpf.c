@@ -476,16 +476,21 @@ static __always_inline int kr_stage_ring(const bool xdp, struct kr_state *st)
 	const struct kr_service *svc = KR_SVC(st);
 	int rc;
 
+	/* a QUIC connection ID must not move while the connection lives: no spill, no
+	 * replicas for its keys */
+	st->route.flags = svc->key_type == KR_KEY_QUIC ? KR_RT_F_NOSPILL : 0;
 	if (xdp)
 		rc = kr_route_inline(svc->ring_id, svc->subset_id, st->hash, st->frame_len,
 				     &st->route);
 	else
 		rc = kr_route(svc->ring_id, svc->subset_id, st->hash, st->frame_len, &st->route);
+	if (rc == KR_ROUTE_HOT)		/* a hot key: the replica of this client */
+		rc = kr_ring_replica(&st->pkt, st->frame_len, &st->route);
 
 	kr_trace(st, rc);
 	switch (rc) {
 	case KR_ROUTE_OK:
-		if (st->route.walk)
+		if (kr_route_failover(&st->route))
 			st->cnt->failover_walks++;
 		return KR_ACT_CONTINUE;
 	case KR_ROUTE_ALL_DOWN:
@@ -600,7 +605,7 @@ static __always_inline void kr_svc_count(struct kr_state *st, __u32 verdict, __u
 		ss->bytes += st->frame_len;
 		if (why == KR_TW_QUIC_LB)
 			ss->quic_lb_routed++;
-		else if (st->route.walk)
+		else if (kr_route_failover(&st->route))
 			ss->failover_walks++;
 		return;
 	}

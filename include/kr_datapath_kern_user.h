@@ -39,7 +39,9 @@ struct kr_backend {
 	__u8 family;		/* 4 or 6 */
 	__u8 state;		/* enum kr_backend_state */
 	__u8 mac[6];		/* l2: destination MAC of the backend */
-	__u8 pad[2];
+	__u16 spill;		/* spill fraction in units of 2^-16 (0 = none): a key whose
+				 * kr_spill_hash() >> 16 is below it walks on past this
+				 * backend, as past a drained one (kr_spill_hit) */
 	__u32 ifindex;		/* l2: egress device (0: the ingress device) */
 	__u32 flags;		/* KR_BACKEND_F_* (the data path ignores them) */
 };
@@ -49,7 +51,7 @@ KR_LAYOUT_AT(kr_backend, port, 16);
 KR_LAYOUT_AT(kr_backend, family, 18);
 KR_LAYOUT_AT(kr_backend, state, 19);
 KR_LAYOUT_AT(kr_backend, mac, 20);
-KR_LAYOUT_AT(kr_backend, pad, 26);
+KR_LAYOUT_AT(kr_backend, spill, 26);
 KR_LAYOUT_AT(kr_backend, ifindex, 28);
 KR_LAYOUT_AT(kr_backend, flags, 32);
 
@@ -62,6 +64,73 @@ enum kr_backend_owner {
 	KR_OWNER_CHECKER = 2,	/* keyrouter health */
 };
 #define KR_BACKEND_F_OWNER	3u	/* enum kr_backend_owner */
+#define KR_BACKEND_F_SPILL_FIXED (1u << 2)	/* .spill set by the configuration or an
+						 * operator: the controller leaves it alone */
+
+/* ---- spill and hot keys (docs/datapath.md "Spill and hot-key replicas") ------------ */
+/* Does a key of hash key_hash spill from a backend of spill fraction spill (2^-16)?  The
+ * spill hash is a multiplicative (Weyl) hash: a bijection of the key hash, independent of
+ * the migration's kr_mix32, and the same for every backend (a key that spills from b
+ * reaches the next backend and spills again iff its value is below that one's fraction). */
+static inline __u32 kr_spill_hash(__u32 key_hash)
+{
+	return (__u32)(key_hash * 0x9E3779B1u);
+}
+
+static inline int kr_spill_hit(__u32 key_hash, __u32 spill)
+{
+	return (kr_spill_hash(key_hash) >> 16) < spill;
+}
+
+/* Hot-key replicas (map kr_hot_keys, HASH without prealloc): a key of ring ring_id whose
+ * hash is key_hash goes to one of the first `replicas` distinct eligible backends from its
+ * point, chosen by the packet's source (kr_replica_pick): one client stays on one replica.
+ * Every key of the same 32-bit hash is replicated too.  The data path looks the map up
+ * only for rings whose control word has KR_CTL_HOT set. */
+#define KR_MAX_HOT_KEYS		1024
+#define KR_MIN_REPLICAS		2
+#define KR_MAX_REPLICAS		16
+struct kr_hot_key {
+	__u32 ring_id;
+	__u32 key_hash;
+};
+KR_LAYOUT_SIZE(kr_hot_key, 8);
+KR_LAYOUT_AT(kr_hot_key, ring_id, 0);
+KR_LAYOUT_AT(kr_hot_key, key_hash, 4);
+
+#define KR_HOT_F_CONTROLLER	1u	/* added by `keyrouter balance` (off removes it) */
+struct kr_hot_val {
+	__u32 replicas;		/* KR_MIN_REPLICAS..KR_MAX_REPLICAS */
+	__u32 flags;		/* KR_HOT_F_* */
+};
+KR_LAYOUT_SIZE(kr_hot_val, 8);
+KR_LAYOUT_AT(kr_hot_val, replicas, 0);
+KR_LAYOUT_AT(kr_hot_val, flags, 4);
+
+/* The replica of a packet: a fixed hash of its source address (family 4: the first 4
+ * bytes of src, else 16) and source port (host order), modulo the key's replicas. */
+static inline __u32 kr_replica_pick(const __u8 *src, __u32 family, __u32 sport)
+{
+	__u32 h = 0x2545f491u, n = family == 4 ? 1 : 4, i;
+
+	for (i = 0; i < 4; i++) {
+		if (i >= n)
+			break;
+		h = kr_mix32(h ^ ((__u32)src[4 * i] << 24 | (__u32)src[4 * i + 1] << 16 |
+				  (__u32)src[4 * i + 2] << 8 | src[4 * i + 3]));
+	}
+	return kr_mix32(h ^ sport);
+}
+
+/* Per-CPU counters of one ring slot for spill and replicas (map kr_slot_hot, key
+ * ring_id * 2 + slot; apart from kr_slot_stats so that its layout, and upgrades, stay). */
+struct kr_slot_hot {
+	__u64 spilled;		/* routed past at least one backend the key spilled from */
+	__u64 replica;		/* hot keys routed to a replica other than their owner */
+};
+KR_LAYOUT_SIZE(kr_slot_hot, 16);
+KR_LAYOUT_AT(kr_slot_hot, spilled, 0);
+KR_LAYOUT_AT(kr_slot_hot, replica, 8);
 
 /* ---- what the ring stage decided for one packet ----------------------------------- */
 /* Subset membership (map kr_subset_members, HASH without prealloc): an entry
@@ -80,7 +149,10 @@ struct kr_route {
 	__u32 image_index;	/* image point chosen (after the walk) */
 	__u32 first_index;	/* image point of the plain lookup (before the walk) */
 	__u32 walk;		/* points skipped by the walk */
-	__u32 slot;		/* 0/1: the slot whose ring routed the packet */
+	__u8 slot;		/* 0/1: the slot whose ring routed the packet */
+	__u8 flags;		/* KR_RT_F_*: NOSPILL is the caller's input, the rest output */
+	__u8 replica;		/* hot key: the replica chosen (0 = the owner) */
+	__u8 nrep;		/* hot key: its replicas (0: not a hot key) */
 	__u32 key_hash;		/* crc32 of the key */
 	/* subset.subset_id: the subset routed for (0: the whole ring), an input of the walk;
 	 * subset.backend_id: the walk's scratch (the backend id it checks).  Kept here, in
@@ -93,6 +165,13 @@ KR_LAYOUT_AT(kr_route, image_index, 4);
 KR_LAYOUT_AT(kr_route, first_index, 8);
 KR_LAYOUT_AT(kr_route, walk, 12);
 KR_LAYOUT_AT(kr_route, slot, 16);
+KR_LAYOUT_AT(kr_route, flags, 17);
+KR_LAYOUT_AT(kr_route, replica, 18);
+KR_LAYOUT_AT(kr_route, nrep, 19);
+#define KR_RT_F_NOSPILL		(1u << 0)	/* in: ignore spill and replicas (QUIC keys) */
+#define KR_RT_F_FAILOVER	(1u << 1)	/* the walk passed a down / non-member backend */
+#define KR_RT_F_SPILLED		(1u << 2)	/* the walk passed a backend the key spills from */
+#define KR_RT_F_REPLICA		(1u << 3)	/* routed as a hot key (replica, nrep) */
 KR_LAYOUT_AT(kr_route, key_hash, 20);
 KR_LAYOUT_AT(kr_route, subset, 24);
 

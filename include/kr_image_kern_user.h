@@ -159,12 +159,15 @@ static inline __u32 kr_image_bucket_bits(__u32 n)
  *                (0 .. 1 << 32 inclusive: 100% is representable)
  *   bit   40     active slot (0 or 1)
  *   bits 48..55  state: KR_RING_IDLE, _STAGED, _MIGRATING (informational for the kernel)
+ *   bit   56     KR_CTL_HOT: the ring has hot keys (kr_hot_keys entries): only then does
+ *                the data path look the key up there (every writer keeps the bit)
  * Per packet: slot = active; if (mix32(hash) < fraction) slot ^= 1.
  */
 #define KR_CTL_FRAC_MASK	((1ull << 33) - 1)
 #define KR_CTL_FRAC_ONE		(1ull << 32)
 #define KR_CTL_ACTIVE_SHIFT	40
 #define KR_CTL_STATE_SHIFT	48
+#define KR_CTL_HOT		(1ull << 56)
 
 enum kr_ring_state {
 	KR_RING_IDLE = 0,

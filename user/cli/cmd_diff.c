@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `keyrouter diff`: the exact fraction of the key space that changes owner between two
  * rings, per backend, against the theoretical minimum for that change. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,12 @@
 #include "opts.h"
 #include "json_out.h"
 #include "log.h"
+#include "config.h"
+#include "ops.h"
+#include "ops_backends.h"
+#include "ops_hot.h"
+#include "spill_price.h"
+#include <arpa/inet.h>
 
 static const char diff_help[] =
 	"Usage: keyrouter diff OLD-RING NEW-RING [--json] [--top N]\n"
@@ -394,7 +401,10 @@ static void print_text(const struct kr_an_built *b, const struct diff_result *d,
 	free(ord);
 }
 
-static int print_json(const struct kr_an_built *b, const struct diff_result *d)
+static int spill_diff(const struct diff_opts *o, const struct kr_an_built *b, json_t *jo);
+
+static int print_json(const struct diff_opts *op, const struct kr_an_built *b,
+		      const struct diff_result *d)
 {
 	uint32_t *ord = malloc((d->m.n ? d->m.n : 1) * sizeof(*ord)), m;
 	json_t *arr = json_array(), *o;
@@ -425,7 +435,208 @@ static int print_json(const struct kr_an_built *b, const struct diff_result *d)
 		      "min_moved_weights", d->min_weights, "min_moved_shares", d->min_shares,
 		      "overhead", d->min_weights > 0 ? json_real(overhead(d)) : json_null(),
 		      "backends", arr);
+	if (o && spill_diff(op, b, o))
+		pr_warn("keyrouter: diff: out of memory\n");
 	return kr_an_json_print(o, "diff");
+}
+
+/* ---- spill, state and hot keys (spill_price.h) ---------------------------------------- */
+
+/* One side's backend states and spill fractions on ring r (matched by address), and its
+ * hot keys: from a configuration, or the published instance's kr_backends / kr_hot_keys. */
+struct spill_side {
+	uint8_t *up;
+	uint16_t *spill;
+	struct kr_hot_ent *hot;
+	uint32_t nhot;
+	bool known;
+};
+
+#define SPILL_NOT_GIVEN 0xffff	/* above KR_SPILL_MAX: no configuration gives it */
+
+static int side_from_config(const char *file, const char *ring, const struct kr_ring *r,
+			    struct spill_side *sd)
+{
+	struct kr_config *cfg = kr_cli_config_load(file);
+	int ri = cfg ? kr_config_ring(cfg, ring) : -1;
+
+	if (ri < 0) {
+		kr_config_free(cfg);
+		return -1;
+	}
+	const struct kr_cfg_ring *cr = &cfg->rings[ri];
+
+	for (uint32_t b = 0; b < r->nbackends; b++)
+		for (uint32_t i = 0; i < cr->nbackends; i++)
+			if (!kr_sockaddr_cmp(&cr->backends[i].addr, &r->backends[b].addr)) {
+				sd->up[b] = cr->backends[i].state == KR_BACKEND_UP;
+				/* not given: apply keeps the running value (NOT_GIVEN) */
+				sd->spill[b] = cr->backends[i].has_spill ? cr->backends[i].spill :
+					       SPILL_NOT_GIVEN;
+			}
+	sd->hot = calloc(cr->nhot_keys + 1, sizeof(*sd->hot));
+	for (uint32_t i = 0; sd->hot && i < cr->nhot_keys; i++)
+		sd->hot[sd->nhot++] = (struct kr_hot_ent){ .k = { 0, cr->hot_keys[i].hash },
+							   .v = { cr->hot_keys[i].replicas, 0 } };
+	sd->known = true;
+	kr_config_free(cfg);
+	return 0;
+}
+
+static int side_from_instance(const struct kr_an_src *src, const char *ring,
+			      const struct kr_ring *r, struct spill_side *sd)
+{
+	struct kr_backend *all = NULL;
+	struct kr_ops_maps m;
+	struct kr_inst in;
+	int rc = -1, id;
+
+	if (kr_ops_inst_open_reader(&in, src->instance, src->pin_dir))
+		return -1;
+	if (kr_ops_maps_open(&in, &m))
+		goto out_inst;
+	id = kr_ops_ring_find(&in, ring);
+	if (id < 0 || kr_ops_backends_read(&m, &all))
+		goto out;
+	for (uint32_t b = 0; b < r->nbackends; b++) {
+		const struct kr_sockaddr *a = &r->backends[b].addr;
+
+		for (__u32 i = 0; i < m.backends_max; i++)
+			if (all[i].family == a->family && ntohs(all[i].port) == a->port &&
+			    !memcmp(all[i].addr, a->ip, a->family == 4 ? 4 : 16) &&
+			    all[i].state <= KR_BACKEND_DRAIN) {
+				sd->up[b] = all[i].state == KR_BACKEND_UP;
+				sd->spill[b] = all[i].spill;
+				break;
+			}
+	}
+	if (kr_ops_hot_list(&m, id, &sd->hot, &sd->nhot) == -EOPNOTSUPP)
+		sd->nhot = 0;
+	for (uint32_t i = 0; i < sd->nhot; i++)
+		sd->hot[i].k.ring_id = 0;
+	sd->known = true;
+	rc = 0;
+out:
+	free(all);
+	kr_ops_maps_close(&m);
+out_inst:
+	kr_ops_inst_close(&in);
+	return rc;
+}
+
+static const struct kr_hot_ent *hot_find(const struct spill_side *s, uint32_t h)
+{
+	for (uint32_t i = 0; i < s->nhot; i++)
+		if (s->hot[i].k.key_hash == h)
+			return &s->hot[i];
+	return NULL;
+}
+
+/* The bill of the spill/state/hot-key change on the new ring, when the two sides differ
+ * there (printed after the ring's own figures). */
+static int spill_diff(const struct diff_opts *o, const struct kr_an_built *b, json_t *jo)
+{
+	const struct kr_ring *r = b[1].ring;
+	uint32_t nb = r->nbackends;
+	struct spill_side sd[2] = {};
+	struct kr_spill_price p = {};
+	json_t *arr = NULL, *hot = NULL;
+	bool same;
+	int rc = 0;
+
+	for (int s = 0; s < 2; s++) {
+		sd[s].up = calloc(nb + 1, 1);
+		sd[s].spill = calloc(nb + 1, sizeof(uint16_t));
+		if (!sd[s].up || !sd[s].spill)
+			goto out;
+		if (o->side[s].published)
+			side_from_instance(&o->side[s], b[0].name[0] ? b[0].name : b[1].name, r,
+					   &sd[s]);
+		else if (o->side[s].config && b[s].name[0])
+			side_from_config(o->side[s].config, b[s].name, r, &sd[s]);
+	}
+	if (!sd[0].known || !sd[1].known)
+		goto out;
+	for (uint32_t i = 0; i < nb; i++) {	/* a config without "spill": kept, or none */
+		if (sd[0].spill[i] == SPILL_NOT_GIVEN)
+			sd[0].spill[i] = 0;
+		if (sd[1].spill[i] == SPILL_NOT_GIVEN)
+			sd[1].spill[i] = o->side[0].published ? sd[0].spill[i] : 0;
+	}
+	same = !memcmp(sd[0].up, sd[1].up, nb) && !memcmp(sd[0].spill, sd[1].spill, nb * 2) &&
+	       sd[0].nhot == sd[1].nhot;
+	for (uint32_t i = 0; same && i < sd[1].nhot; i++) {
+		const struct kr_hot_ent *e = hot_find(&sd[0], sd[1].hot[i].k.key_hash);
+
+		same = e && e->v.replicas == sd[1].hot[i].v.replicas;
+	}
+	if (same)
+		goto out;
+	struct kr_spill_side sa = { sd[0].up, sd[0].spill }, sb = { sd[1].up, sd[1].spill };
+
+	if (kr_spill_price(r, &sa, &sb, 0, 1ull << 32, &p)) {
+		rc = -1;
+		goto out;
+	}
+	if (jo) {
+		arr = json_array();
+		hot = json_array();
+	} else {
+		printf("\nspill and state on the new ring (exact: floor sums over each arc)\n");
+		printf("moved     %.6f%% of the key space (%llu of 2^32 key hashes)\n",
+		       100.0 * (double)p.moved / 4294967296.0, (unsigned long long)p.moved);
+		printf("  %-24s %7s %7s %11s %11s\n", "address", "spill", "-> spill", "lost",
+		       "gained");
+	}
+	for (uint32_t i = 0; i < nb; i++) {
+		char a[KR_SOCKADDR_STRLEN];
+
+		if (!p.lost[i] && !p.gained[i] && sd[0].spill[i] == sd[1].spill[i])
+			continue;
+		kr_sockaddr_format(&r->backends[i].addr, a);
+		if (arr)
+			json_array_append_new(arr, json_pack("{s:s,s:f,s:f,s:I,s:I,s:f,s:f}",
+					      "address", a, "old_spill", sd[0].spill[i] / 65536.0,
+					      "new_spill", sd[1].spill[i] / 65536.0, "lost_keys",
+					      (json_int_t)p.lost[i], "gained_keys", (json_int_t)p.gained[i],
+					      "lost", p.lost[i] / 4294967296.0,
+					      "gained", p.gained[i] / 4294967296.0));
+		else
+			printf("  %-24s %7.4f %7.4f %10.5f%% %10.5f%%\n", a, sd[0].spill[i] / 65536.0,
+			       sd[1].spill[i] / 65536.0, 100.0 * p.lost[i] / 4294967296.0,
+			       100.0 * p.gained[i] / 4294967296.0);
+	}
+	for (int s = 0; s < 2; s++)
+		for (uint32_t i = 0; i < sd[s].nhot; i++) {
+			const struct kr_hot_ent *e = &sd[s].hot[i], *x = hot_find(&sd[!s], e->k.key_hash);
+			char h[16];
+
+			if ((x && (s == 0 || x->v.replicas == e->v.replicas)))
+				continue;
+			snprintf(h, sizeof(h), "0x%08x", e->k.key_hash);
+			if (hot)
+				json_array_append_new(hot, json_pack("{s:s,s:i,s:i}", "hash", h,
+						      "old_replicas", s ? (x ? (int)x->v.replicas : 1) :
+						      (int)e->v.replicas, "new_replicas",
+						      s ? (int)e->v.replicas : 1));
+			else
+				printf("hot key   %s: %u -> %u replicas (that key's clients spread over "
+				       "them; no other key moves)\n", h,
+				       s ? (x ? x->v.replicas : 1) : e->v.replicas,
+				       s ? e->v.replicas : 1);
+		}
+	if (jo)
+		json_object_set_new(jo, "spill", json_pack("{s:I,s:f,s:o,s:o}", "moved_keys",
+					(json_int_t)p.moved, "moved", p.moved / 4294967296.0,
+					"backends", arr, "hot_keys", hot));
+out:
+	kr_spill_price_free(&p);
+	for (int s = 0; s < 2; s++) {
+		free(sd[s].up);
+		free(sd[s].spill);
+		free(sd[s].hot);
+	}
+	return rc;
 }
 
 static int cmd_diff(int argc, char **argv)
@@ -458,10 +669,10 @@ static int cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	if (o.json) {
-		ret = print_json(b, &d);
+		ret = print_json(&o, b, &d);
 	} else {
 		print_text(b, &d, o.top);
-		ret = 0;
+		ret = spill_diff(&o, b, NULL) ? 1 : 0;
 	}
 out:
 	diff_result_free(&d);

@@ -201,6 +201,7 @@ struct out_line {
 	bool route;			/* --service: the route */
 	int reason;			/* enum kr_route_reason */
 	uint32_t route_be, walk, point_be;
+	bool spilled;			/* --service: routed past a backend the key spills from */
 	bool qlb;			/* QUIC-LB: routed by the CID's server ID */
 	uint8_t cr, sid_len, sid[KR_QLB_MAX_SID_LEN];
 	uint32_t fallback;		/* QUIC-LB fallback to the ring (KR_QLB_NOUTCOMES: none) */
@@ -296,7 +297,8 @@ static const char *skip_reason(const struct lookup_ctx *c, uint32_t p)
 	if (!c->cur->in_subset[p])
 		return "not in the service's subset";
 	return st == KR_BACKEND_DOWN ? "down" : st == KR_BACKEND_DRAIN ? "drain" :
-	       st == KR_BACKEND_UNUSED ? "not in the running instance" : "up";
+	       st == KR_BACKEND_UNUSED ? "not in the running instance" :
+	       c->cur->spill[p] && !c->cur->nospill ? "spill: the key spills from it" : "up";
 }
 
 static const char *no_route_why(int reason)
@@ -391,6 +393,8 @@ static void emit_text(const struct lookup_ctx *c, const struct out_line *o)
 		put_index(c, o->point_be);
 		printf(": %s)", skip_reason(c, o->point_be));
 	}
+	if (o->route && o->spilled)
+		fputs(" spilled", stdout);
 	if (o->fallback < KR_QLB_NOUTCOMES) {
 		const char *w = fallback_why(c, o, why, sizeof(why));
 
@@ -468,6 +472,7 @@ static int emit_json(const struct lookup_ctx *c, const struct out_line *o)
 	if (o->route && o->reason == KR_ROUTE_OK) {
 		r = j_backend(c, o->route_be);
 		json_object_set_new(r, "walk", json_integer(o->walk));
+		json_object_set_new(r, "spilled", json_boolean(o->spilled));
 		if (o->walk)
 			json_object_set_new(r, "skipped", json_pack("{s:o,s:s}", "backend",
 				j_backend(c, o->point_be), "because", skip_reason(c, o->point_be)));
@@ -573,6 +578,7 @@ static int line_service(struct lookup_ctx *c, long len)
 	o.reason = r.reason;
 	o.route_be = r.backend;
 	o.walk = r.walk;
+	o.spilled = r.spilled;
 	return emit(c, &o);
 }
 

@@ -301,7 +301,8 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 			printf("%s\"%.*s\"", p == rn ? "" : ",", (int)l, p);
 			p += l + (p[l] == ',');
 		}
-		printf("]");
+		printf("],\"spill\":%.6f,\"spill_fixed\":%s", be->spill / 65536.0,
+		       be->flags & KR_BACKEND_F_SPILL_FIXED ? "true" : "false");
 		kr_health_show_backend(&v->hm, id, be, true);
 		printf("}");
 	} else {
@@ -316,6 +317,11 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 		       addr, id, state_name(be->state), (unsigned long long)pk,
 		       (unsigned long long)by, nr, cut ? (int)(cut - rn - 1) : (int)strlen(rn), rn,
 		       cut ? ",..." : "");
+		if (be->spill) {
+			printf("        spill %.4f (%s): that share of its keys walks on to the "
+			       "next backends (not QUIC keys)\n", be->spill / 65536.0,
+			       be->flags & KR_BACKEND_F_SPILL_FIXED ? "fixed" : "the controller's");
+		}
 		if (v->full)
 			kr_health_show_backend(&v->hm, id, be, false);
 	}

@@ -21,6 +21,7 @@
 #include "ops_stats.h"
 #include "ops_svcstats.h"
 #include "prom.h"
+#include "ops_hot.h"
 #include "quic_lb.h"
 #include "version.h"
 #include "health_out.h"
@@ -39,7 +40,8 @@ enum fam {
 	F_UP, F_ATTACHED, F_ERRORS, F_INFO, F_CONFIG_INFO, F_LOADED, F_SERVICES,
 	F_PACKETS, F_UNROUTED, F_DROPPED, F_FAILOVER,
 	F_RING_STATE, F_RING_RATIO, F_RING_ACTIVE,
-	F_SLOT_PACKETS, F_SLOT_BYTES, F_SLOT_FAILOVER, F_SLOT_POINTS, F_SLOT_BACKENDS,
+	F_SLOT_PACKETS, F_SLOT_BYTES, F_SLOT_FAILOVER, F_SLOT_SPILLED, F_SLOT_REPLICA, F_RING_HOT_KEYS,
+	F_BE_SPILL, F_SLOT_POINTS, F_SLOT_BACKENDS,
 	F_SLOT_MEMORY, F_SLOT_GENERATION, F_SLOT_PUBLISHED, F_SLOT_INFO,
 	F_BE_UP, F_BE_STATE, F_BE_RINGS, F_BE_PACKETS, F_BE_BYTES,
 	F_QLB_PACKETS, F_QLB_ROUTED,
@@ -101,6 +103,14 @@ static const struct {
 		"Bytes of the packets routed by the ring slot." },
 	[F_SLOT_FAILOVER] = { "keyrouter_ring_slot_failover_packets_total", "counter",
 		"Packets the ring slot routed after skipping at least one down point." },
+	[F_SLOT_SPILLED] = { "keyrouter_ring_slot_spilled_packets_total", "counter",
+		"Packets the ring slot routed past a backend their key spills from (spill)." },
+	[F_SLOT_REPLICA] = { "keyrouter_ring_slot_replica_packets_total", "counter",
+		"Packets of hot keys the ring slot routed to a replica other than the owner." },
+	[F_RING_HOT_KEYS] = { "keyrouter_ring_hot_keys", "gauge",
+		"Hot keys of the ring (kr_hot_keys entries: keys spread over replicas)." },
+	[F_BE_SPILL] = { "keyrouter_backend_spill", "gauge",
+		"The backend's spill fraction (0..0.99): that share of its keys walks on." },
 	[F_SLOT_POINTS] = { "keyrouter_ring_slot_points", "gauge",
 		"Points on the ring published in the slot (after duplicates are removed)." },
 	[F_SLOT_BACKENDS] = { "keyrouter_ring_slot_backends", "gauge",
@@ -527,6 +537,7 @@ static void backend(struct prom *p, const char *inst, const struct kr_ops_maps *
 	sample(p, F_BE_UP, be->state == KR_BACKEND_UP ? "1" : "0", BE_LABELS);
 	sample(p, F_BE_STATE, u64s(b, be->state), BE_LABELS);
 	sample(p, F_BE_RINGS, u64s(b, nrings), BE_LABELS);
+	sample(p, F_BE_SPILL, dbls(b, be->spill / 65536.0), BE_LABELS);
 	sample(p, F_BE_PACKETS, u64s(b, kr_ops_named_get(&st, "packets")), BE_LABELS);
 	sample(p, F_BE_BYTES, u64s(b, kr_ops_named_get(&st, "bytes")), BE_LABELS);
 	health_backend(p, id, be, BE_LABELS);
@@ -551,6 +562,14 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 	       L_INST, inst, "ring", name, NULL);
 	sample(p, F_RING_ACTIVE, u64s(b, kr_ctl_active(r.ctl)), L_INST, inst, "ring", name,
 	       NULL);
+	if (m->hot_keys >= 0) {
+		struct kr_hot_ent *hk = NULL;
+		uint32_t nh = 0;
+
+		kr_ops_hot_list(m, (int)id, &hk, &nh);
+		free(hk);
+		sample(p, F_RING_HOT_KEYS, u64s(b, nh), L_INST, inst, "ring", name, NULL);
+	}
 	for (__u32 s = 0; s < 2; s++) {
 		const struct kr_ops_slot *sl = &r.slot[s];
 		struct kr_ops_named st = {};
@@ -562,6 +581,15 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 		sample(p, F_SLOT_BYTES, u64s(b, kr_ops_named_get(&st, "bytes")), SLOT_LABELS);
 		sample(p, F_SLOT_FAILOVER, u64s(b, kr_ops_named_get(&st, "failover")),
 		       SLOT_LABELS);
+		if (m->slot_hot >= 0) {
+			struct kr_ops_named sh = {};
+
+			kr_ops_named_read(m->slot_hot, id * 2 + s, m->ncpus, &sh);
+			sample(p, F_SLOT_SPILLED, u64s(b, kr_ops_named_get(&sh, "spilled")),
+			       SLOT_LABELS);
+			sample(p, F_SLOT_REPLICA, u64s(b, kr_ops_named_get(&sh, "replica")),
+			       SLOT_LABELS);
+		}
 		if (!sl->present)
 			continue;
 		sample(p, F_SLOT_POINTS, u64s(b, sl->hdr.npoints - sl->hdr.ndups), SLOT_LABELS);

@@ -76,6 +76,7 @@ struct planner {
 	struct kr_err *err;
 	struct kr_ids ids;		/* global backend ids (backend_ids.h) */
 	uint8_t *cfg_state;		/* [backends_max] merged config state of each id, +1 */
+	uint32_t *cfg_spill;		/* [backends_max] the config's "spill" (largest), +1 */
 	uint8_t *mark;			/* [backends_max] MARK_* */
 	uint32_t cap_backends, cap_devices, cap_madd, cap_mdel, cap_svc, cap_sdel, cap_rdel;
 	bool id_taken[KR_MAX_RINGS];	/* ring ids named in kr_ops_rings or assigned now */
@@ -172,8 +173,9 @@ static int ids_init(struct planner *pl)
 	if (err)
 		return err;
 	pl->cfg_state = calloc(max ? max : 1, 1);
+	pl->cfg_spill = calloc(max ? max : 1, sizeof(*pl->cfg_spill));
 	pl->mark = calloc(max ? max : 1, 1);
-	if (!pl->cfg_state || !pl->mark)
+	if (!pl->cfg_state || !pl->cfg_spill || !pl->mark)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < lv->nbackends; i++)
 		kr_ids_existing(&pl->ids, lv->backends[i].id, &lv->backends[i].v);
@@ -311,6 +313,8 @@ static int take_id(struct planner *pl, struct kr_unit *u, uint32_t i,
 		pl->mark[u->gid[i]] |= MARK_IN_PLACE;
 	st = &pl->cfg_state[u->gid[i]];
 	*st = *st ? state_merge(*st - 1, cb->state) + 1 : cb->state + 1;
+	if (cb->has_spill && pl->cfg_spill[u->gid[i]] < (uint32_t)cb->spill + 1)
+		pl->cfg_spill[u->gid[i]] = (uint32_t)cb->spill + 1;
 	return 0;
 }
 
@@ -453,6 +457,15 @@ static int plan_backends(struct planner *pl)
 				v.flags = cur->flags & KR_BACKEND_F_OWNER;
 			if (v.state > KR_BACKEND_DRAIN)
 				v.state = KR_BACKEND_UP;
+			/* spill: the configuration's, fixed; else the running one (set by
+			 * the controller or `backend set --spill`) stays */
+			if (pl->cfg_spill[id]) {
+				v.spill = (uint16_t)(pl->cfg_spill[id] - 1);
+				v.flags |= KR_BACKEND_F_SPILL_FIXED;
+			} else if (!is_new) {
+				v.spill = cur->spill;
+				v.flags |= cur->flags & KR_BACKEND_F_SPILL_FIXED;
+			}
 			if (!memcmp(cur, &v, sizeof(v))) {
 				p->n.backends_same++;
 				continue;
@@ -1022,6 +1035,7 @@ out:
 		kr_errf(err, "out of memory");
 	kr_ids_free(&pl.ids);
 	free(pl.cfg_state);
+	free(pl.cfg_spill);
 	free(pl.mark);
 	return rc;
 }

@@ -452,7 +452,7 @@ static void parse_qlb_sids(struct ctx *c, json_t *o, struct kr_cfg_backend *b)
 
 static const char *const backend_fields[] = {
 	"address", "weight", "mac", "dev", "ifindex", "tags", "state", "quic_lb_server_ids", "id",
-	"health", NULL,
+	"health", "spill", NULL,
 };
 static const char *const state_names[] = { "up", "down", "drain", NULL };
 
@@ -461,6 +461,7 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 {
 	static const uint8_t states[] = { KR_BACKEND_UP, KR_BACKEND_DOWN, KR_BACKEND_DRAIN };
 	const char *s;
+	json_t *v;
 	uint64_t u;
 	int e;
 
@@ -511,6 +512,15 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 	if (!get_enum(c, o, "state", state_names, &e))
 		b->state = states[e];
 	parse_qlb_sids(c, o, b);
+	if ((v = json_object_get(o, "spill"))) {
+		if (!json_is_number(v) || json_number_value(v) < 0 ||
+		    json_number_value(v) > KR_SPILL_MAX)
+			cfg_kerr(c, "spill", "expected a fraction 0..%.2f (the share of the backend's "
+				 "keys that walk on to the next backends), got %s", KR_SPILL_MAX,
+				 json_is_number(v) ? "a number out of range" : jtype(v));
+		else
+			b->has_spill = true, b->spill = kr_spill_units(json_number_value(v));
+	}
 	if (json_object_get(o, "health")) {
 		b->health = calloc(1, sizeof(*b->health));
 		if (!b->health)
@@ -576,7 +586,8 @@ static void check_dup_backends(struct ctx *c, struct kr_cfg_ring *r)
 /* ---- rings ------------------------------------------------------------------------ */
 
 static const char *const ring_fields[] = {
-	"name", "format", "point_multiple", "target_cv", "backends", "health", NULL,
+	"name", "format", "point_multiple", "target_cv", "backends", "health", "hot_keys",
+	NULL,
 };
 static const char *const format_names[] = { "v1", "v2", NULL };
 
@@ -1347,6 +1358,8 @@ static void parse_root(struct ctx *c, json_t *root)
 	if (!c->nerr)
 		cfg_check_backend_ids(c);
 	parse_services(c, root);
+	if (!c->nerr)
+		cfg_parse_hot_keys(c, root);
 }
 
 struct kr_config *kr_config_parse(const char *file, const char *text, size_t len,
@@ -1481,6 +1494,9 @@ void kr_config_free(struct kr_config *cfg)
 			free(cfg->rings[i].backends[b].health);
 		}
 		kr_cfg_health_free(&cfg->rings[i].health);
+		for (uint32_t k = 0; k < cfg->rings[i].nhot_keys; k++)
+			free(cfg->rings[i].hot_keys[k].key);
+		free(cfg->rings[i].hot_keys);
 		free(cfg->rings[i].backends);
 		for (uint32_t t = 0; t < cfg->rings[i].ntags; t++)
 			free(cfg->rings[i].tags[t]);

@@ -69,7 +69,24 @@ struct kr_cfg_backend {
 	struct kr_cfg_qlb_sid *qlb_sids;	/* QUIC-LB server IDs (any rotation) */
 	uint32_t nqlb_sids;
 	struct kr_cfg_health *health;	/* "health": overrides the ring's; NULL: none */
+	bool has_spill;			/* "spill" given: fixed (KR_BACKEND_F_SPILL_FIXED) */
+	uint16_t spill;			/* its fraction in units of 2^-16 (kr_backend.spill) */
 };
+
+/* A hot key of a ring ("hot_keys"): its hash (the key text hashed as the ring's services
+ * hash their keys, or given as "hash") and its replicas. */
+struct kr_cfg_hot_key {
+	char *key;			/* as given; NULL with "hash" */
+	uint32_t hash;
+	uint32_t replicas;		/* KR_MIN_REPLICAS..KR_MAX_REPLICAS */
+};
+
+#define KR_SPILL_MAX		0.99	/* largest "spill" / --spill */
+/* A spill fraction 0..KR_SPILL_MAX -> units of 2^-16 (rounded). */
+static inline uint16_t kr_spill_units(double f)
+{
+	return (uint16_t)(f * 65536.0 + 0.5);
+}
 
 struct kr_cfg_ring {
 	char *name;
@@ -83,6 +100,8 @@ struct kr_cfg_ring {
 	uint32_t ntags;
 	uint64_t npoints;		/* sum of weight * point_multiple (before dedup) */
 	struct kr_cfg_health health;	/* "health" (set = 0: every default) */
+	struct kr_cfg_hot_key *hot_keys;	/* "hot_keys" */
+	uint32_t nhot_keys;
 };
 
 struct kr_cfg_service {
@@ -174,6 +193,14 @@ int kr_config_ring_build(const struct kr_config *cfg, uint32_t ri, struct kr_rin
 
 /* The normalized configuration as JSON (every default filled in); malloc'd. */
 char *kr_config_dump_json(const struct kr_config *cfg);
+
+/* Hot keys: KEY's hash as the services of ring ri hash their keys (their key type and
+ * spec; the configuration's "hash").  0, or -1 with err (no service, QUIC, services that
+ * disagree, a key their form refuses). */
+int kr_cfg_hot_hash(const struct kr_config *cfg, uint32_t ri, const char *key, uint32_t *hash,
+		    struct kr_err *err);
+/* Does a QUIC service use ring ri (then no spill and no hot keys apply to its keys)? */
+int kr_cfg_ring_has_quic(const struct kr_config *cfg, uint32_t ri);
 
 /* Estimated kernel memory of a ring's image (bytes), from its point count before dedup. */
 uint64_t kr_cfg_ring_image_bytes(const struct kr_cfg_ring *ring);

@@ -63,6 +63,8 @@ static json_t *backend_json(const struct kr_cfg_ring *r, const struct kr_cfg_bac
 	}
 	if (b->health)
 		json_object_set_new(o, "health", cfg_health_json(b->health, false));
+	if (b->has_spill)	/* the units as a fraction that rounds back to them */
+		json_object_set_new(o, "spill", json_real(b->spill / 65536.0));
 	return o;
 }
 
@@ -79,6 +81,17 @@ static json_t *ring_json(const struct kr_cfg_ring *r)
 		json_array_append_new(bs, backend_json(r, &r->backends[i]));
 	json_object_set_new(o, "backends", bs);
 	json_object_set_new(o, "health", cfg_health_json(&r->health, true));
+	if (r->nhot_keys) {
+		json_t *hs = json_array();
+		char h[16];
+
+		for (uint32_t i = 0; i < r->nhot_keys; i++) {
+			snprintf(h, sizeof(h), "0x%08x", r->hot_keys[i].hash);
+			json_array_append_new(hs, json_pack("{s:s,s:i}", "hash", h, "replicas",
+							    (int)r->hot_keys[i].replicas));
+		}
+		json_object_set_new(o, "hot_keys", hs);
+	}
 	return o;
 }
 

@@ -95,4 +95,7 @@ void cfg_check_backend_ids(struct ctx *c);
 /* A QUIC-LB server ID in hex (2 * n + 1 bytes of out). */
 void cfg_qlb_hex(const uint8_t *p, unsigned n, char *out);
 
+/* Every ring's "hot_keys" (config_hot.c), after the services. */
+void cfg_parse_hot_keys(struct ctx *c, json_t *root);
+
 #endif

@@ -27,7 +27,7 @@ const char *kr_sm_op_name(enum kr_sm_op op)
 	return "?";
 }
 
-int kr_sm_next(__u64 ctl, enum kr_sm_op op, __u64 frac, __u64 *next, const char **why)
+static int sm_next(__u64 ctl, enum kr_sm_op op, __u64 frac, __u64 *next, const char **why)
 {
 	__u32 state = kr_ctl_state(ctl), active = kr_ctl_active(ctl);
 	bool idle = state == KR_RING_IDLE;
@@ -73,6 +73,15 @@ int kr_sm_next(__u64 ctl, enum kr_sm_op op, __u64 frac, __u64 *next, const char 
 	}
 	*why = "unknown operation";
 	return -1;
+}
+
+/* The ring's hot-key bit (KR_CTL_HOT) is not the state machine's: every step keeps it. */
+int kr_sm_next(__u64 ctl, enum kr_sm_op op, __u64 frac, __u64 *next, const char **why)
+{
+	if (sm_next(ctl, op, frac, next, why))
+		return -1;
+	*next |= ctl & KR_CTL_HOT;
+	return 0;
 }
 
 int kr_percent_parse(const char *s, __u64 *frac)

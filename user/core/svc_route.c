@@ -36,10 +36,14 @@ static int alloc_indices(struct kr_svc_route *sr, uint32_t nindex, struct kr_err
 	sr->state = calloc(nindex ? nindex : 1, 1);
 	sr->in_subset = calloc(nindex ? nindex : 1, 1);
 	sr->addr = calloc(nindex ? nindex : 1, sizeof(*sr->addr));
-	if (!sr->cfg_index || !sr->eligible || !sr->state || !sr->in_subset || !sr->addr)
+	sr->spill = calloc(nindex ? nindex : 1, sizeof(*sr->spill));
+	if (!sr->cfg_index || !sr->eligible || !sr->state || !sr->in_subset || !sr->addr ||
+	    !sr->spill)
 		return kr_errf(err, "out of memory");
+	sr->nospill = sr->svc->key.type == KR_KEY_QUIC;
 	for (uint32_t b = 0; b < sr->cring->nbackends && b < nindex; b++) {
 		sr->addr[b] = sr->cring->backends[b].addr;
+		sr->spill[b] = sr->cring->backends[b].has_spill ? sr->cring->backends[b].spill : 0;
 		sr->in_subset[b] = kr_cfg_in_subset(sr->svc, &sr->cring->backends[b]);
 	}
 	return 0;
@@ -86,6 +90,7 @@ int kr_svc_route_init_live(struct kr_svc_route *sr, const struct kr_config *cfg,
 		}
 		sr->cfg_index[i] = ci;
 		sr->state[ci] = ls->state[i];
+		sr->spill[ci] = ls->spill ? ls->spill[i] : 0;
 		/* the data path's membership: the instance's, not the configuration's tags */
 		sr->in_subset[ci] = ls->member ? ls->member[i] : 1;
 		sr->eligible[i] = ls->state[i] == KR_BACKEND_UP && sr->in_subset[ci];
@@ -149,9 +154,31 @@ static bool any_up(const struct kr_svc_route *sr)
 	return true;
 }
 
+/* Point's backend b for key hash h: 0 not eligible, 1 eligible, 2 eligible but h spills. */
+static int backend_ok(const struct kr_svc_route *sr, uint32_t b, uint32_t h)
+{
+	uint16_t sp = sr->spill[sr->cfg_index[b]];
+
+	if (!sr->eligible[b])
+		return 0;
+	return sp && !sr->nospill && kr_spill_hit(h, sp) ? 2 : 1;
+}
+
+static void skipped(const struct kr_svc_route *sr, uint32_t b, int ok, struct kr_svc_result *res)
+{
+	if (ok == 2)
+		res->skipped_spill++;
+	else if (sr->state[sr->cfg_index[b]] != KR_BACKEND_UP)
+		res->skipped_down++;
+	else
+		res->skipped_subset++;
+}
+
 int kr_svc_route_hash(const struct kr_svc_route *sr, uint32_t h, struct kr_svc_result *res)
 {
-	uint32_t n = sr->img.hdr->npoints, idx, ph, b, last, limit;
+	uint32_t n = sr->img.hdr->npoints, idx, ph, b, last, limit, fb_idx = 0, fb_b = 0, fb_walk = 0;
+	bool fb = false;
+	int ok;
 
 	memset(res, 0, sizeof(*res));
 	if (kr_image_lookup(&sr->img, h, &idx) || kr_image_point(&sr->img, idx, &ph, &b))
@@ -159,10 +186,12 @@ int kr_svc_route_hash(const struct kr_svc_route *sr, uint32_t h, struct kr_svc_r
 	res->point = res->image_index = idx;
 	res->ring_index = kr_image_ring_index(&sr->img, idx);
 	res->point_backend = res->backend = sr->cfg_index[b];
-	if (sr->eligible[b])
+	ok = backend_ok(sr, b, h);
+	if (ok == 1)
 		return 0;	/* KR_ROUTE_OK, no walk */
-	res->skipped_down += sr->state[sr->cfg_index[b]] != KR_BACKEND_UP;
-	res->skipped_subset += sr->state[sr->cfg_index[b]] == KR_BACKEND_UP;
+	skipped(sr, b, ok, res);
+	if (ok == 2)
+		fb = true, fb_idx = idx, fb_b = b, fb_walk = 0;
 	last = b;
 	limit = n - 1 < KR_MAX_WALK ? n - 1 : KR_MAX_WALK;
 	for (uint32_t i = 1; i <= limit; i++) {
@@ -172,14 +201,23 @@ int kr_svc_route_hash(const struct kr_svc_route *sr, uint32_t h, struct kr_svc_r
 		if (b == last)
 			continue;
 		last = b;
-		if (sr->eligible[b]) {
+		ok = backend_ok(sr, b, h);
+		if (ok == 1) {
 			res->image_index = idx;
 			res->backend = sr->cfg_index[b];
 			res->walk = i;
+			res->spilled = fb;
 			return 0;
 		}
-		res->skipped_down += sr->state[sr->cfg_index[b]] != KR_BACKEND_UP;
-		res->skipped_subset += sr->state[sr->cfg_index[b]] == KR_BACKEND_UP;
+		skipped(sr, b, ok, res);
+		if (ok == 2 && !fb)
+			fb = true, fb_idx = idx, fb_b = b, fb_walk = i;
+	}
+	if (fb) {		/* every eligible backend reached spills the key: the first */
+		res->image_index = fb_idx;
+		res->backend = sr->cfg_index[fb_b];
+		res->walk = fb_walk;
+		return 0;
 	}
 	res->walk = limit;
 	res->reason = limit == n - 1 || !any_up(sr) ? KR_ROUTE_ALL_DOWN : KR_ROUTE_WALK_LIMIT;
@@ -208,5 +246,6 @@ void kr_svc_route_free(struct kr_svc_route *sr)
 	free(sr->state);
 	free(sr->in_subset);
 	free(sr->addr);
+	free(sr->spill);
 	memset(sr, 0, sizeof(*sr));
 }

@@ -11,6 +11,11 @@
  *   kr_svc_route_init(&sr, cfg, svc, NULL, &err);
  *   kr_svc_route_hash(&sr, hash, &res);
  *   kr_svc_route_free(&sr);
+ *
+ * Spill (docs/datapath.md "Spill and hot-key replicas"): a backend whose spill fraction s
+ * is above the key's kr_spill_hash() >> 16 is walked past like a drained one; when every
+ * eligible backend the walk reaches spills the key, the first of them.  QUIC services:
+ * none.  Hot-key replicas are the caller's (they depend on the packet's source).
  */
 #ifndef KR_SVC_ROUTE_H
 #define KR_SVC_ROUTE_H
@@ -44,6 +49,8 @@ struct kr_svc_route {
 	uint8_t *in_subset;			/* [nindex] 1: in the service's subset */
 	struct kr_sockaddr *addr;		/* [nindex] */
 	uint8_t *eligible;			/* [nb] up and in the subset */
+	uint16_t *spill;			/* [nindex] spill fraction (2^-16) */
+	bool nospill;				/* a QUIC service: spill does not apply */
 };
 
 /* One published slot of the ring a service walks, as the running instance has it. */
@@ -55,6 +62,7 @@ struct kr_svc_live_slot {
 	uint8_t *state;			/* [nb] its state */
 	uint8_t *member;		/* [nb] 1: in the service's subset (kr_subset_members);
 					 * NULL: the service has no shared subset */
+	uint16_t *spill;		/* [nb] its spill fraction (NULL: none) */
 };
 
 struct kr_svc_result {
@@ -66,6 +74,8 @@ struct kr_svc_result {
 	uint32_t backend;	/* the chosen backend (index in cring) (KR_ROUTE_OK) */
 	uint32_t walk;		/* image points walked past the key's point */
 	uint32_t skipped_down, skipped_subset;	/* distinct backends the walk passed over */
+	uint32_t skipped_spill;	/* ... that the key spills from (spill fraction) */
+	bool spilled;		/* routed past a backend the key spills from */
 };
 
 /* states: [cring->nbackends] states to use (e.g. the live ones), NULL = the config's.

@@ -20,6 +20,8 @@
 #include "ops_ports.h"
 #include "ops_publish.h"
 #include "ops_quic_lb.h"
+#include "publish.h"
+#include "ops_hot.h"
 #include "util.h"
 
 static int fail(struct kr_err *err, int rc, const char *what)
@@ -343,7 +345,11 @@ static int exec_ring(const struct kr_ops_maps *m, struct kr_plan_ring *pr, struc
 	if (rc)
 		return fail(err, rc, "publish the ring");
 	if (pr->act == KR_PLAN_STAGE) {
-		rc = kr_ops_ctl_write(m, pr->ring_id, kr_ctl_make(pr->active, 0, KR_RING_STAGED));
+		uint64_t old = 0;
+
+		kr_ctl_read(m->ctl, pr->ring_id, &old, NULL);	/* keeps its KR_CTL_HOT */
+		rc = kr_ops_ctl_write(m, pr->ring_id, kr_ctl_make(pr->active, 0, KR_RING_STAGED) |
+				      (old & KR_CTL_HOT));
 		if (rc)
 			return fail(err, rc, "write the control word");
 	}
@@ -520,6 +526,34 @@ static int exec_garbage(const struct kr_inst *in, const struct kr_ops_maps *m,
 	return 0;
 }
 
+/* The configuration's "hot_keys" of every planned ring (ops_hot.h): after the rings, so
+ * that a new ring id's control word exists. */
+static int exec_hot_keys(const struct kr_ops_maps *m, const struct kr_apply_plan *p,
+			 struct kr_err *err)
+{
+	struct kr_hot_ent want[KR_MAX_HOT_KEYS];
+
+	for (uint32_t r = 0; r < p->nrings; r++) {
+		const struct kr_cfg_ring *cr = p->rings[r].unit->ring;
+		uint32_t n = 0;
+		int rc;
+
+		for (uint32_t i = 0; i < cr->nhot_keys && n < KR_MAX_HOT_KEYS; i++)
+			want[n++] = (struct kr_hot_ent){
+				.k = { .ring_id = p->rings[r].ring_id,
+				       .key_hash = cr->hot_keys[i].hash },
+				.v = { .replicas = cr->hot_keys[i].replicas } };
+		rc = kr_ops_hot_sync(m, p->rings[r].ring_id, want, n);
+		if (rc == -EOPNOTSUPP)
+			return kr_errf(err, "ring '%s': the running program has no hot keys (map "
+				       "kr_hot_keys): 'keyrouter upgrade' it first",
+				       p->rings[r].unit->name), rc;
+		if (rc)
+			return fail(err, rc, "write the hot keys");
+	}
+	return 0;
+}
+
 int kr_ops_apply_exec(const struct kr_inst *in, const struct kr_ops_maps *m,
 		      struct kr_apply_plan *p, struct kr_err *err)
 {
@@ -527,6 +561,8 @@ int kr_ops_apply_exec(const struct kr_inst *in, const struct kr_ops_maps *m,
 
 	if (!rc)
 		rc = exec_rings(in, m, p, err);
+	if (!rc && !p->stage)
+		rc = exec_hot_keys(m, p, err);
 	if (!rc && p->stage)
 		rc = exec_members_add(m, p, err);
 	/* (also when the version was staged already: a stage killed half-way converges) */

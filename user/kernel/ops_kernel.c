@@ -42,6 +42,8 @@ int kr_ops_maps_open(const struct kr_inst *in, struct kr_ops_maps *m)
 	m->device_macs = kr_ops_map_open(in, KR_MAP_DEVICE_MACS, true);
 	m->port_wild = kr_ops_map_open(in, KR_MAP_PORT_WILD, true);
 	m->wild_svcs = kr_ops_map_open(in, KR_MAP_WILD_SVCS, true);
+	m->hot_keys = kr_ops_map_open(in, KR_MAP_HOT_KEYS, true);
+	m->slot_hot = kr_ops_map_open(in, KR_MAP_SLOT_HOT, true);
 	m->backends_max = map_max_entries(m->backends);
 	m->services_max = map_max_entries(m->services);
 	m->ncpus = libbpf_num_possible_cpus();
@@ -54,7 +56,8 @@ void kr_ops_maps_close(struct kr_ops_maps *m)
 {
 	int *fds[] = { &m->backends, &m->services, &m->rings, &m->ctl, &m->slot_stats,
 		       &m->counters, &m->backend_stats, &m->devices, &m->members,
-		       &m->service_ports, &m->device_macs, &m->port_wild, &m->wild_svcs };
+		       &m->service_ports, &m->device_macs, &m->port_wild, &m->wild_svcs,
+		       &m->hot_keys, &m->slot_hot };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)

@@ -24,6 +24,8 @@
 #define KR_MAP_WILD_SVCS	"kr_wild_svcs"
 #define KR_MAP_SUBSET_MEMBERS	"kr_subset_members"
 #define KR_MAP_SERVICE_PORTS	"kr_service_ports"
+#define KR_MAP_HOT_KEYS		"kr_hot_keys"
+#define KR_MAP_SLOT_HOT		"kr_slot_hot"
 /* per-service counters and the decision trace (bpf/kr_trace.h) */
 #define KR_MAP_SVC_STATS	"kr_svc_stats"
 #define KR_MAP_SVC_NAMES	"kr_svc_names"
@@ -38,6 +40,7 @@ struct kr_ops_maps {
 	int service_ports;			/* kr_service_ports, optional */
 	int device_macs;			/* kr_device_macs, optional */
 	int port_wild, wild_svcs;		/* kr_port_wild, kr_wild_svcs, optional */
+	int hot_keys, slot_hot;			/* kr_hot_keys, kr_slot_hot, optional */
 	__u32 backends_max;			/* max_entries of kr_backends */
 	__u32 services_max;
 	int ncpus;

@@ -79,6 +79,9 @@ static int live_slot(const struct kr_ops_maps *m, struct kr_ops_live_ring *r, __
 	ls->nb = h->nbackends;
 	ls->addr = calloc(ls->nb ? ls->nb : 1, sizeof(*ls->addr));
 	ls->state = calloc(ls->nb ? ls->nb : 1, 1);
+	ls->spill = calloc(ls->nb ? ls->nb : 1, sizeof(*ls->spill));
+	if (!ls->spill)
+		return -ENOMEM;
 	if (r->subset_id)
 		ls->member = calloc(ls->nb ? ls->nb : 1, 1);
 	if (!ls->addr || !ls->state || (r->subset_id && !ls->member))
@@ -96,6 +99,7 @@ static int live_slot(const struct kr_ops_maps *m, struct kr_ops_live_ring *r, __
 		ls->addr[b].port = ntohs(be.port);
 		memcpy(ls->addr[b].ip, be.addr, 16);
 		ls->state[b] = be.state;
+		ls->spill[b] = be.spill;
 		if (ls->member)
 			ls->member[b] = m->members >= 0 &&
 					!bpf_map_lookup_elem(m->members, &mk, &one);
@@ -138,6 +142,7 @@ void kr_ops_live_ring_free(struct kr_ops_live_ring *r)
 		free(r->slot[k].buf);
 		free(r->slot[k].addr);
 		free(r->slot[k].state);
+		free(r->slot[k].spill);
 		free(r->slot[k].member);
 	}
 	memset(r, 0, sizeof(*r));
