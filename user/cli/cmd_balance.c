@@ -24,6 +24,8 @@
 #include "log.h"
 #include "ops.h"
 #include "ops_backends.h"
+#include "ops_hot.h"
+#include "spill_price.h"
 #include "ops_kernel.h"
 #include "opts.h"
 #include "top_view.h"
@@ -89,33 +91,8 @@ struct bal {
 	struct kr_bal_params pr;
 	uint32_t min_packets;
 	bool json, trace;
-	int hot_fd;			/* kr_hot_keys, or -1 */
 };
 
-#ifndef KR_HOT_F_CONTROLLER	/* until the data path's spill is merged (branch hot) */
-#define KR_BACKEND_F_SPILL_FIXED (1u << 2)
-#define KR_HOT_F_CONTROLLER	1u
-struct kr_hot_key {
-	__u32 ring_id;
-	__u32 key_hash;
-};
-struct kr_hot_val {
-	__u32 replicas;
-	__u32 flags;
-};
-static __u16 be_spill(const struct kr_backend *be)
-{
-	__u16 v;
-
-	memcpy(&v, (const char *)be + 26, 2);
-	return v;
-}
-
-static void be_spill_set(struct kr_backend *be, __u16 v)
-{
-	memcpy((char *)be + 26, &v, 2);
-}
-#else
 static __u16 be_spill(const struct kr_backend *be)
 {
 	return be->spill;
@@ -125,7 +102,6 @@ static void be_spill_set(struct kr_backend *be, __u16 v)
 {
 	be->spill = v;
 }
-#endif
 
 static bool be_fixed(const struct kr_backend *be)
 {
@@ -201,8 +177,8 @@ static uint32_t hot_slot(struct hot_list *l, uint32_t hash)
 static struct kr_bal_hot *hot_keys(struct bal *c, double dt, uint32_t *n, char (**names)[64])
 {
 	struct hot_list hk = { 0 };
-	struct kr_hot_key k, next, *prev = NULL;
-	struct kr_hot_val val;
+	struct kr_hot_ent *ents = NULL;
+	uint32_t nents = 0;
 
 	for (unsigned i = 0; i < c->v.nsvc; i++) {
 		struct kr_top_svc *s = &c->v.svc[i];
@@ -232,21 +208,21 @@ static struct kr_bal_hot *hot_keys(struct bal *c, double dt, uint32_t *n, char (
 		}
 	}
 	/* the map's entries of this ring: replicas in effect (others' are fixed) */
-	while (c->hot_fd >= 0 && !bpf_map_get_next_key(c->hot_fd, prev, &next)) {
-		k = next;
-		prev = &k;
-		if (k.ring_id != (__u32)c->ring_id || bpf_map_lookup_elem(c->hot_fd, &k, &val))
-			continue;
-		uint32_t x = hot_slot(&hk, k.key_hash);
+	if (kr_ops_hot_list(c->v.m, c->ring_id, &ents, &nents) && nents)
+		goto oom;
+	for (uint32_t e = 0; e < nents; e++) {
+		uint32_t x = hot_slot(&hk, ents[e].k.key_hash);
 
 		if (x == UINT32_MAX)
 			goto oom;
 		if (!hk.nm[x][0])
-			snprintf(hk.nm[x], sizeof(hk.nm[x]), "hash %08x", k.key_hash);
-		hk.h[x].replicas = val.replicas;
-		hk.h[x].fixed = !(val.flags & KR_HOT_F_CONTROLLER);
+			snprintf(hk.nm[x], sizeof(hk.nm[x]), "hash %08x", ents[e].k.key_hash);
+		hk.h[x].replicas = ents[e].v.replicas;
+		hk.h[x].fixed = !(ents[e].v.flags & KR_HOT_F_CONTROLLER);
 		hk.keep[x] = true;	/* its packets summed over its replicas */
 	}
+	free(ents);
+	ents = NULL;
 	*n = 0;
 	for (uint32_t x = 0; x < hk.n; x++)
 		if (hk.keep[x]) {
@@ -258,6 +234,7 @@ static struct kr_bal_hot *hot_keys(struct bal *c, double dt, uint32_t *n, char (
 	free(hk.keep);
 	return hk.h ? hk.h : calloc(1, sizeof(*hk.h));
 oom:
+	free(ents);
 	free(hk.h);
 	free(hk.nm);
 	free(hk.keep);
@@ -300,31 +277,19 @@ static int publish(struct bal *c, const struct kr_top_svc *s, const struct kr_ba
 			(*nspill)++;
 	}
 	for (uint32_t i = 0; i < nh && !err; i++) {
-		struct kr_hot_key k = { .ring_id = (__u32)c->ring_id, .key_hash = h[i].hash };
-		struct kr_hot_val v = { .replicas = h[i].replicas_new, .flags = KR_HOT_F_CONTROLLER };
+		struct kr_hot_ent e = { .k = { .ring_id = (__u32)c->ring_id, .key_hash = h[i].hash },
+					.v = { .replicas = h[i].replicas_new,
+					       .flags = KR_HOT_F_CONTROLLER } };
 		uint32_t now = h[i].replicas >= 2 ? h[i].replicas : 0;
 
 		if (h[i].fixed || now == h[i].replicas_new)
 			continue;
-		if (c->hot_fd < 0) {
-			err = -ENOENT;
-			break;
-		}
 		if (h[i].replicas_new >= 2)
-			err = bpf_map_update_elem(c->hot_fd, &k, &v, BPF_ANY) ? -errno : 0;
-		else
-			err = bpf_map_delete_elem(c->hot_fd, &k) && errno != ENOENT ? -errno : 0;
+			err = kr_ops_hot_put(c->v.m, &e);
+		else if ((err = kr_ops_hot_del(c->v.m, e.k.ring_id, e.k.key_hash)) == -ENOENT)
+			err = 0;
 		*nrep += !err;
 	}
-#ifdef KR_CTL_HOT
-	/* the ring's hot-key bit after its entries: the data path looks them up only then */
-	if (!err && *nrep) {
-		__u64 ctl;
-
-		if (!kr_ops_ctl_read(c->v.m, c->ring_id, &ctl) && !(ctl & KR_CTL_HOT))
-			err = kr_ops_ctl_write(c->v.m, c->ring_id, ctl | KR_CTL_HOT);
-	}
-#endif
 	kr_ops_inst_close(&lk);
 	return err;
 }
@@ -345,7 +310,7 @@ static double busiest(const double *load, const double *fair, uint32_t n, uint32
 
 static void print_round(struct bal *c, const struct kr_top_svc *s, const struct kr_bal_plan *p,
 			const struct kr_bal_backend *b, const struct kr_bal_hot *h, char (*hn)[64],
-			uint32_t nh, double dt, const char *what)
+			uint32_t nh, double dt, const char *what, double model_moved)
 {
 	char tm[32], nb[64];
 	time_t now = time(NULL);
@@ -381,13 +346,14 @@ static void print_round(struct bal *c, const struct kr_top_svc *s, const struct 
 				(int)(h[i].replicas >= 2 ? h[i].replicas : 0), "replicas_new",
 				(int)h[i].replicas_new, "fixed", h[i].fixed));
 		}
-		o = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:s,s:o,s:o}",
+		o = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:b,s:f,s:i,s:i,s:s,s:o,s:o}",
 			      "time", tm, "ring", c->ring, "mode", c->mode == MODE_ON ? "on" :
 			      "advise", "interval_s", dt, "packets_per_s", p->total, "bound",
 			      c->pr.bound, "busiest_before", b0, "busiest_after", b1, "moved",
-			      p->moved, "changed", (int)p->changed, "replicas_changed",
-			      (int)p->replicas_changed, "action", what, "backends", jb, "hot_keys",
-			      jh);
+			      p->moved, "moved_exact", model_moved >= 0, "moved_model",
+			      model_moved >= 0 ? model_moved : p->moved, "changed", (int)p->changed,
+			      "replicas_changed", (int)p->replicas_changed, "action", what,
+			      "backends", jb, "hot_keys", jh);
 		txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
 		if (txt)
 			puts(txt);
@@ -418,10 +384,56 @@ static void print_round(struct bal *c, const struct kr_top_svc *s, const struct 
 		printf("  hot key %s (hash %08x) %.1f packets/s: replicas %u -> %u%s\n", hn[i],
 		       h[i].hash, h[i].rate, k, h[i].replicas_new, h[i].fixed ? " (fixed)" : "");
 	}
-	printf("  price: %.2f%% of the keys move (model); spill of %u backends and replicas of "
-	       "%u keys change: %s\n\n", 100 * p->moved, p->changed, p->replicas_changed, what);
+	if (model_moved >= 0)
+		printf("  price: %.3f%% of the keys move (exact; the model said %.3f%%); spill of %u "
+		       "backends and replicas of %u keys change: %s\n\n", 100 * p->moved,
+		       100 * model_moved, p->changed, p->replicas_changed, what);
+	else
+		printf("  price: %.3f%% of the keys move (model); spill of %u backends and replicas "
+		       "of %u keys change: %s\n\n", 100 * p->moved, p->changed, p->replicas_changed,
+		       what);
 	fflush(stdout);
 	free(rate);
+}
+
+/* The exact price of the plan's spill (hot's floor sums, spill_price.h) in place of the
+ * model's: the share of the key space that moves, and per backend what it loses and gains.
+ * 0, or -1 (out of memory: the model's figures stay). */
+static int exact_price(const struct kr_an_ring *lr, const struct kr_bal_backend *b,
+		       struct kr_bal_plan *p)
+{
+	uint32_t n = p->n;
+	uint16_t *bk = malloc((lr->npoints ? lr->npoints : 1) * sizeof(*bk));
+	uint16_t *s0 = malloc((n ? n : 1) * sizeof(*s0));
+	uint8_t *up = malloc(n ? n : 1);
+	struct kr_spill_price pr = { 0 };
+	int rc = -1;
+
+	if (bk && s0 && up) {
+		struct kr_ring r = { .npoints = lr->npoints, .nbackends = n, .hash = lr->hash,
+				     .backend = bk };
+		struct kr_spill_side before = { up, s0 }, after = { up, p->spill };
+
+		for (uint32_t j = 0; j < lr->npoints; j++)
+			bk[j] = (uint16_t)lr->owner[j];
+		for (uint32_t i = 0; i < n; i++) {
+			up[i] = b[i].up;
+			s0[i] = b[i].spill;
+		}
+		if (!kr_spill_price(&r, &before, &after, 0, 1ull << 32, &pr)) {
+			p->moved = (double)pr.moved / KR_AN_SPACE;
+			for (uint32_t i = 0; i < n; i++) {
+				p->lost[i] = (double)pr.lost[i] / KR_AN_SPACE;
+				p->gained[i] = (double)pr.gained[i] / KR_AN_SPACE;
+			}
+			kr_spill_price_free(&pr);
+			rc = 0;
+		}
+	}
+	free(bk);
+	free(s0);
+	free(up);
+	return rc;
 }
 
 /* One round: the view of the interval -> the plan -> printed (and published). */
@@ -438,6 +450,8 @@ static int round_once(struct bal *c, double dt)
 	__u64 pk = 0;
 	const char *what;
 	char msg[160];
+	double model_moved;
+	bool exact;
 	int rc = -1;
 
 	if (!b)
@@ -480,6 +494,8 @@ static int round_once(struct bal *c, double dt)
 		pr_warn("keyrouter: balance: ring %s: %s\n", c->ring, err.msg);
 		goto out;
 	}
+	model_moved = p.moved;
+	exact = !exact_price(&lr, b, &p);
 	if (c->mode == MODE_ADVISE) {
 		what = p.changed || p.replicas_changed ? "advise: nothing published (--mode on "
 							 "publishes it)" : "nothing to change";
@@ -488,7 +504,7 @@ static int round_once(struct bal *c, double dt)
 	} else {
 		int e = publish(c, s, &p, h, nh, &nspill, &nrep);
 
-		if (e == -ENOENT)
+		if (e == -EOPNOTSUPP)
 			snprintf(msg, sizeof(msg), "published the spill of %u backends; the program "
 				 "has no hot-key map for replicas ('keyrouter upgrade')", nspill);
 		else if (e)
@@ -499,7 +515,7 @@ static int round_once(struct bal *c, double dt)
 				 "%u keys", nspill, nrep);
 		what = msg;
 	}
-	print_round(c, s, &p, b, h, hn, nh, dt, what);
+	print_round(c, s, &p, b, h, hn, nh, dt, what, exact ? model_moved : -1);
 	rc = 0;
 out:
 	kr_bal_plan_free(&p);
@@ -515,10 +531,9 @@ out:
 static int balance_off(struct bal *c)
 {
 	struct kr_top_svc *s = ring_svc(c);
-	struct kr_hot_key k, next, *prev = NULL;
-	struct kr_hot_val val;
+	struct kr_hot_ent *ents = NULL;
 	struct kr_inst lk;
-	uint32_t nspill = 0, nrep = 0, nfixed = 0;
+	uint32_t nspill = 0, nrep = 0, nfixed = 0, nents = 0;
 	int err = 0;
 
 	if (kr_ops_inst_open(&lk, c->instance, c->pin_dir))
@@ -543,18 +558,17 @@ static int balance_off(struct bal *c)
 		else
 			nspill++;
 	}
-	/* deleting while iterating restarts the walk: the next key of a deleted one is gone */
-	while (!err && c->hot_fd >= 0 && !bpf_map_get_next_key(c->hot_fd, prev, &next)) {
-		k = next;
-		prev = &k;
-		if (k.ring_id != (__u32)c->ring_id || bpf_map_lookup_elem(c->hot_fd, &k, &val) ||
-		    !(val.flags & KR_HOT_F_CONTROLLER))
-			continue;
-		if (bpf_map_delete_elem(c->hot_fd, &k) && errno != ENOENT)
-			err = -errno;
-		else
-			nrep++;
-		prev = NULL;
+	if (!err && !kr_ops_hot_list(c->v.m, c->ring_id, &ents, &nents)) {
+		for (uint32_t e = 0; e < nents && !err; e++) {
+			if (!(ents[e].v.flags & KR_HOT_F_CONTROLLER))
+				continue;
+			err = kr_ops_hot_del(c->v.m, ents[e].k.ring_id, ents[e].k.key_hash);
+			if (err == -ENOENT)
+				err = 0;
+			else if (!err)
+				nrep++;
+		}
+		free(ents);
 	}
 	kr_ops_inst_close(&lk);
 	if (err) {
@@ -588,7 +602,7 @@ static int cmd_balance(int argc, char **argv)
 	const char *mode = NULL, *bound = NULL, *hyst = NULL, *step = NULL, *interval = NULL;
 	const char *rounds = NULL, *sample = NULL, *minp = NULL;
 	bool json = false, once = false, norep = false;
-	struct bal c = { .v = { .only = -1, .sample = 100, .keep_ring = true }, .hot_fd = -1,
+	struct bal c = { .v = { .only = -1, .sample = 100, .keep_ring = true },
 			 .min_packets = 200,
 			 .pr = { .bound = KR_BAL_DEFAULT_BOUND,
 				 .hysteresis = KR_BAL_DEFAULT_HYSTERESIS,
@@ -690,9 +704,6 @@ static int cmd_balance(int argc, char **argv)
 			"at most %u\n", c.ring, c.v.svc[0].nbe, KR_BAL_MAX_BACKENDS);
 		goto out;
 	}
-	c.hot_fd = kr_ops_map_open(&ses.in, "kr_hot_keys", true);
-	if (c.hot_fd < 0)
-		c.hot_fd = -1;
 	if (c.mode == MODE_OFF) {
 		rc = balance_off(&c);
 		goto out;
@@ -743,8 +754,6 @@ out_trace:
 	if (c.trace)
 		kr_ops_trace_stop(&ses.t);
 out:
-	if (c.hot_fd >= 0)
-		close(c.hot_fd);
 	kr_top_free(&c.v);
 	kr_trace_session_close(&ses);
 	return rc;

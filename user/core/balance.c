@@ -103,16 +103,18 @@ static uint32_t walk_on(const struct kr_an_ring *r, const uint8_t *closed, uint3
 
 uint32_t kr_bal_route(const struct kr_an_ring *r, const bool *up, const uint16_t *s, uint32_t h)
 {
-	uint32_t u = kr_bal_spill_hash(h) >> 16, i = lower_bound(r, h);
+	uint32_t u = kr_spill_hash(h) >> 16, i = lower_bound(r, h), first = NONE;
 
 	for (uint32_t step = 0; r->npoints && step < r->npoints; step++) {
 		uint32_t o = r->owner[i];
 
 		if (up[o] && !(s && u < s[o]))
 			return o;
+		if (up[o] && first == NONE)
+			first = o;
 		i = i + 1 < r->npoints ? i + 1 : 0;
 	}
-	return NONE;
+	return first;
 }
 
 uint32_t kr_bal_replicas(const struct kr_an_ring *r, const bool *up, uint32_t h, uint32_t k,
@@ -725,7 +727,7 @@ int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, u
 			hot_spread(r, up, h, h->replicas_new, +1, fix_new);
 		} else if (im) {
 			/* not replicated: a key of its own, that spills by its own hash */
-			im[nim].u = (kr_bal_spill_hash(h->hash) >> 16) / KR_BAL_ONE;
+			im[nim].u = (kr_spill_hash(h->hash) >> 16) / KR_BAL_ONE;
 			im[nim].rate = h->rate;
 			im[nim++].j = lower_bound(r, h->hash);
 		}

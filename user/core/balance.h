@@ -40,16 +40,12 @@
 #include <stdint.h>
 #include "analytics.h"
 #include "err.h"
+#include "kr_datapath_kern_user.h"	/* kr_spill_hash: the data path's spill test */
 
 #define KR_BAL_ONE		65536.0		/* spill units: s / 2^16 */
 #define KR_BAL_MAX_REPLICAS	16
 #define KR_BAL_MAX_BACKENDS	1024		/* the estimate solves an n x n system */
 
-/* The spill test's hash (as the data path's: a Weyl multiplication, a bijection). */
-static inline uint32_t kr_bal_spill_hash(uint32_t key_hash)
-{
-	return (uint32_t)(key_hash * 0x9E3779B1u);
-}
 
 struct kr_bal_backend {
 	double weight;		/* fair-share weight (its points in the ring) */
@@ -113,8 +109,8 @@ int kr_bal_compute(const struct kr_an_ring *ring, const struct kr_bal_backend *b
 		   struct kr_bal_plan *p, struct kr_err *err);
 
 /* The backend a key of hash h goes to under spill s[] (up[] eligible), walking from its
- * point: exactly what the data path decides for a key that is not a hot key.  UINT32_MAX
- * when every backend is down or spills it. */
+ * point: exactly what the data path decides for a key that is not a hot key (when every up
+ * backend spills it: the first up one).  UINT32_MAX when every backend is down. */
 uint32_t kr_bal_route(const struct kr_an_ring *ring, const bool *up, const uint16_t *s,
 		      uint32_t h);
 
