@@ -114,7 +114,8 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	[ "$status" = 0 ]
 	[[ "$output" == *"hot keys 2 clients 128 replicas used 3/3,5/5 unstable 0"* ]]
 	run -0 kr hotkey list web --json --instance "$HK_P-a"
-	[[ "$output" == *'"replicas": 3'* ]] && [[ "$output" == *'"replicas": 5'* ]]
+	[[ "$output" == *'"replicas": 3'* ]]
+	[[ "$output" == *'"replicas": 5'* ]]
 	# at run time: a third key on both instances, then the second removed from both
 	for hkx in a b; do
 		run -0 kr hotkey add web hot-three --replicas 4 -c "$HK_TMP/h.json" --instance "$HK_P-$hkx"

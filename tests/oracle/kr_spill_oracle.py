@@ -16,6 +16,8 @@ is its destination MAC after the program.
       on any disagreement (listing the first ones).
   kr_spill_oracle.py cmp-lookup CONFIG DUMP LOOKUP_JSON
       `keyrouter lookup --service ... --live --json` lines against the model
+  kr_spill_oracle.py bench CONFIG PIN_DIR NKEYS REPEAT ROUNDS plain|spilled|hot
+      ns/packet of the pinned program for keys on that path (tests/bench/bench_spill.sh)
   kr_spill_oracle.py selftest
 """
 import bisect
@@ -66,13 +68,46 @@ def prog_open(path):
     return _bpf(BPF_OBJ_GET, a)
 
 
-def prog_run(fd, frame):
+def prog_run(fd, frame, repeat=1, timed=False):
     inb = ctypes.create_string_buffer(frame, len(frame))
     outb = ctypes.create_string_buffer(len(frame) + 256)
     a = _TestRun(prog_fd=fd, data_size_in=len(frame), data_size_out=len(outb),
-                 data_in=ctypes.addressof(inb), data_out=ctypes.addressof(outb), repeat=1)
+                 data_in=ctypes.addressof(inb), data_out=ctypes.addressof(outb), repeat=repeat)
     _bpf(BPF_PROG_TEST_RUN, a)
+    if timed:
+        return a.duration
     return a.retval, outb.raw[:a.data_size_out]
+
+
+def bench(cfg_path, pin, nkeys, repeat, rounds, want):
+    """ns per packet of the pinned program (the kernel's mean per repetition), over nkeys
+    keys of the configuration's service that the model says take path `want` (plain: no
+    spill walk; spilled: walked on past a spilling backend; hot: the hot keys), best of
+    `rounds` rounds, mean over the keys."""
+    cfg = json.load(open(cfg_path))
+    svc = cfg['services'][0]
+    vip = bytes(int(x) for x in svc['vip'].split('.'))
+    fd = prog_open(os.path.join(pin, 'kr_prog'))
+    if want == 'hot':
+        keys = [hk['key'].encode() for r in cfg['rings'] for hk in r.get('hot_keys', [])]
+    else:
+        dump = os.popen('%s ring dump -c %s --ring %s --no-header' % (
+            os.environ.get('KR_BIN', 'build/keyrouter'), cfg_path, svc['ring'])).read()
+        model = Model(cfg, dump.splitlines(), svc['ring'])
+        keys, n = [], 0
+        while len(keys) < nkeys and n < 1000000:
+            k = ('bench-%d' % n).encode()
+            n += 1
+            if model.route(zlib.crc32(k) & M32)[1] == (want == 'spilled'):
+                keys.append(k)
+    best = None
+    for _ in range(rounds):
+        t = sum(prog_run(fd, frame4([10, 9, 0, 1 + i % 200], 4000 + i, vip, svc['port'], k),
+                         repeat, True) for i, k in enumerate(keys)) / len(keys)
+        best = t if best is None or t < best else best
+    print('%s: %.1f ns/packet (%d keys x %d repetitions, best of %d)' % (
+        want, best, len(keys), repeat, rounds))
+    return 0
 
 
 # ---- frames ---------------------------------------------------------------------------
@@ -262,6 +297,9 @@ def selftest():
 if __name__ == '__main__':
     if sys.argv[1:2] == ['selftest']:
         sys.exit(selftest())
+    if sys.argv[1:2] == ['bench'] and len(sys.argv) == 8:
+        sys.exit(bench(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
+                       int(sys.argv[6]), sys.argv[7]))
     if sys.argv[1:2] == ['cmp-lookup'] and len(sys.argv) == 5:
         sys.exit(cmp_lookup(*sys.argv[2:5]))
     if sys.argv[1:2] == ['check'] and len(sys.argv) >= 7:

@@ -26,8 +26,8 @@
 	"address and port (one client stays on one replica); every other key is untouched.\n" \
 	"Spill does not apply to a hot key. Another key with the same 32-bit hash is\n" \
 	"replicated too. QUIC rings take no hot keys (a connection ID must not move).\n" \
-	"'keyrouter diff' prices a change before it is made; the configuration's per-ring\n" \
-	"\"hot_keys\" are applied by 'keyrouter apply' (docs/config.md).\n\n" \
+	"A change is priced before it is made by 'keyrouter diff'; the configuration's\n" \
+	"per-ring \"hot_keys\" are applied by 'keyrouter apply' (docs/config.md).\n\n" \
 	"  -c, --config FILE    the configuration: KEY is hashed as the ring's services hash\n" \
 	"                       their keys (key type, spec, keyed hash)\n" \
 	"      --hash           KEY is the 32-bit hash itself (0x1234abcd)\n" \

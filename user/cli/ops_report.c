@@ -8,6 +8,7 @@
 #include "analytics.h"
 #include "ops_publish.h"
 #include "ops_report.h"
+#include "ops_hot.h"
 #include "ring_sm.h"
 
 void kr_ops_fmt_time(__u64 ns, char *buf, size_t len)
@@ -98,6 +99,18 @@ int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id
 			r->packets[s] = v[0];
 			r->bytes[s] = v[1];
 		}
+		memset(v, 0, sizeof(v));
+		if (m->slot_hot >= 0 &&
+		    !kr_ops_percpu_sum(m, m->slot_hot, id * 2 + s, v, sizeof(struct kr_slot_hot))) {
+			r->spilled[s] = v[0];
+			r->replica[s] = v[1];
+		}
+	}
+	if (!err && m->hot_keys >= 0) {
+		struct kr_hot_ent *hk = NULL;
+
+		kr_ops_hot_list(m, (int)id, &hk, &r->hot_keys);
+		free(hk);
 	}
 	if (!err)
 		report_subsets(m, id, r);
@@ -141,6 +154,11 @@ void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r)
 			sl->hdr.ring_version, sl->hdr.point_multiple, mem,
 			(unsigned long long)sl->hdr.generation, t, (unsigned long long)r->packets[s]);
 	}
+	if (r->spilled[0] || r->spilled[1] || r->replica[0] || r->replica[1] || r->hot_keys)
+		fprintf(f, "  spill and hot keys: packets spilled %llu, to a replica %llu; hot "
+			"keys %u (QUIC keys take neither)\n",
+			(unsigned long long)(r->spilled[0] + r->spilled[1]),
+			(unsigned long long)(r->replica[0] + r->replica[1]), r->hot_keys);
 	if (r->have_moved)
 		fprintf(f, "  key space owned differently by the two slots: %.4f%%\n",
 			r->moved * 100.0);
@@ -175,10 +193,11 @@ void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r)
 				(unsigned long long)sl->hdr.published_ns,
 				(unsigned long long)(sl->hdr.published_ns / 1000000000ull),
 				(unsigned long long)(sl->hdr.published_ns % 1000000000ull / 1000000ull));
-		fprintf(f, ",\"packets\":%llu,\"bytes\":%llu}", (unsigned long long)r->packets[s],
-			(unsigned long long)r->bytes[s]);
+		fprintf(f, ",\"packets\":%llu,\"bytes\":%llu,\"spilled\":%llu,\"replica\":%llu}",
+			(unsigned long long)r->packets[s], (unsigned long long)r->bytes[s],
+			(unsigned long long)r->spilled[s], (unsigned long long)r->replica[s]);
 	}
-	fprintf(f, "]");
+	fprintf(f, "],\"hot_keys\":%u", r->hot_keys);
 	if (r->have_moved)
 		fprintf(f, ",\"moved_share\":%.9f", r->moved);
 	fprintf(f, ",\"shared_subsets\":[");
