@@ -334,9 +334,9 @@ static void test_step_fixed_down(void)
 	CHECK(kr_bal_compute(&an, b, NB, NULL, 0, &pr, &p, &err) == -1 &&
 	      strstr(err.msg, "bound"), "bound 1 refused: %s", err.msg);
 	pr = defaults;
-	pr.hysteresis = 0.125;
+	pr.hysteresis = 0.09;
 	CHECK(kr_bal_compute(&an, b, NB, NULL, 0, &pr, &p, &err) == -1 &&
-	      strstr(err.msg, "hysteresis"), "hysteresis >= (bound - 1) / 2 refused: %s", err.msg);
+	      strstr(err.msg, "hysteresis"), "hysteresis >= (bound - 1) / 3 refused: %s", err.msg);
 	kr_bal_plan_free(&p);
 }
 
@@ -365,7 +365,7 @@ static void test_replicas(void)
 	CHECK(kr_bal_compute(&an, b, NB, hot, 2, &defaults, &p, &err) == 0, "replicas: computed");
 	fair = p.fair[o];
 	{
-		/* the least k whose replicas all stay under (C - 2H) x their share */
+		/* the least k whose replicas all stay under (C - 3H) x their share */
 		uint32_t k = hot[0].replicas_new, kmin = 0, kbest = 0;
 		double base[NB], best = HUGE_VAL;
 
@@ -377,7 +377,7 @@ static void test_replicas(void)
 			kr_bal_replicas(&an, up, hot[0].hash, kk, rep);
 			for (uint32_t d = 0; d < kk; d++)
 				m = fmax(m, (base[rep[d]] + hot[0].rate / kk) / p.fair[rep[d]]);
-			if (m <= 1.15)
+			if (m <= 1.10)
 				kmin = kk;
 			if (m < best) {
 				best = m;
@@ -386,7 +386,7 @@ static void test_replicas(void)
 		}
 		if (!kmin)	/* none fits: the k that leaves the busiest replica lowest */
 			kmin = kbest;
-		CHECK(k >= 2 && k == kmin, "replicas: the least k under (C - 2H) x the share (else the best): %u "
+		CHECK(k >= 2 && k == kmin, "replicas: the least k under (C - 3H) x the share (else the best): %u "
 		      "(brute force %u; the key is %.2f x a share)", k, kmin, hot[0].rate / fair);
 	}
 	CHECK_EQ_U(hot[1].replicas_new, 0, "replicas: a cold key gets none");

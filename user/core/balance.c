@@ -52,9 +52,9 @@ int kr_bal_params_check(const struct kr_bal_params *pr, struct kr_err *err)
 {
 	if (!(pr->bound > 1.0) || pr->bound > 100)
 		return kr_errf(err, "bound %g: expected a number above 1 (e.g. 1.25)", pr->bound);
-	if (!(pr->hysteresis >= 0) || 2 * pr->hysteresis >= pr->bound - 1)
-		return kr_errf(err, "hysteresis %g: expected 0 <= H < (bound - 1) / 2 (%g)",
-			       pr->hysteresis, (pr->bound - 1) / 2);
+	if (!(pr->hysteresis >= 0) || 3 * pr->hysteresis >= pr->bound - 1)
+		return kr_errf(err, "hysteresis %g: expected 0 <= H < (bound - 1) / 3 (%g)",
+			       pr->hysteresis, (pr->bound - 1) / 3);
 	if (!(pr->max_step > 0) || pr->max_step > 1)
 		return kr_errf(err, "max step %g: expected 0 < F <= 1", pr->max_step);
 	if (!(pr->spill_max > 0) || pr->spill_max > 0.99)
@@ -556,7 +556,7 @@ static uint32_t place_one(const struct kr_an_ring *r, const bool *up, uint32_t n
  * Kept as they are: fixed entries; the controller's own while the key stays above half that
  * (then removed) and none of its replicas passes C (else placed again, as a new one).  A
  * new hot key, hottest first, gets the least k (2..16, at most the
- * backends up) whose k replicas all stay under (C - 2H) x their share with its rate / k on
+ * backends up) whose k replicas all stay under (C - 3H) x their share with its rate / k on
  * top of the measured load (base: without the replicas in effect, which are placed again
  * here) without the new hot keys, and of the keys placed before it; when no k does, the k
  * that leaves the most loaded of them lowest; then each is placed again twice with the
@@ -567,7 +567,7 @@ static void propose_replicas(const struct kr_an_ring *r, const bool *up, uint32_
 			     const struct kr_bal_params *pr, const double *fair, const double *base,
 			     uint32_t n)
 {
-	double *load = malloc((n ? n : 1) * sizeof(*load)), aim = pr->bound - 2 * pr->hysteresis;
+	double *load = malloc((n ? n : 1) * sizeof(*load)), aim = pr->bound - 3 * pr->hysteresis;
 	uint8_t *done = calloc(nhot ? nhot : 1, 1), *mine = calloc(nhot ? nhot : 1, 1);
 	uint32_t *order = calloc(nhot ? nhot : 1, sizeof(*order)), nord = 0;
 
@@ -777,11 +777,12 @@ int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, u
 	if (model_load(r, n, up, a, im, nim, fix_now, cur, p->model_now))
 		goto oom;
 
-	/* the least spill that holds C, and the one that holds C - H */
+	/* the least spill that holds C - H (need), C - 2H (aim) and C - 3H (the band's floor):
+	 * a margin of H under the bound for the measurement's noise */
 	for (uint32_t x = 0; x < n; x++)
 		forced[x] = b[x].fixed ? b[x].spill / KR_BAL_ONE : -1;
 	for (int pass = 0; pass < 3; pass++) {
-		double c = pr->bound - pass * pr->hysteresis;
+		double c = pr->bound - (pass + 1) * pr->hysteresis;
 		uint16_t *out = pass == 0 ? p->need : pass == 1 ? p->aim : top;
 
 		for (uint32_t x = 0; x < n; x++)
@@ -804,7 +805,7 @@ int kr_bal_compute(const struct kr_an_ring *r, const struct kr_bal_backend *b, u
 			p->spill[x] = cur[x];
 			continue;
 		}
-		if (t < lo || t > hi)	/* outside the band: to the aim (C - H) */
+		if (t < lo || t > hi)	/* outside the band: to the aim (C - 2H) */
 			t = p->aim[x];
 		if (t - cur[x] > step)
 			t = cur[x] + step;

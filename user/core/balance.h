@@ -25,12 +25,12 @@
  *             within its bound: a backend that never fills keeps s = 0, so the keys of
  *             backends that are not overloaded do not move unless spill reaching them
  *             overloads them.
- *   control   s_need = sweep(C x fair), s_aim = sweep((C - H) x fair), s_low =
- *             sweep((C - 2H) x fair).  A managed backend whose current s lies in
+ *   control   s_need = sweep((C - H) x fair), s_aim = sweep((C - 2H) x fair), s_low =
+ *             sweep((C - 3H) x fair).  A managed backend whose current s lies in
  *             [s_need, s_low] keeps it (the hysteresis: spill is raised only when a
- *             backend would pass C x its share, lowered only when it would stay under
- *             (C - 2H)); outside that band its s goes to s_aim, by at most max_step per
- *             round.
+ *             backend would pass C - H, lowered only when it would stay under C - 3H,
+ *             so the measurement's noise has a margin H under the bound C); outside
+ *             that band its s goes to s_aim, by at most max_step per round.
  *             Fixed backends (configuration or operator) keep theirs; down backends too.
  */
 #ifndef KR_BALANCE_H
@@ -65,7 +65,7 @@ struct kr_bal_hot {
 
 struct kr_bal_params {
 	double bound;		/* C > 1 */
-	double hysteresis;	/* H, 0 <= 2H < C - 1 */
+	double hysteresis;	/* H, 0 <= 3H < C - 1 */
 	double max_step;	/* largest change of s per round, 0 < max_step <= 1 */
 	double spill_max;	/* largest s (0 < spill_max < 1) */
 	bool replicas;		/* propose replicas for hot keys */
@@ -80,7 +80,7 @@ struct kr_bal_params {
 struct kr_bal_plan {
 	uint32_t n;
 	uint16_t *spill;	/* [n] the new spill */
-	uint16_t *need, *aim;	/* [n] the sweeps at C and C - H */
+	uint16_t *need, *aim;	/* [n] the sweeps at C - H and C - 2H */
 	double *fair;		/* [n] C = 1 share of the measured total, by weight */
 	double *native;		/* [n] estimated load without any spill or replica */
 	double *model_now;	/* [n] the model's load with the spill in effect (check: = rate) */
