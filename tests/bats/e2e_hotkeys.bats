@@ -18,7 +18,7 @@ load ../lib/e2e_common
 TRAFFIC=$E2E_ROOT/tests/lib/hot_traffic.py
 NCOLD=2000
 BOUND=1.25
-PPS=${KR_HOT_PPS:-3000}
+PPS=${KR_HOT_PPS:-4000}
 
 setup_file() {
 	e2e_require_keyrouter || return 0
@@ -92,7 +92,7 @@ hits() {
 		"$TOPO_DIR/before" | sort >"$TOPO_DIR/over"
 	echo "overloaded before: $(tr '\n' ' ' <"$TOPO_DIR/over")"
 
-	run topo_kr balance --ring mc4 --mode on --bound $BOUND --interval 2 --rounds 5 --sample 10 \
+	run topo_kr balance --ring mc4 --mode on --bound $BOUND --interval 3 --rounds 4 --sample 10 \
 		--instance "$TOPO_INSTANCE"
 	echo "$output"
 	[ "$status" -eq 0 ]
