@@ -273,6 +273,25 @@ check-layers:
 		echo "layer $$layer cannot include $$hdr: ok"; \
 	done
 
+# Every header of bpf/ builds on its own, so the stages include in any order (the order of
+# the program is kr_datapath.h's; tests/bats/layout.bats).  BPF_HEADERS picks others.
+BPF_HEADERS ?= $(wildcard bpf/*.h)
+.PHONY: check-bpf-headers
+check-bpf-headers:
+	@for h in $(BPF_HEADERS); do \
+		printf '#include "%s"\n' "$$(basename $$h)" | \
+		$(CLANG) $(BPF_CFLAGS) -Werror -Wno-unused-function -Wno-undefined-internal \
+			-Ibpf -I$$(dirname $$h) -fsyntax-only -x c - || \
+			{ echo "$$h does not build alone"; exit 1; }; \
+		echo "$$h builds alone: ok"; \
+	done
+
+# Compile SRC (files of user/) with the headers of the folder INC first, no output
+# (tests/bats/layout.bats: a counter renamed in a copy of include/ breaks its readers).
+.PHONY: check-syntax
+check-syntax:
+	$(Q)$(CC) -std=gnu11 -fsyntax-only -I$(INC) $(INC_CLI) $(SRC)
+
 # The BPF branch of kr_lookup.h loads a point's hash as one (2-byte aligned) 32-bit word, as
 # the BPF program does: not an alignment fault for UBSan to stop on in that test.
 $(OUT)/tests/test_image_bpf: KR_CFLAGS += -fno-sanitize=alignment

@@ -11,7 +11,11 @@
 #ifndef KR_FWD_H
 #define KR_FWD_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
 #include "kr_parse.h"
+#include "kr_maps.h"
 
 #define KR_AF_INET	2
 #define KR_AF_INET6	10

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Maps of the packet side of keyrouter.bpf.c (the ring maps are in kr_ring.h).
- * Include after vmlinux.h and bpf_helpers.h.  max_entries are defaults that plain
+ * max_entries are defaults that plain
  * `bpftool prog loadall` accepts; the tool may resize kr_backends / kr_backend_stats before
  * loading (bpf_map__set_max_entries) up to KR_MAX_BACKEND_IDS.
  */
 #ifndef KR_MAPS_H
 #define KR_MAPS_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include "kr_datapath_kern_user.h"
 #include "kr_key.h"
 #include "kr_siphash.h"
@@ -21,7 +23,7 @@ struct {
 	__uint(max_entries, KR_MAX_SERVICES);
 	__type(key, struct kr_service_key);
 	__type(value, struct kr_service);
-} kr_services SEC(".maps");
+} KR_MAP_NAME_SERVICES SEC(".maps");
 
 /* Ports whose services are all wildcards (struct kr_service_ports).  Written by the tool
  * (apply); all clear = every packet tries the exact (VIP, port) entry first. */
@@ -30,7 +32,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_service_ports);
-} kr_service_ports SEC(".maps");
+} KR_MAP_NAME_SERVICE_PORTS SEC(".maps");
 
 /* The wildcard service of each UDP port without a hash lookup (include/
  * kr_datapath_kern_user.h): port -> 0 (look in kr_services) or i + 1, and the copies i.
@@ -40,14 +42,14 @@ struct {
 	__uint(max_entries, KR_PORTS);
 	__type(key, __u32);
 	__type(value, __u32);
-} kr_port_wild SEC(".maps");
+} KR_MAP_NAME_PORT_WILD SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2 * KR_WILD_HALF);
 	__type(key, __u32);
 	__type(value, struct kr_service);
-} kr_wild_svcs SEC(".maps");
+} KR_MAP_NAME_WILD_SVCS SEC(".maps");
 
 /* Egress devices: ifindex -> the source MAC l2 forwarding writes.  Written by the tool
  * when it attaches; without an entry, a packet leaving by its ingress device gets the
@@ -57,7 +59,7 @@ struct {
 	__uint(max_entries, KR_MAX_DEVICES);
 	__type(key, __u32);
 	__type(value, struct kr_device);
-} kr_devices SEC(".maps");
+} KR_MAP_NAME_DEVICES SEC(".maps");
 
 /* The same entries for ifindexes below KR_DEVICE_SLOTS, by ifindex (an inlined array
  * lookup instead of a hash lookup per l2 packet).  Written by the tool with kr_devices;
@@ -67,7 +69,7 @@ struct {
 	__uint(max_entries, KR_DEVICE_SLOTS);
 	__type(key, __u32);
 	__type(value, struct kr_device);
-} kr_device_macs SEC(".maps");
+} KR_MAP_NAME_DEVICE_MACS SEC(".maps");
 
 /* Global counters by reason (one entry).  Written by the programs; read by the tool. */
 struct {
@@ -75,7 +77,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_counters);
-} kr_counters SEC(".maps");
+} KR_MAP_NAME_COUNTERS SEC(".maps");
 
 /* Per backend id: packets and bytes routed to it.  Written by the programs. */
 struct {
@@ -83,7 +85,7 @@ struct {
 	__uint(max_entries, KR_DEFAULT_BACKEND_IDS);
 	__type(key, __u32);
 	__type(value, struct kr_backend_stats);
-} kr_backend_stats SEC(".maps");
+} KR_MAP_NAME_BACKEND_STATS SEC(".maps");
 
 /* The keyed-hash secret (services with KR_SVC_F_KEYED_HASH; include/kr_siphash.h).  Written
  * by the tool (apply, from the configuration's "hash" secret_file); readable by whoever can
@@ -93,7 +95,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_hash_secret);
-} kr_hash_key SEC(".maps");
+} KR_MAP_NAME_HASH_KEY SEC(".maps");
 
 /* Per-CPU scratch: the payload window the extractors read and the key they write.
  * Programs only. */
@@ -102,6 +104,6 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_scratch);
-} kr_scratch_buf SEC(".maps");
+} KR_MAP_NAME_SCRATCH_BUF SEC(".maps");
 
 #endif /* KR_MAPS_H */

@@ -12,13 +12,18 @@
  * version negotiation included), DCID length at octet 5, DCID from octet 6; first bit 0 =
  * short header, DCID from octet 1, its length is the configuration's (1 + server ID +
  * nonce octets are decoded; server-use octets after them are not needed).
- *
- * Include after kr_maps.h.
  */
 #ifndef KR_QUIC_LB_STAGE_H
 #define KR_QUIC_LB_STAGE_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "kr_datapath_kern_user.h"
 #include "kr_quic_lb_kern_user.h"
+#include "kr_quic_lb_aes.h"
+#include "kr_key.h"
+#include "kr_backend_map.h"
+#include "kr_key_trace.h"	/* kr_cfg_trace: the stage traces too */
 
 /* QUIC-LB configurations: qlb_id * 8 + config rotation.  Written by the tool (apply). */
 struct {
@@ -26,7 +31,7 @@ struct {
 	__uint(max_entries, KR_QLB_MAX_SERVICES * KR_QLB_CONF_SLOTS);
 	__type(key, __u32);
 	__type(value, struct kr_qlb_conf);
-} kr_qlb_configs SEC(".maps");
+} KR_MAP_NAME_QLB_CONFIGS SEC(".maps");
 
 /* Server IDs: (qlb_id, rotation, server ID) -> global backend id.  Written by apply. */
 struct {
@@ -35,7 +40,7 @@ struct {
 	__type(key, struct kr_qlb_sid_key);
 	__type(value, struct kr_qlb_sid_val);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-} kr_qlb_servers SEC(".maps");
+} KR_MAP_NAME_QLB_SERVERS SEC(".maps");
 
 /* Outcomes per QUIC-LB id.  Written by the programs; read by `status`. */
 struct {
@@ -43,7 +48,7 @@ struct {
 	__uint(max_entries, KR_QLB_MAX_SERVICES);
 	__type(key, __u32);
 	__type(value, struct kr_qlb_counters);
-} kr_qlb_stats SEC(".maps");
+} KR_MAP_NAME_QLB_STATS SEC(".maps");
 
 /* Per-CPU work buffers of the codec and the server-ID lookup key.  Programs only. */
 struct kr_qlb_scratch {
@@ -57,7 +62,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_qlb_scratch);
-} kr_qlb_scratch_buf SEC(".maps");
+} KR_MAP_NAME_QLB_SCRATCH_BUF SEC(".maps");
 
 /* With kr_cfg_trace: the last decode (quic-lb decode --via-kernel). */
 struct kr_qlb_trace kr_qlb_trace_last = {};

@@ -13,9 +13,10 @@
  * (out->slot, out->first_index, out->nrep set; nothing counted yet); the caller picks the
  * replica from the packet's source in kr_ring_replica().
  *
- * Include after vmlinux.h and bpf_helpers.h, and after the definition of the global
- * backends map `kr_backends` (ARRAY, key __u32 backend id, value struct kr_backend), which
- * belongs to the packet side (its state field decides whether the walk skips a backend).
+ * It reads the global backends map `kr_backends` (kr_backend_map.h: its state field decides
+ * whether the walk skips a backend), which belongs to the packet side.  A build may define
+ * KR_RING_BACKEND_ID(ring, hdr, b, &id) first: the step from the point's ring-local backend
+ * b to its global id (default kr_bt_get(), the image's backend table; 0 or -1 = bad image).
  *
  * Maps defined here (all written by userspace only, except the counters and the trace):
  *   kr_rings       ARRAY_OF_MAPS, key ring_id * 2 + slot -> one ring image (an ARRAY of
@@ -34,9 +35,15 @@
 #ifndef KR_RING_H
 #define KR_RING_H
 
+#include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "kr_datapath_kern_user.h"
 #include "kr_parse.h"	/* struct kr_pkt: a hot key's replica is the packet source's */
+#include "kr_backend_map.h"
+
+#ifndef KR_RING_BACKEND_ID
+#define KR_RING_BACKEND_ID(ring, hdr, b, id) kr_bt_get(ring, hdr, b, id)
+#endif
 
 /* Template of the per-ring image maps (userspace creates each one with the ring's own
  * max_entries; BPF_F_INNER_MAP lets the sizes differ, BPF_F_RDONLY_PROG keeps programs from
@@ -55,7 +62,7 @@ struct {
 	__uint(max_entries, KR_MAX_RINGS * 2);
 	__type(key, __u32);
 	__array(values, struct kr_ring_image_map);
-} kr_rings SEC(".maps");
+} KR_MAP_NAME_RINGS SEC(".maps");
 
 /* Control word per ring id (active slot, migration fraction). Written by `keyrouter`. */
 struct {
@@ -63,7 +70,7 @@ struct {
 	__uint(max_entries, KR_MAX_RINGS);
 	__type(key, __u32);
 	__type(value, __u64);
-} kr_ring_ctl SEC(".maps");
+} KR_MAP_NAME_RING_CTL SEC(".maps");
 
 /* Ring version counters: key ring_id * 2 + slot.  Written by the programs. */
 struct {
@@ -71,7 +78,7 @@ struct {
 	__uint(max_entries, KR_MAX_RINGS * 2);
 	__type(key, __u32);
 	__type(value, struct kr_slot_stats);
-} kr_slot_stats SEC(".maps");
+} KR_MAP_NAME_SLOT_STATS SEC(".maps");
 
 /* Last route decision, for `lookup --via-kernel` and tests (only with kr_ring_trace_on). */
 struct {
@@ -79,7 +86,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_ring_trace);
-} kr_ring_trace SEC(".maps");
+} KR_MAP_NAME_RING_TRACE SEC(".maps");
 
 /* Hot keys of the rings (kr_hot_key -> kr_hot_val).  Written by `keyrouter`. */
 struct {
@@ -88,7 +95,7 @@ struct {
 	__uint(max_entries, KR_MAX_HOT_KEYS);
 	__type(key, struct kr_hot_key);
 	__type(value, struct kr_hot_val);
-} kr_hot_keys SEC(".maps");
+} KR_MAP_NAME_HOT_KEYS SEC(".maps");
 
 /* kr_ring_replica()'s distinct backends (one per CPU). */
 struct kr_replica_seen {
@@ -100,7 +107,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_replica_seen);
-} kr_rep_seen SEC(".maps");
+} KR_MAP_NAME_REP_SEEN SEC(".maps");
 
 /* Spill and replica counters: key ring_id * 2 + slot.  Written by the programs. */
 struct {
@@ -108,7 +115,7 @@ struct {
 	__uint(max_entries, KR_MAX_RINGS * 2);
 	__type(key, __u32);
 	__type(value, struct kr_slot_hot);
-} kr_slot_hot SEC(".maps");
+} KR_MAP_NAME_SLOT_HOT SEC(".maps");
 
 /* Subset membership: {subset_id, global backend id} present = member.  Written by
  * `keyrouter apply` (members before the services that use the subset). */
@@ -118,7 +125,7 @@ struct {
 	__uint(max_entries, KR_MAX_SUBSET_MEMBERS);
 	__type(key, struct kr_subset_key);
 	__type(value, __u32);
-} kr_subset_members SEC(".maps");
+} KR_MAP_NAME_SUBSET_MEMBERS SEC(".maps");
 
 /* Set before load (skeleton rodata) to record every route in kr_ring_trace; when 0 the
  * verifier prunes the tracing code, so it costs nothing. */
@@ -316,15 +323,8 @@ static __always_inline int kr_ring_pick(void *ring, __u32 ring_key, __u32 key_ha
 		return KR_ROUTE_HOT;	/* a hot key: kr_ring_replica() goes on */
 	if (b == KR_BACKEND_UNKNOWN && kr_point_get(ring, hdr, idx, &ph, &b))
 		return KR_ROUTE_BAD_IMAGE;
-#ifdef KR_BENCH_HOT_BACKENDS
-	/* benchmark build only (tests/bpf/progs/kr_hotbe.bpf.c): the answer's backend among 16,
-	 * without the backend table, as (a) and (c) route: what the lookup costs without
-	 * its answer's backend entry, MAC and counters read at random */
-	id = 1 + (b & 15);
-#else
-	if (kr_bt_get(ring, hdr, b, &id))
+	if (KR_RING_BACKEND_ID(ring, hdr, b, &id))
 		return KR_ROUTE_BAD_IMAGE;
-#endif
 	/* a subset's membership is checked in the walk (kept off this stack frame); the
 	 * backend entry is read anyway for its state: spill costs no other read */
 	if (!out->subset.subset_id) {

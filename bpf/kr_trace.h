@@ -16,45 +16,49 @@
  * benchmark's comparison, tests/bench/bench_datapath.c).  On, a packet the 1-in-N sampling
  * skips costs a decrement of a per-CPU count (kr_scratch.trace_gap); a sampled one the
  * call of kr_trace_emit (filters, then the event).  Sampling before filtering keeps 1 in N
- * of the matching packets on average, as the gaps do not depend on the packets.  Include after kr_maps.h.
+ * of the matching packets on average, as the gaps do not depend on the packets.
  */
 #ifndef KR_TRACE_H
 #define KR_TRACE_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include "kr_datapath_kern_user.h"
+#include "kr_key.h"	/* struct kr_scratch */
+#include "kr_ring.h"	/* kr_rings: the image generation of an event */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, KR_MAX_SVC_STATS);
 	__type(key, __u32);
 	__type(value, struct kr_svc_stats);
-} kr_svc_stats SEC(".maps");
+} KR_MAP_NAME_SVC_STATS SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, KR_MAX_SVC_STATS);
 	__type(key, __u32);
 	__type(value, struct kr_svc_name);
-} kr_svc_names SEC(".maps");
+} KR_MAP_NAME_SVC_NAMES SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_trace_ctl);
-} kr_trace_ctl SEC(".maps");
+} KR_MAP_NAME_TRACE_CTL SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, KR_TRACE_RB_BYTES);
-} kr_trace_rb SEC(".maps");
+} KR_MAP_NAME_TRACE_RB SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct kr_trace_stats);
-} kr_trace_stats SEC(".maps");
+} KR_MAP_NAME_TRACE_STATS SEC(".maps");
 
 /* The service's counters (entry 0 for an id out of range: never NULL for the verifier's
  * sake, the caller checks). */

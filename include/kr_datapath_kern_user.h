@@ -10,6 +10,7 @@
 #include <linux/types.h>
 #endif
 #include "kr_image_kern_user.h"
+#include "kr_map_names.h"
 
 /* ---- limits ---------------------------------------------------------------------- */
 #define KR_MAX_KEY_LEN		255	/* longer keys follow the service's policy */

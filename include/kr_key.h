@@ -50,7 +50,7 @@ _Static_assert(KR_MAX_PAYLOAD_OFFSET + KR_KEY_BUF <= KR_PAYLOAD_WINDOW, "window 
 #define KR_KEY(s, x)	((s)->key[kr_idx((x), KR_KEY_MASK)])
 
 /* Per-CPU scratch (a map value in BPF): the payload window, the key, and the data path's
- * copy of the packet's service (keyrouter.bpf.c kr_stage_service: one pointer type for
+ * copy of the packet's service (kr_datapath.h kr_stage_service: one pointer type for
  * the rest of the program, wherever the service was found). */
 struct kr_scratch {
 	__u8 win[KR_PAYLOAD_WINDOW];
@@ -211,7 +211,7 @@ static __always_inline int kr_payload_start(const struct kr_service *svc,
 /* The span of a `payload` key without a delimiter: [payload_off, payload_off +
  * payload_len), or to the end of the payload when payload_len is 0, in *off and *len; or
  * the key status that says why there is none.  (The XDP data path copies it from the
- * frame itself: keyrouter.bpf.c kr_key_span_xdp.) */
+ * frame itself: kr_datapath.h kr_key_span_xdp.) */
 static __always_inline int kr_payload_span(const struct kr_service *svc,
 					   const struct kr_pkt *pkt, __u32 *off, __u32 *len)
 {

@@ -247,23 +247,17 @@ KR_QLB_UNROLL
 	kr_aes_put32(out + 12, t3 ^ rk[43]);
 }
 
-/* The four-pass rounds call the block cipher through KR_QLB_ENC.  A BPF program that
- * defines KR_QLB_BPF_GLOBAL_AES before including this header gets it as one global
- * function (verified once, its code once instead of four inlined copies). */
+/* The four-pass rounds call the block cipher through KR_QLB_ENC.  In BPF it is one global
+ * function (verified once, its code once instead of four inlined copies), defined by
+ * bpf/kr_quic_lb_aes.h, which a program that decodes includes (bpf/kr_quic_lb_stage.h
+ * does); in userspace the inlined cipher. */
 struct kr_aes_block {
 	__u8 b[16];
 };
 
-#if defined(__bpf__) && defined(KR_QLB_BPF_GLOBAL_AES)
-
-__noinline int kr_aes128_encrypt_block(const struct kr_aes128 *k, const struct kr_aes_block *in,
-				       struct kr_aes_block *out)
-{
-	if (!k || !in || !out)
-		return -1;
-	kr_aes128_encrypt(k, in->b, out->b);
-	return 0;
-}
+#if defined(__bpf__)
+int kr_aes128_encrypt_block(const struct kr_aes128 *k, const struct kr_aes_block *in,
+			    struct kr_aes_block *out);
 #define KR_QLB_ENC(k, in, out)                                                              \
 	kr_aes128_encrypt_block((k), (const struct kr_aes_block *)(in), (struct kr_aes_block *)(out))
 #else

@@ -22,6 +22,7 @@
 #endif
 #include "kr_quic_lb.h"
 #include "kr_layout.h"
+#include "kr_map_names.h"
 
 #define KR_QLB_MAX_SERVICES	128	/* QUIC-LB ids 1..127 (0 unused) */
 #define KR_QLB_MAX_SERVERS	65536	/* server IDs, all services and rotations */

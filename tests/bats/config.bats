@@ -92,7 +92,7 @@ JSON
 @test "unknown field names the field and the allowed ones" {
 	ring1 '{ "address": "10.0.0.1:80", "wieght": 2 }'
 	run -1 $K config check -c "$F"
-	assert_line "$F:4:49: rings[0].backends[0].wieght: unknown field 'wieght' in a backend (allowed: address, weight, mac, dev, ifindex, tags, state, quic_lb_server_ids, id, health, spill)"
+	assert_line "$F:4:49: rings[0].backends[0].wieght: unknown field 'wieght' in a backend (allowed: address, weight, state, mac, dev, ifindex, id, tags, quic_lb_server_ids, health, spill)"
 	echo '{ "rings": [], "ringz": 1 }' > "$F"
 	run -1 $K config check -c "$F"
 	assert_line "$F:1:16: ringz: unknown field 'ringz' in the configuration (allowed: instance, hash, rings, services)"

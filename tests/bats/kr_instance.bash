@@ -15,3 +15,9 @@ kr_instance_teardown() {
 	fi
 	return 0
 }
+
+# Skip a test that loads the program unless root with the BPF object built.
+needs_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	[ -f "${OUT:-build}/bpf/keyrouter.bpf.o" ] || skip "no BPF object"
+}

@@ -39,6 +39,34 @@ setup() {
 	assert_output --partial kr_ring_test.bpf.c
 }
 
+@test "bpf/ carries no benchmark hook: the benchmark builds are a template under tests/" {
+	run grep -rnE 'KR_BENCH|kr_bench|kr_dpbench' bpf/
+	assert_failure 1
+	# and the check would see one: the template's own names
+	run -0 grep -c 'KR_BENCH_VARIANT' tests/bpf/progs/kr_dpbench.h
+	for f in tests/bpf/progs/kr_dpbench_*.bpf.c; do
+		run -0 grep -c '#include "kr_dpbench.h"' "$f"
+		run -1 grep -c 'keyrouter.bpf.c' "$f"
+		assert_output 0
+	done
+}
+
+@test "every header of bpf/ builds alone, so the stages include in any order" {
+	run -0 make -s check-bpf-headers
+	for h in bpf/*.h; do
+		assert_line "$h builds alone: ok"
+	done
+	# a header that uses the backends map without including its definition does not
+	d=$BATS_TEST_TMPDIR/hdr
+	mkdir -p "$d"
+	printf '%s\n' '#include "vmlinux.h"' '#include <bpf/bpf_helpers.h>' \
+		'static __always_inline void *kr_probe(__u32 *k) { return bpf_map_lookup_elem(&kr_backends, k); }' \
+		> "$d/kr_probe.h"
+	run make -s check-bpf-headers BPF_HEADERS="$d/kr_probe.h"
+	assert_failure
+	assert_output --partial "kr_probe.h does not build alone"
+}
+
 @test "make install installs the tool and the production BPF object, nothing else" {
 	d=$BATS_TEST_TMPDIR/root
 	run -0 make -s install DESTDIR="$d" PREFIX=/opt/kr OUT="$OUT"
@@ -111,4 +139,76 @@ PRINTERS='printf|fprintf|vprintf|vfprintf|dprintf|vdprintf|puts|fputs|putchar|pu
 	run -1 grep -Fxf <(echo "$defs") <<< "$used"
 	# the other direction exists (an_source.c loads configurations): the check can see a use
 	run -0 grep -Fx kr_config_load < <(nm -u "$o/an_source.o" | awk '{print $2}')
+}
+
+# The counter structs' u64 members (pad aside), as "struct.member" words.
+counter_members() {
+	for st in kr_counters kr_svc_stats kr_slot_stats kr_backend_stats; do
+		sed -n "/^struct $st {/,/^};/s/^\t__u64 \([a-z_0-9]*\);.*/$st.\1/p" \
+			include/kr_datapath_kern_user.h | grep -v '\.pad$'
+	done
+}
+
+@test "counters are read by member: one renamed in the shared header alone breaks status, stats and the exporter" {
+	d=$BATS_TEST_TMPDIR/inc
+	cp -r include "$d"
+	# the copy as it is compiles: each error below is a rename's
+	LC_ALL=C run -0 make -s check-syntax INC="$d" SRC="user/kernel/ops_stats.c user/cli/prom.c"
+	members=$(counter_members)
+	[ "$(wc -w <<< "$members")" -gt 40 ] || fail "found only: $members"
+	# every member renamed (X -> X_renamed), in its struct and in its layout assert
+	for m in $members; do
+		st=${m%.*} f=${m#*.}
+		sed -i -e "/^struct $st {/,/^};/s/^\(\t__u64 \)$f;/\1${f}_renamed;/" \
+			-e "s/^KR_LAYOUT_AT($st, $f,/KR_LAYOUT_AT($st, ${f}_renamed,/" \
+			"$d/kr_datapath_kern_user.h"
+	done
+	LC_ALL=C run -2 make -s check-syntax INC="$d" SRC=user/kernel/ops_stats.c
+	tables=$output
+	LC_ALL=C run -2 make -s check-syntax INC="$d" SRC=user/cli/prom.c
+	prom=$output
+	# not exported (the exporter derives or leaves them); every other member is
+	unexported="kr_counters.seen kr_svc_stats.packets kr_svc_stats.failover_walks
+		kr_svc_stats.quic_lb_routed kr_slot_stats.no_ring kr_slot_stats.bad_image
+		kr_slot_stats.all_down kr_slot_stats.walk_limit"
+	for m in $members; do
+		st=${m%.*} f=${m#*.}
+		msg="struct $st' has no member named '$f'"  # (or 'const struct ...')
+		# status / stats name every global and per-service counter by its member
+		if [ "$st" = kr_counters ] || [ "$st" = kr_svc_stats ]; then
+			grep -qF "$msg" <<< "$tables" ||
+				fail "renaming $m does not break user/kernel/ops_stats.c"
+		fi
+		if grep -qw "$m" <<< "$unexported"; then
+			grep -qF "$msg" <<< "$prom" &&
+				fail "prom.c reads $m: take it out of the unexported list"
+		else
+			grep -qF "$msg" <<< "$prom" ||
+				fail "renaming $m does not break user/cli/prom.c (the exporter)"
+		fi
+	done
+}
+
+@test "map names: once in include/kr_map_names.h for both sides; the object's maps are exactly those; user/ spells none itself" {
+	obj=$OUT/bpf/keyrouter.bpf.o
+	[ -f "$obj" ] || fail "no $obj (run make)"
+	h=include/kr_map_names.h
+	named=$(sed -n 's/^#define KR_MAP_NAME_[A-Z0-9_]*[[:space:]]\+\(kr_[a-z0-9_]*\)$/\1/p' "$h" | sort)
+	[ "$(wc -l <<< "$named")" -gt 20 ] || fail "found only: $named"
+	# the maps of the built object (its BTF's .maps section)
+	run -0 bpftool btf dump file "$obj"
+	maps=$(sed -n "/DATASEC '.maps'/,/^\[/s/.*(VAR '\(kr_[a-z0-9_]*\)')$/\1/p" <<< "$output" | sort)
+	[ -n "$maps" ] || fail "no maps in the BTF of $obj"
+	assert_equal "$maps" "$named"
+	# bpf/ declares every map through its macro, not by a name of its own
+	run -1 grep -rn '} *kr_[a-z0-9_]* *SEC("\.maps")' bpf
+	# each string is made from the macro of the same name (KR_MAP_X from KR_MAP_NAME_X)
+	run -0 grep -c '^#define KR_MAP_[A-Z0-9_]*[[:space:]]*KR_MAP_STR(' "$h"
+	[ "$output" -eq "$(wc -l <<< "$named")" ]
+	run -1 grep -vE '^#define KR_MAP_([A-Z0-9_]+)[[:space:]]+KR_MAP_STR\(KR_MAP_NAME_\1\)$' \
+		< <(grep '^#define KR_MAP_[A-Z0-9_]*[[:space:]]*KR_MAP_STR(' "$h")
+	# no map name as a string literal of its own in the tool
+	for m in $named; do
+		run -1 grep -rn --include='*.[ch]' "\"$m\"" user
+	done
 }

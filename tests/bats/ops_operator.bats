@@ -21,11 +21,6 @@ teardown() {
 	return 0
 }
 
-needs_root() {
-	[ "$(id -u)" = 0 ] || skip "needs root"
-	[ -f "${OUT:-build}/bpf/keyrouter.bpf.o" ] || skip "no BPF object"
-}
-
 # Ring "web" of six backends with tags and states; services over the whole ring, a subset
 # that shares the ring ("ssd") and one small enough for a dedicated ring ("gpu").
 subset_config() {

@@ -45,11 +45,6 @@ loaded_unseen_by_nobody() {
 	run -0 kr load v0 -c "$T/c.json" --mode generic --instance "$N"
 }
 
-needs_root() {
-	[ "$(id -u)" = 0 ] || skip "needs root"
-	[ -f "${OUT:-build}/bpf/keyrouter.bpf.o" ] || skip "no BPF object"
-}
-
 # A namespace $N with a veth pair v0/v1, both up.
 netns_up() {
 	N=krtrial-$$-$BATS_TEST_NUMBER

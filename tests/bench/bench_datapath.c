@@ -4,7 +4,7 @@
  * XDP program of bpf/keyrouter.bpf.c (parse, service lookup, payload key, CRC-32, ring
  * stage, l2 forward, counters) through BPF_PROG_TEST_RUN, for rings of 10k, 1M and 16M
  * points, beside builds of the same source measured in the same run, which differ from it
- * only in the ring stage (tests/bpf/progs/kr_bench_variant.h, kr_dpbench_*.bpf.c):
+ * only in the ring stage (tests/bpf/progs/kr_dpbench.h, kr_dpbench_*.bpf.c):
  *   (a) none   no ring lookup (backend from the hash)
  *   (c) limit  (a) + one read of a random element of the ring's image map (as large as the
  *              ring): no lookup can do with less.  Nothing waits for its value, so the CPU

@@ -8,7 +8,7 @@
  *    an ecb(aes) context made by a syscall program) against the T-table AES of
  *    include/kr_quic_lb.h, beside the same program without a cipher.  Both must give the
  *    same blocks (and the userspace codec's).
- * 2. The data path (tests/bpf/progs/kr_dpbench_full.bpf.c = bpf/keyrouter.bpf.c with the
+ * 2. The data path (tests/bpf/progs/kr_dpbench_full.bpf.c = the pipeline of bpf/kr_datapath.h with the
  *    per-run key counter): ns/packet of QUIC short-header packets to a QUIC-LB service
  *    routed by their CID in each mode (plaintext, single pass, four pass with 3 and 4
  *    decode passes) beside the ring: a quic service without QUIC-LB, and the ring

@@ -27,7 +27,7 @@
  * batches, which on a shared machine is much of the wall time).  The wall-clock figures
  * are printed beside.
  * Beside the shipped program, two benchmark builds of the same source
- * (tests/bpf/progs/kr_bench_variant.h), each on its own router veth with its own generator
+ * (tests/bpf/progs/kr_dpbench.h), each on its own router veth with its own generator
  * veth and sharing the shipped program's maps, split keyrouter's cost in real forwarding
  * as bench_datapath does through test_run:
  *   (a) no ring lookup (backend id from the hash): the common path alone;
@@ -38,7 +38,7 @@
  * route to 16 by default: their backend entries stay in the L1), and the shipped program
  * with a 16-point window (tests/bpf/progs/kr_win16.bpf.c), and (e) with the 32-point window
  * counted in place of the one word (kr_dpbench_idxwin), and the shipped program routing to 16
- * backends without the backend table (kr_hotbe, bpf/kr_ring.h KR_BENCH_HOT_BACKENDS).
+ * backends without the backend table (kr_hotbe, bpf/kr_ring.h KR_RING_BACKEND_ID).
  * Printed per ring: ns per frame of each path, and the lookup's own cost in real
  * forwarding, (full - (a)) / ((c) - (a)) in ns per frame, and (a) - bare: what the
  * common path adds to a frame.  (The variants also write a counter into the key, one

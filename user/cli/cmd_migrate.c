@@ -261,6 +261,7 @@ static int cmd_ring_status(int argc, char **argv)
 	struct kr_ops_maps m;
 	struct ring_args a;
 	struct kr_inst in;
+	json_t *arr;
 	int rc = parse(argc, argv, status_usage, false, RA_RECOMPUTE | RA_JSON, &a), n = 0;
 
 	if (rc >= 0)
@@ -272,8 +273,7 @@ static int cmd_ring_status(int argc, char **argv)
 		return 1;
 	}
 	rc = 0;
-	if (a.json)
-		printf("[");
+	arr = a.json ? json_array() : NULL;
 	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
 		struct kr_ops_ring_report r;
 		struct kr_ops_ring meta;
@@ -287,17 +287,15 @@ static int cmd_ring_status(int argc, char **argv)
 			rc = 1;
 			continue;
 		}
-		if (a.json) {
-			printf("%s", n ? "," : "");
-			kr_ops_ring_report_json(stdout, &r);
-		} else {
+		if (arr)
+			json_array_append_new(arr, kr_ops_ring_report_json(&r));
+		else
 			kr_ops_ring_report_text(stdout, &r);
-		}
 		n++;
 		kr_ops_ring_report_free(&r);
 	}
-	if (a.json)
-		printf("]\n");
+	if (arr)
+		rc |= kr_json_print_line(arr, "ring status");
 	else if (!a.ring)
 		kr_ops_subsets_report_text(stdout, &m);
 	if (a.ring && !n) {

@@ -25,6 +25,7 @@
 #include "health_out.h"
 #include "svc_out.h"
 #include "ops_svcstats.h"
+#include "json_out.h"
 #include <jansson.h>
 
 enum fmt { FMT_TEXT, FMT_JSON };
@@ -41,6 +42,7 @@ struct view {
 	struct kr_health_maps hm;	/* the health checker's maps (fds -1: none) */
 	enum kr_ops_attach_state attach;	/* of a recorded instance (show_instance) */
 	struct kr_ops_meta meta;
+	json_t *j;		/* --json: the object the show_* fill (NULL: text) */
 };
 
 static const char *state_name(__u8 s)
@@ -58,17 +60,6 @@ static const char *attach_word(enum kr_ops_attach_state s)
 {
 	return s == KR_ATTACHED ? "yes" : s == KR_NOT_ATTACHED ? "no" :
 	       s == KR_IFACE_GONE ? "interface-gone" : "other-netns";
-}
-
-/* A JSON string (quoted and escaped: an interface may be named q"\z). */
-static void put_jstr(const char *s)
-{
-	json_t *j = json_string(s ? s : "");
-	char *out = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-
-	fputs(out ? out : "null", stdout);
-	free(out);
-	json_decref(j);
 }
 
 static void show_instance(struct view *v)
@@ -89,33 +80,23 @@ static void show_instance(struct view *v)
 	}
 	v->attach = st;
 	v->meta = meta;
-	if (v->fmt == FMT_JSON) {
+	if (v->j) {
 		char ifname[sizeof(meta.ifname) + 1] = "";
+		/* strings through jansson: an interface may be named q"\z, a pin dir anything */
+		json_t *o = json_pack("{s:o,s:o,s:b}", "name", kr_json_str(v->in->name), "pin_dir",
+				      kr_json_str(v->in->dir), "loaded", meta.magic == KR_OPS_META_MAGIC);
 
 		memcpy(ifname, meta.ifname, sizeof(meta.ifname));
-		printf("\"instance\":{\"name\":");
-		put_jstr(v->in->name);
-		printf(",\"pin_dir\":");
-		put_jstr(v->in->dir);
-		printf(",\"loaded\":%s", meta.magic == KR_OPS_META_MAGIC ? "true" : "false");
 		if (meta.magic == KR_OPS_META_MAGIC) {
-			printf(",\"interface\":");
-			put_jstr(ifname);
-			/* loaded_ns is above 2^53 (a double loses its last digits): a string, and
-			 * the seconds beside it */
-			printf(",\"ifindex\":%u,\"mode\":\"%s\",\"prog_id\":%u,\"loaded_ns\":\"%llu\","
-			       "\"loaded_s\":%llu.%03llu,\"attached\":\"%s\"", meta.ifindex,
-			       kr_ops_mode_name(meta.mode), meta.prog_id,
-			       (unsigned long long)meta.loaded_ns,
-			       (unsigned long long)(meta.loaded_ns / 1000000000ull),
-			       (unsigned long long)(meta.loaded_ns % 1000000000ull / 1000000ull),
-			       attach_word(st));
+			json_object_update_new(o, json_pack("{s:o,s:I,s:s,s:I}", "interface",
+				kr_json_str(ifname), "ifindex", (json_int_t)meta.ifindex, "mode",
+				kr_ops_mode_name(meta.mode), "prog_id", (json_int_t)meta.prog_id));
+			kr_json_set_time(o, "loaded", meta.loaded_ns);
+			json_object_set_new(o, "attached", json_string(attach_word(st)));
 		}
-		if (now[0]) {
-			printf(",\"interface_now\":");
-			put_jstr(now);
-		}
-		printf("},");
+		if (now[0])
+			json_object_set_new(o, "interface_now", kr_json_str(now));
+		json_object_set_new(v->j, "instance", o);
 	} else {
 		if (meta.magic == KR_OPS_META_MAGIC)
 			printf("instance %s: %s (%s%s), %s mode, program id %u, loaded %s, pins %s\n",
@@ -129,30 +110,30 @@ static void show_instance(struct view *v)
 
 static void show_counters(struct view *v)
 {
-	struct kr_ops_named n;
+	struct kr_counters c;
+	size_t n = kr_ops_percpu_sum(v->m, v->m->counters, 0, &c, sizeof(c)) ? 0 :
+		   kr_ops_counters_nfields;
 
-	if (kr_ops_named_read(v->m->counters, 0, v->m->ncpus, &n))
-		n.n = 0;
-	if (v->fmt == FMT_JSON) {
-		printf("\"counters\":{");
-		for (int i = 0; i < n.n; i++)
-			printf("%s\"%s\":%llu", i ? "," : "", n.name[i], (unsigned long long)n.v[i]);
-		printf("}");
+	if (v->j) {
+		json_t *o = json_object();
+
+		for (size_t i = 0; i < n; i++)
+			json_object_set_new(o, kr_ops_counters_fields[i].name,
+					    kr_json_u64(kr_ops_field_get(&c, &kr_ops_counters_fields[i])));
+		json_object_set_new(v->j, "counters", o);
 	} else {
 		printf("counters:");
-		for (int i = 0; i < n.n; i++)
-			printf("%s %s %llu", i % 6 ? "," : "\n ", n.name[i],
-			       (unsigned long long)n.v[i]);
+		for (size_t i = 0; i < n; i++)
+			printf("%s %s %llu", i % 6 ? "," : "\n ", kr_ops_counters_fields[i].name,
+			       (unsigned long long)kr_ops_field_get(&c, &kr_ops_counters_fields[i]));
 		printf("\n");
 	}
 }
 
 static void show_rings(struct view *v)
 {
-	int n = 0;
+	json_t *arr = v->j ? json_array() : NULL;
 
-	if (v->fmt == FMT_JSON)
-		printf(",\"rings\":[");
 	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
 		struct kr_ops_ring_report r;
 		struct kr_ops_ring meta;
@@ -160,17 +141,14 @@ static void show_rings(struct view *v)
 		if (kr_ops_ring_get(v->in, id, &meta) || !meta.name[0] ||
 		    kr_ops_ring_report(v->in, v->m, id, KR_REPORT_NO_DIFF, &r))
 			continue;
-		if (v->fmt == FMT_JSON) {
-			printf("%s", n ? "," : "");
-			kr_ops_ring_report_json(stdout, &r);
-		} else {
+		if (arr)
+			json_array_append_new(arr, kr_ops_ring_report_json(&r));
+		else
 			kr_ops_ring_report_text(stdout, &r);
-		}
-		n++;
 		kr_ops_ring_report_free(&r);
 	}
-	if (v->fmt == FMT_JSON)
-		printf("]");
+	if (arr)
+		json_object_set_new(v->j, "rings", arr);
 }
 
 static void ring_name(struct view *v, __u32 id, char *buf, size_t len)
@@ -206,7 +184,7 @@ static int subset_members(const struct view *v, __u32 sid)
 /* One service: what it matches, how it finds the key, the ring (and subset), how it
  * forwards, and its policies. */
 static void show_service(struct view *v, const struct kr_service_key *k,
-			 const struct kr_service *s, int n, int names_fd)
+			 const struct kr_service *s, json_t *arr, int names_fd)
 {
 	struct kr_sockaddr sa = { .family = k->family, .port = ntohs(k->port) };
 	char addr[KR_SOCKADDR_STRLEN], rn[KR_NAME_MAX], sub[64] = "", name[KR_SVC_NAME_MAX + 2];
@@ -223,21 +201,15 @@ static void show_service(struct view *v, const struct kr_service_key *k,
 		snprintf(addr, sizeof(addr), "*:%u", sa.port);
 	ring_name(v, s->ring_id, rn, sizeof(rn));
 	kr_ops_svc_name(names_fd, s->stats_id, name, sizeof(name));	/* apply's name */
-	if (v->fmt == FMT_JSON) {
-		json_t *nm = json_string(name);
-		char *js = nm ? json_dumps(nm, JSON_ENCODE_ANY) : NULL;
-
-		printf("%s{\"name\":%s,\"stats_id\":%u,", n ? "," : "", js ? js : "null",
-		       s->stats_id);
-		free(js);
-		json_decref(nm);
-		printf("\"vip\":\"%s\",\"proto\":\"%s\",\"ring\":\"%s\",\"ring_id\":%u,"
-		       "\"key_type\":\"%s\",\"subset_id\":%u,\"subset_members\":%d,"
-		       "\"forward\":\"%s\",\"policy\":{\"no_key\":\"%s\",\"key_too_long\":"
-		       "\"%s\",\"all_down\":\"%s\"}}", addr,
-		       k->proto == 17 ? "udp" : "?", rn, s->ring_id, kt, s->subset_id, members,
-		       fwd, policy_name(s->policy_no_key), policy_name(s->policy_too_long),
-		       policy_name(s->policy_no_route));
+	if (arr) {
+		json_array_append_new(arr, json_pack(
+			"{s:s,s:I,s:s,s:s,s:s,s:I,s:s,s:I,s:i,s:s,s:{s:s,s:s,s:s}}", "name", name,
+			"stats_id", (json_int_t)s->stats_id, "vip", addr, "proto",
+			k->proto == 17 ? "udp" : "?", "ring", rn, "ring_id", (json_int_t)s->ring_id,
+			"key_type", kt, "subset_id", (json_int_t)s->subset_id, "subset_members",
+			members, "forward", fwd, "policy", "no_key", policy_name(s->policy_no_key),
+			"key_too_long", policy_name(s->policy_too_long), "all_down",
+			policy_name(s->policy_no_route)));
 		return;
 	}
 	if (s->subset_id)
@@ -256,18 +228,17 @@ static void show_services(struct view *v)
 {
 	struct kr_service_key k, *pk = NULL;
 	struct kr_service s;
-	int n = 0, names_fd = kr_ops_map_open(v->in, KR_MAP_SVC_NAMES, true);
+	int names_fd = kr_ops_map_open(v->in, KR_MAP_SVC_NAMES, true);
+	json_t *arr = v->j ? json_array() : NULL;
 
-	if (v->fmt == FMT_JSON)
-		printf(",\"services\":[");
 	while (!bpf_map_get_next_key(v->m->services, pk, &k)) {
 		pk = &k;
 		if (bpf_map_lookup_elem(v->m->services, &k, &s))
 			continue;
-		show_service(v, &k, &s, n++, names_fd);
+		show_service(v, &k, &s, arr, names_fd);
 	}
-	if (v->fmt == FMT_JSON)
-		printf("]");
+	if (arr)
+		json_object_set_new(v->j, "services", arr);
 	if (names_fd >= 0)
 		close(names_fd);
 }
@@ -276,9 +247,9 @@ static void show_services(struct view *v)
  * state and one pair of counters (docs/operations.md "Backend identity").  rn: the rings
  * that reference it, comma-separated; nr: how many. */
 static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, const char *rn,
-			 unsigned nr, int *n)
+			 unsigned nr, json_t *arr)
 {
-	struct kr_ops_named st = {};
+	struct kr_backend_stats st;
 	struct kr_sockaddr sa = {};
 	char addr[KR_SOCKADDR_STRLEN];
 	__u64 pk, by;
@@ -287,24 +258,27 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 	sa.port = ntohs(be->port);
 	memcpy(sa.ip, be->addr, 16);
 	kr_sockaddr_format(&sa, addr);
-	kr_ops_named_read(v->m->backend_stats, id, v->m->ncpus, &st);
+	kr_ops_percpu_sum(v->m, v->m->backend_stats, id, &st, sizeof(st));	/* 0s: absent */
 	v->not_up |= be->state == KR_BACKEND_DOWN || be->state == KR_BACKEND_DRAIN;
-	pk = kr_ops_named_get(&st, "packets");
-	by = kr_ops_named_get(&st, "bytes");
-	if (v->fmt == FMT_JSON) {
-		printf("%s{\"id\":%u,\"address\":\"%s\",\"state\":\"%s\",\"packets\":%llu,"
-		       "\"bytes\":%llu,\"rings\":[", (*n)++ ? "," : "", id, addr,
-		       state_name(be->state), (unsigned long long)pk, (unsigned long long)by);
+	pk = st.packets;
+	by = st.bytes;
+	if (arr) {
+		json_t *rings = json_array(), *o;
+
 		for (const char *p = rn; *p; ) {
 			size_t l = strcspn(p, ",");
 
-			printf("%s\"%.*s\"", p == rn ? "" : ",", (int)l, p);
+			json_array_append_new(rings, json_stringn(p, l));
 			p += l + (p[l] == ',');
 		}
-		printf("],\"spill\":%.6f,\"spill_fixed\":%s", be->spill / 65536.0,
-		       be->flags & KR_BACKEND_F_SPILL_FIXED ? "true" : "false");
-		kr_health_show_backend(&v->hm, id, be, true);
-		printf("}");
+		o = json_pack("{s:I,s:s,s:s,s:o,s:o,s:o}", "id", (json_int_t)id, "address", addr,
+			      "state", state_name(be->state), "packets", kr_json_u64(pk), "bytes",
+			      kr_json_u64(by), "rings", rings);
+		json_object_set_new(o, "spill", json_real(be->spill / 65536.0));
+		json_object_set_new(o, "spill_fixed",
+				    json_boolean(be->flags & KR_BACKEND_F_SPILL_FIXED));
+		kr_health_show_backend(&v->hm, id, be, o);
+		json_array_append_new(arr, o);
 	} else {
 		/* the first rings by name; --json lists them all */
 		const char *cut = rn;
@@ -323,7 +297,7 @@ static void show_backend(struct view *v, __u32 id, const struct kr_backend *be, 
 			       be->flags & KR_BACKEND_F_SPILL_FIXED ? "fixed" : "the controller's");
 		}
 		if (v->full)
-			kr_health_show_backend(&v->hm, id, be, false);
+			kr_health_show_backend(&v->hm, id, be, NULL);
 	}
 }
 
@@ -334,10 +308,8 @@ static void show_backends(struct view *v)
 	struct kr_backend *all = NULL;
 	char **rn = calloc(max ? max : 1, sizeof(*rn));
 	unsigned *nr = calloc(max ? max : 1, sizeof(*nr));
-	int n = 0;
+	json_t *arr = v->j ? json_array() : NULL;
 
-	if (v->fmt == FMT_JSON)
-		printf(",\"backends\":[");
 	if (!rn || !nr || kr_ops_backends_read(v->m, &all))
 		goto out;
 	for (__u32 id = 0; id < KR_MAX_RINGS; id++) {
@@ -376,16 +348,16 @@ static void show_backends(struct view *v)
 	}
 	for (__u32 id = 0; id < max; id++)
 		if (nr[id] && all[id].family)
-			show_backend(v, id, &all[id], rn[id], nr[id], &n);
+			show_backend(v, id, &all[id], rn[id], nr[id], arr);
 out:
 	for (__u32 id = 0; rn && id < max; id++)
 		free(rn[id]);
 	free(rn);
 	free(nr);
 	free(all);
-	if (v->fmt == FMT_JSON)
-		printf("]");
-	if (v->fmt == FMT_TEXT && v->not_up)
+	if (arr)
+		json_object_set_new(v->j, "backends", arr);
+	if (!v->j && v->not_up)
 		printf("(down, drain: the failover walk skips the backend -- its keys go to the "
 		       "backend of the next ring point,\n and come back when it is up again; "
 		       "drain is the operator taking it out, down a failure; see 'keyrouter "
@@ -397,15 +369,15 @@ out:
  * (--prometheus: prom.c). */
 static void show_quic_lb(struct view *v)
 {
-	int fd = kr_ops_map_open(v->in, "kr_qlb_stats", true), n = 0;
+	int fd = kr_ops_map_open(v->in, KR_MAP_QLB_STATS, true);
 	struct kr_service_key key, next;
 	bool seen[KR_QLB_MAX_SERVICES] = { false };
 	void *pk = NULL;
+	json_t *arr;
 
 	if (fd < 0)
 		return;
-	if (v->fmt == FMT_JSON)
-		printf(",\"quic_lb\":[");
+	arr = v->j ? json_array() : NULL;
 	while (!bpf_map_get_next_key(v->m->services, pk, &next)) {
 		struct kr_service sv;
 		struct kr_qlb_counters c;
@@ -428,62 +400,59 @@ static void show_quic_lb(struct view *v)
 			kr_sockaddr_format(&sa, addr);
 		else
 			snprintf(addr, sizeof(addr), "*:%u", sa.port);
-		if (v->fmt == FMT_JSON)
-			printf("%s{\"id\":%u,\"vip\":\"%s\"", n ? "," : "", id, addr);
-		else if (v->fmt == FMT_TEXT)
-			printf("quic-lb %s (id %u):", addr, id);
-		for (unsigned o = 0; o < KR_QLB_NOUTCOMES; o++) {
-			const char *name = kr_qlb_outcome_name(o);
-			unsigned long long x = (unsigned long long)c.n[o];
+		if (arr) {
+			json_t *o = json_pack("{s:I,s:s}", "id", (json_int_t)id, "vip", addr);
+			json_t *rot = json_array();
 
-			if (v->fmt == FMT_JSON)
-				printf(",\"%s\":%llu", name, x);
-			else
-				printf("%s %s %llu", o ? "," : "", o ? name : "routed by CID", x);
+			for (unsigned k = 0; k < KR_QLB_NOUTCOMES; k++)
+				json_object_set_new(o, kr_qlb_outcome_name(k), kr_json_u64(c.n[k]));
+			for (unsigned r = 0; r < KR_QLB_MAX_CONFIGS; r++)
+				json_array_append_new(rot, kr_json_u64(c.routed_cr[r]));
+			json_object_set_new(o, "routed_by_rotation", rot);
+			json_array_append_new(arr, o);
+			continue;
 		}
-		if (v->fmt == FMT_JSON)
-			printf(",\"routed_by_rotation\":[");
-		else if (v->fmt == FMT_TEXT)
-			printf("\n  routed by config rotation:");
-		for (unsigned r = 0; r < KR_QLB_MAX_CONFIGS; r++) {
-			unsigned long long x = (unsigned long long)c.routed_cr[r];
-
-			if (v->fmt == FMT_JSON)
-				printf("%s%llu", r ? "," : "", x);
-			else
-				printf("%s %u: %llu", r ? "," : "", r, x);
-		}
-		if (v->fmt == FMT_JSON)
-			printf("]}");
-		else if (v->fmt == FMT_TEXT)
-			printf("\n");
-		n++;
+		printf("quic-lb %s (id %u):", addr, id);
+		for (unsigned o = 0; o < KR_QLB_NOUTCOMES; o++)
+			printf("%s %s %llu", o ? "," : "", o ? kr_qlb_outcome_name(o) : "routed by CID",
+			       (unsigned long long)c.n[o]);
+		printf("\n  routed by config rotation:");
+		for (unsigned r = 0; r < KR_QLB_MAX_CONFIGS; r++)
+			printf("%s %u: %llu", r ? "," : "", r, (unsigned long long)c.routed_cr[r]);
+		printf("\n");
 	}
-	if (v->fmt == FMT_JSON)
-		printf("]");
+	if (arr)
+		json_object_set_new(v->j, "quic_lb", arr);
 	close(fd);
 }
 
-static void show(struct view *v)
+/* One round: text, or (--json) one object on one line. */
+static int show(struct view *v)
 {
-	if (v->fmt == FMT_JSON)
-		printf("{");
+	v->j = v->fmt == FMT_JSON ? json_object() : NULL;
+	if (v->fmt == FMT_JSON && !v->j)
+		return kr_json_print_line(NULL, v->full ? "status" : "stats");
 	show_instance(v);
 	show_counters(v);
 	show_rings(v);
 	if (v->full)
-		kr_health_show_checker(v->in, &v->hm, v->fmt == FMT_JSON);
+		kr_health_show_checker(v->in, &v->hm, v->j);
 	show_quic_lb(v);
 	if (v->full)
 		show_services(v);
-	if (v->fmt == FMT_JSON)	/* per-service counters (svc_out.c) */
-		kr_svc_out_json(stdout, v->in, v->m);
+	if (v->j)	/* per-service counters (svc_out.c) */
+		kr_svc_out_json(v->j, v->in, v->m);
 	else
 		kr_svc_out_text(stdout, v->in, v->m);
 	show_backends(v);
-	if (v->fmt == FMT_JSON)
-		printf("}\n");
+	if (v->j) {
+		json_t *j = v->j;
+
+		v->j = NULL;
+		return kr_json_print_line(j, v->full ? "status" : "stats");
+	}
 	fflush(stdout);
+	return 0;
 }
 
 /* A recorded instance whose program is not attached: say so, and what to run (status then

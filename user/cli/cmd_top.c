@@ -119,10 +119,10 @@ static void show(struct top *tc, double dt, const struct kr_trace_stats *ts)
 			js = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:b,s:s}", "service",
 				       s->name, "vip", s->vip, "ring",
 				       kr_trace_ring(tp->names, s->ring_id), "packets_per_s",
-				       kr_top_delta(&s->c0, &s->c1, "packets") / dt, "routed_per_s",
-				       kr_top_delta(&s->c0, &s->c1, "routed") / dt, "passed_per_s",
-				       kr_top_delta(&s->c0, &s->c1, "passed") / dt, "dropped_per_s",
-				       kr_top_delta(&s->c0, &s->c1, "dropped") / dt, "traffic_cv", tcv,
+				       KR_TOP_DELTA(s, packets) / dt, "routed_per_s",
+				       KR_TOP_DELTA(s, routed) / dt, "passed_per_s",
+				       KR_TOP_DELTA(s, passed) / dt, "dropped_per_s",
+				       KR_TOP_DELTA(s, dropped) / dt, "traffic_cv", tcv,
 				       "ring_cv", s->ring_cv, "migrating", s->migrating, "verdict",
 				       verdict_of(tcv, s->ring_cv, sum));
 			jbes = json_array();
@@ -130,10 +130,10 @@ static void show(struct top *tc, double dt, const struct kr_trace_stats *ts)
 			printf("service %s (%s) ring %s%s: %.1f packets/s (routed %.1f, passed %.1f, "
 			       "dropped %.1f)\n", s->name, s->vip, kr_trace_ring(tp->names, s->ring_id),
 			       s->migrating ? " (migrating: ring shares of the active slot)" : "",
-			       kr_top_delta(&s->c0, &s->c1, "packets") / dt,
-			       kr_top_delta(&s->c0, &s->c1, "routed") / dt,
-			       kr_top_delta(&s->c0, &s->c1, "passed") / dt,
-			       kr_top_delta(&s->c0, &s->c1, "dropped") / dt);
+			       KR_TOP_DELTA(s, packets) / dt,
+			       KR_TOP_DELTA(s, routed) / dt,
+			       KR_TOP_DELTA(s, passed) / dt,
+			       KR_TOP_DELTA(s, dropped) / dt);
 			printf("  traffic CV %.3f, ring CV %.3f: %s\n", tcv, s->ring_cv,
 			       verdict_of(tcv, s->ring_cv, sum));
 			printf("  %-24s %7s %11s %8s %8s  %s\n", "backend", "id", "packets/s", "traffic",

@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include "health.h"
 #include "health_out.h"
+#include "json_out.h"
 #include "ops_report.h"
 
 bool kr_health_checker_alive(const struct kr_health_ck *ck, __u64 now_ns)
@@ -14,25 +15,27 @@ bool kr_health_checker_alive(const struct kr_health_ck *ck, __u64 now_ns)
 	return ck->pid && ck->beat_ns && now_ns >= ck->beat_ns && now_ns - ck->beat_ns <= stale;
 }
 
-void kr_health_show_checker(const struct kr_inst *in, const struct kr_health_maps *h, bool json)
+void kr_health_show_checker(const struct kr_inst *in, const struct kr_health_maps *h, json_t *o)
 {
 	struct kr_health_ck ck = {};
 	__u64 now = kr_health_now_ns();
 	__u32 zero = 0;
 	char t[32], b[32];
+	json_t *rings;
 	bool alive;
-	int n = 0;
 
 	if (h->ck < 0 || bpf_map_lookup_elem(h->ck, &zero, &ck) || !ck.started_ns)
 		return;
+	rings = o ? json_array() : NULL;
 	alive = kr_health_checker_alive(&ck, now);
 	kr_ops_fmt_time(ck.started_ns, t, sizeof(t));
 	kr_ops_fmt_time(ck.beat_ns, b, sizeof(b));
-	if (json)
-		printf(",\"health_checker\":{\"running\":%s,\"pid\":%u,\"started\":\"%s\","
-		       "\"heartbeat\":\"%s\",\"heartbeat_age_s\":%.3f,\"backends\":%u}",
-		       alive ? "true" : "false", ck.pid, t, b,
-		       now >= ck.beat_ns ? (now - ck.beat_ns) / 1e9 : 0.0, ck.targets);
+	if (o)
+		json_object_set_new(o, "health_checker", json_pack(
+			"{s:b,s:I,s:s,s:s,s:o,s:I}", "running", alive, "pid", (json_int_t)ck.pid,
+			"started", t, "heartbeat", b, "heartbeat_age_s",
+			kr_json_fixed(now >= ck.beat_ns ? (now - ck.beat_ns) / 1e9 : 0.0, 3),
+			"backends", (json_int_t)ck.targets));
 	else if (alive)
 		printf("health checker: running, pid %u, %u backends checked, started %s, "
 		       "heartbeat %.1f s ago\n", ck.pid, ck.targets, t, (now - ck.beat_ns) / 1e9);
@@ -40,8 +43,6 @@ void kr_health_show_checker(const struct kr_inst *in, const struct kr_health_map
 		printf("health checker: NOT RUNNING (%s; last heartbeat %s): states stay as they "
 		       "are, nothing is probed (systemctl status keyrouter-health@%s)\n",
 		       ck.pid ? "no heartbeat: killed or hung" : "stopped", b, in->name);
-	if (json)
-		printf(",\"health_rings\":[");
 	for (__u32 id = 0; h->rings >= 0 && id < KR_MAX_RINGS; id++) {
 		struct kr_health_ring r;
 		struct kr_ops_ring meta;
@@ -50,23 +51,23 @@ void kr_health_show_checker(const struct kr_inst *in, const struct kr_health_map
 		    kr_ops_ring_get(in, id, &meta) || !meta.name[0])
 			continue;
 		kr_ops_fmt_time(r.since_ns, t, sizeof(t));
-		if (json)
-			printf("%s{\"ring\":\"%s\",\"panic\":%s,\"since\":%s%s%s,\"up\":%u,"
-			       "\"checked\":%u,\"held\":%u,\"panic_threshold\":%.3f}", n++ ? "," : "",
-			       meta.name, r.panic ? "true" : "false", r.panic ? "\"" : "",
-			       r.panic ? t : "null", r.panic ? "\"" : "", r.up, r.total, r.held,
-			       r.threshold_pm / 1000.0);
+		if (o)
+			json_array_append_new(rings, json_pack(
+				"{s:s,s:b,s:o,s:I,s:I,s:I,s:o}", "ring", meta.name, "panic", r.panic,
+				"since", r.panic ? json_string(t) : json_null(), "up", (json_int_t)r.up,
+				"checked", (json_int_t)r.total, "held", (json_int_t)r.held,
+				"panic_threshold", kr_json_fixed(r.threshold_pm / 1000.0, 3)));
 		else if (r.panic)
 			printf("health: PANIC in ring %s since %s: %u of %u checked backends up; %u "
 			       "failing backend%s kept up by the panic threshold %.2f\n", meta.name, t,
 			       r.up, r.total, r.held, r.held == 1 ? "" : "s", r.threshold_pm / 1000.0);
 	}
-	if (json)
-		printf("]");
+	if (o)
+		json_object_set_new(o, "health_rings", rings);
 }
 
 void kr_health_show_backend(const struct kr_health_maps *h, __u32 id, const struct kr_backend *be,
-			    bool json)
+			    json_t *o)
 {
 	struct kr_health_set s = {};
 	struct kr_health_be f = {};
@@ -78,23 +79,21 @@ void kr_health_show_backend(const struct kr_health_maps *h, __u32 id, const stru
 	has_fig = h->be >= 0 && id < h->max && !bpf_map_lookup_elem(h->be, &id, &f) &&
 		  (f.flags & KR_HEALTH_F_CHECKED);
 	kr_ops_fmt_time(has_set ? s.since_ns : 0, t, sizeof(t));
-	if (json) {
-		printf(",\"owner\":\"%s\",\"since\":%s%s%s",
-		       kr_backend_owner_name(kr_backend_owner(be)), has_set ? "\"" : "",
-		       has_set ? t : "null", has_set ? "\"" : "");
+	if (o) {
+		json_object_set_new(o, "owner",
+				    json_string(kr_backend_owner_name(kr_backend_owner(be))));
+		json_object_set_new(o, "since", has_set ? json_string(t) : json_null());
 		if (has_set)
-			printf(",\"since_unix\":%llu.%03llu",
-			       (unsigned long long)(s.since_ns / 1000000000ull),
-			       (unsigned long long)(s.since_ns % 1000000000ull / 1000000ull));
+			json_object_set_new(o, "since_unix",
+					    json_real((double)(s.since_ns / 1000000ull) / 1e3));
 		if (has_fig)
-			printf(",\"health\":{\"probe\":\"%s\",\"probes\":%llu,\"failed\":%llu,"
-			       "\"rtt_ms\":%.3f,\"transitions\":%llu,\"failing\":%s,"
-			       "\"held_by_panic\":%s,\"left_alone\":%s}", kr_probe_name(f.probe),
-			       (unsigned long long)f.probes, (unsigned long long)f.failed,
-			       f.rtt_us / 1000.0, (unsigned long long)f.transitions,
-			       f.flags & KR_HEALTH_F_FAILING ? "true" : "false",
-			       f.flags & KR_HEALTH_F_HELD ? "true" : "false",
-			       f.flags & KR_HEALTH_F_OVERRIDE ? "true" : "false");
+			json_object_set_new(o, "health", json_pack(
+				"{s:s,s:o,s:o,s:o,s:o,s:b,s:b,s:b}", "probe", kr_probe_name(f.probe),
+				"probes", kr_json_u64(f.probes), "failed", kr_json_u64(f.failed),
+				"rtt_ms", kr_json_fixed(f.rtt_us / 1000.0, 3), "transitions",
+				kr_json_u64(f.transitions), "failing", !!(f.flags & KR_HEALTH_F_FAILING),
+				"held_by_panic", !!(f.flags & KR_HEALTH_F_HELD), "left_alone",
+				!!(f.flags & KR_HEALTH_F_OVERRIDE)));
 		return;
 	}
 	if (!has_set && !has_fig && kr_backend_owner(be) == KR_OWNER_CONFIG)

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include "analytics.h"
+#include "json_out.h"
 #include "ops_publish.h"
 #include "ops_report.h"
 #include "ops_hot.h"
@@ -87,23 +88,19 @@ int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id
 	if (!err)
 		err = kr_ops_ctl_read(m, id, &r->ctl);
 	for (__u32 s = 0; s < 2 && !err; s++) {
-		__u64 v[16] = {};
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
+		struct kr_slot_stats st;
 
 		err = kr_ops_slot_read(m, id, s, false, &r->slot[s]);
-		if (err || m->slot_stats < 0 || bpf_obj_get_info_by_fd(m->slot_stats, &info, &len) ||
-		    info.value_size > sizeof(v) || info.value_size < 16)
-			continue;
-		if (!kr_ops_percpu_sum(m, m->slot_stats, id * 2 + s, v, info.value_size)) {
-			r->packets[s] = v[0];
-			r->bytes[s] = v[1];
+		if (!err && !kr_ops_percpu_sum(m, m->slot_stats, id * 2 + s, &st, sizeof(st))) {
+			r->packets[s] = st.packets;
+			r->bytes[s] = st.bytes;
 		}
-		memset(v, 0, sizeof(v));
-		if (m->slot_hot >= 0 &&
-		    !kr_ops_percpu_sum(m, m->slot_hot, id * 2 + s, v, sizeof(struct kr_slot_hot))) {
-			r->spilled[s] = v[0];
-			r->replica[s] = v[1];
+		struct kr_slot_hot sh;
+
+		if (!err && m->slot_hot >= 0 &&
+		    !kr_ops_percpu_sum(m, m->slot_hot, id * 2 + s, &sh, sizeof(sh))) {
+			r->spilled[s] = sh.spilled;
+			r->replica[s] = sh.replica;
 		}
 	}
 	if (!err && m->hot_keys >= 0) {
@@ -168,43 +165,51 @@ void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r)
 			r->sub[i].services, r->sub[i].services == 1 ? "" : "s");
 }
 
-void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r)
+json_t *kr_ops_ring_report_json(const struct kr_ops_ring_report *r)
 {
-	fprintf(f, "{\"name\":\"%s\",\"id\":%u,\"subset\":%s,\"dedicated_subset_ring\":%s,\"state\":\"%s\",\"active\":%u,"
-		"\"fraction\":%llu,\"percent\":%.9f,\"slots\":[", r->meta.name, r->id,
-		r->meta.flags & KR_RING_DEDICATED ? "true" : "false",
-		r->meta.flags & KR_RING_DEDICATED ? "true" : "false",
-		kr_sm_state_name(kr_ctl_state(r->ctl)), kr_ctl_active(r->ctl),
-		(unsigned long long)kr_ctl_frac(r->ctl), kr_frac_percent(kr_ctl_frac(r->ctl)));
+	json_t *o = json_pack("{s:s,s:I,s:b,s:s,s:I,s:I,s:f}", "name", r->meta.name, "id",
+			      (json_int_t)r->id, "dedicated_subset_ring",
+			      !!(r->meta.flags & KR_RING_DEDICATED), "state",
+			      kr_sm_state_name(kr_ctl_state(r->ctl)), "active",
+			      (json_int_t)kr_ctl_active(r->ctl), "fraction",
+			      (json_int_t)kr_ctl_frac(r->ctl), "percent",
+			      kr_frac_percent(kr_ctl_frac(r->ctl)));
+	json_t *slots = json_array(), *subs = json_array();
+
 	for (__u32 s = 0; s < 2; s++) {
 		const struct kr_ops_slot *sl = &r->slot[s];
+		const struct kr_image_hdr *h = &sl->hdr;
+		json_t *j = json_pack("{s:I,s:b}", "slot", (json_int_t)s, "present", sl->present);
+		char dg[9];
 
-		fprintf(f, "%s{\"slot\":%u,\"present\":%s", s ? "," : "", s,
-			sl->present ? "true" : "false");
-		if (sl->present)
-			fprintf(f, ",\"digest\":\"%08x\",\"points\":%u,\"kept_duplicates\":%u,"
-				"\"backends\":%u,\"version\":%u,\"point_multiple\":%u,"
-				"\"memlock\":%llu,\"generation\":%llu,\"published_ns\":\"%llu\","
-				"\"published_s\":%llu.%03llu",
-				sl->hdr.digest, sl->hdr.npoints - sl->hdr.ndups, sl->hdr.ndups,
-				sl->hdr.nbackends, sl->hdr.ring_version, sl->hdr.point_multiple,
-				(unsigned long long)sl->memlock,
-				(unsigned long long)sl->hdr.generation,
-				(unsigned long long)sl->hdr.published_ns,
-				(unsigned long long)(sl->hdr.published_ns / 1000000000ull),
-				(unsigned long long)(sl->hdr.published_ns % 1000000000ull / 1000000ull));
-		fprintf(f, ",\"packets\":%llu,\"bytes\":%llu,\"spilled\":%llu,\"replica\":%llu}",
-			(unsigned long long)r->packets[s], (unsigned long long)r->bytes[s],
-			(unsigned long long)r->spilled[s], (unsigned long long)r->replica[s]);
+		if (sl->present) {
+			snprintf(dg, sizeof(dg), "%08x", h->digest);
+			json_object_update_new(j, json_pack(
+				"{s:s,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "digest", dg, "points",
+				(json_int_t)(h->npoints - h->ndups), "kept_duplicates",
+				(json_int_t)h->ndups, "backends", (json_int_t)h->nbackends, "version",
+				(json_int_t)h->ring_version, "point_multiple",
+				(json_int_t)h->point_multiple, "memlock", kr_json_u64(sl->memlock),
+				"generation", kr_json_u64(h->generation)));
+			kr_json_set_time(j, "published", h->published_ns);
+		}
+		json_object_set_new(j, "packets", kr_json_u64(r->packets[s]));
+		json_object_set_new(j, "bytes", kr_json_u64(r->bytes[s]));
+		json_object_set_new(j, "spilled", kr_json_u64(r->spilled[s]));
+		json_object_set_new(j, "replica", kr_json_u64(r->replica[s]));
+		json_array_append_new(slots, j);
 	}
-	fprintf(f, "],\"hot_keys\":%u", r->hot_keys);
+	json_object_set_new(o, "slots", slots);
+	json_object_set_new(o, "hot_keys", json_integer(r->hot_keys));
 	if (r->have_moved)
-		fprintf(f, ",\"moved_share\":%.9f", r->moved);
-	fprintf(f, ",\"shared_subsets\":[");
+		json_object_set_new(o, "moved_share", json_real(r->moved));
 	for (__u32 i = 0; i < r->nsub; i++)
-		fprintf(f, "%s{\"subset_id\":%u,\"members\":%u,\"services\":%u}", i ? "," : "",
-			r->sub[i].id, r->sub[i].members, r->sub[i].services);
-	fprintf(f, "]}");
+		json_array_append_new(subs, json_pack("{s:I,s:I,s:I}", "subset_id",
+						      (json_int_t)r->sub[i].id, "members",
+						      (json_int_t)r->sub[i].members, "services",
+						      (json_int_t)r->sub[i].services));
+	json_object_set_new(o, "shared_subsets", subs);
+	return o;
 }
 
 /* ---- shared subsets: memory saved ---------------------------------------------- */

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <jansson.h>
 #include "ops.h"
 #include "ops_kernel.h"
 
@@ -34,8 +35,8 @@ int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id
 		       int with_diff, struct kr_ops_ring_report *r);
 void kr_ops_ring_report_free(struct kr_ops_ring_report *r);
 void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r);
-/* One JSON object (no trailing newline). */
-void kr_ops_ring_report_json(FILE *f, const struct kr_ops_ring_report *r);
+/* The report as a JSON object (new reference). */
+json_t *kr_ops_ring_report_json(const struct kr_ops_ring_report *r);
 
 /* Moved share between the images in the two slots of a ring (0..1), or -1. */
 double kr_ops_slots_moved(const struct kr_ops_maps *m, __u32 id, const struct kr_ops_slot s[2],

@@ -11,6 +11,23 @@ struct plot_axes {
 	double left, top, w, h;
 };
 
+/* s as XML character data or attribute value: the description holds a file path. */
+static void xml_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default:
+			/* control characters are not XML 1.0 characters at all */
+			fputc((unsigned char)*s < 0x20 && *s != '\t' ? '?' : *s, f);
+		}
+	}
+}
+
 static double px(const struct plot_axes *a, double k)
 {
 	return a->left + (log10(k) - a->x0) / (a->x1 - a->x0) * a->w;
@@ -103,9 +120,11 @@ int kr_plot_svg(const char *file, const struct kr_plot *p)
 		"<rect width='800' height='540' fill='white'/>\n"
 		"<text x='400' y='22' text-anchor='middle' font-size='15'>Load imbalance (CV of "
 		"share / weight share) against points per weight unit</text>\n"
-		"<text x='400' y='40' text-anchor='middle' fill='#555'>%s, total weight %llu</text>\n"
+		"<text x='400' y='40' text-anchor='middle' fill='#555'>");
+	xml_text(f, p->desc);
+	fprintf(f, ", total weight %llu</text>\n"
 		"<text transform='translate(22,%.1f) rotate(-90)' text-anchor='middle'>CV</text>\n",
-		p->desc, (unsigned long long)p->wsum, a.top + a.h / 2);
+		(unsigned long long)p->wsum, a.top + a.h / 2);
 	plot_grid(f, &a);
 	plot_curve(f, &a, p, 0, "#1f77b4", "");
 	plot_curve(f, &a, p, 1, "#d62728", "stroke-dasharray='6,4'");

@@ -392,40 +392,42 @@ out:
 	return rc;
 }
 
+/* The label values of the global counters' families, each at its kr_counters member. */
+#define C_(label, member) KR_OPS_LABEL(label, kr_counters, member)
+static const struct kr_ops_field c_outcome[] = {
+	C_("routed", routed), C_("passed", passed), C_("dropped", dropped),
+};
+static const struct kr_ops_field c_unrouted[] = {
+	C_("passed_nomatch", passed_nomatch), C_("parse_error", parse_error),
+	C_("fragment", fragment), C_("bad_service", bad_service), C_("no_key", no_key),
+	C_("key_too_long", key_too_long), C_("no_ring", no_ring), C_("bad_image", bad_image),
+	C_("all_down", all_down), C_("walk_limit", walk_limit), C_("fwd_error", fwd_error),
+};
+static const struct kr_ops_field c_dropped[] = {
+	C_("no_key", dropped_no_key), C_("key_too_long", dropped_key_too_long),
+	C_("no_route", dropped_no_route),
+};
+#undef C_
+
+/* One sample per field of t (a table above) from the struct at v, labelled LABEL=name. */
+#define SAMPLE_FIELDS(p, fam, t, v, label, ...)						\
+	for (size_t i_ = 0; i_ < KR_OPS_NFIELDS(t); i_++)				\
+		sample(p, fam, u64s(b, kr_ops_field_get(v, &(t)[i_])), __VA_ARGS__, label,	\
+		       (t)[i_].name, NULL)
+
 static void counters(struct prom *p, const char *inst, const struct kr_ops_maps *m)
 {
-	static const char *const outcome[] = { "routed", "passed", "dropped" };
-	/* label value, kr_counters field */
-	static const char *const unrouted[][2] = {
-		{ "passed_nomatch", "passed_nomatch" }, { "parse_error", "parse_error" },
-		{ "fragment", "fragment" }, { "bad_service", "bad_service" },
-		{ "no_key", "no_key" }, { "key_too_long", "key_too_long" },
-		{ "no_ring", "no_ring" }, { "bad_image", "bad_image" },
-		{ "all_down", "all_down" }, { "walk_limit", "walk_limit" },
-		{ "fwd_error", "fwd_error" },
-	};
-	static const char *const dropped[][2] = {
-		{ "no_key", "dropped_no_key" }, { "key_too_long", "dropped_key_too_long" },
-		{ "no_route", "dropped_no_route" },
-	};
-	struct kr_ops_named n;
+	struct kr_counters n;
 	char b[32];
 
-	if (m->counters < 0 || kr_ops_named_read(m->counters, 0, m->ncpus, &n)) {
+	if (kr_ops_percpu_sum(m, m->counters, 0, &n, sizeof(n))) {
 		p->errors++;
 		return;
 	}
-	for (size_t i = 0; i < 3; i++)
-		sample(p, F_PACKETS, u64s(b, kr_ops_named_get(&n, outcome[i])), L_INST, inst,
-		       "outcome", outcome[i], NULL);
-	for (size_t i = 0; i < sizeof(unrouted) / sizeof(unrouted[0]); i++)
-		sample(p, F_UNROUTED, u64s(b, kr_ops_named_get(&n, unrouted[i][1])), L_INST,
-		       inst, "reason", unrouted[i][0], NULL);
-	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)
-		sample(p, F_DROPPED, u64s(b, kr_ops_named_get(&n, dropped[i][1])), L_INST,
-		       inst, "reason", dropped[i][0], NULL);
-	sample(p, F_FAILOVER, u64s(b, kr_ops_named_get(&n, "failover_walks")), L_INST, inst,
-	       NULL);
+	SAMPLE_FIELDS(p, F_PACKETS, c_outcome, &n, "outcome", L_INST, inst);
+	SAMPLE_FIELDS(p, F_UNROUTED, c_unrouted, &n, "reason", L_INST, inst);
+	SAMPLE_FIELDS(p, F_DROPPED, c_dropped, &n, "reason", L_INST, inst);
+	sample(p, F_FAILOVER, u64s(b, n.failover_walks), L_INST, inst, NULL);
 }
 
 /* Owner, since and the checker's figures of one backend (LABELS as sample()'s). */
@@ -482,16 +484,19 @@ static void health_instance(struct prom *p, struct kr_inst *in)
 static void services(struct prom *p, const char *inst, const struct kr_inst *in,
 		     const struct kr_ops_maps *m)
 {
-	static const char *const outcome[] = { "routed", "passed", "dropped" };
-	static const char *const unrouted[][2] = {
-		{ "no_key", "no_key" }, { "key_too_long", "key_too_long" },
-		{ "no_route", "no_route" }, { "fwd_error", "fwd_error" },
-		{ "bad_service", "bad_service" },
+#define S_(label, member) KR_OPS_LABEL(label, kr_svc_stats, member)
+	static const struct kr_ops_field outcome[] = {
+		S_("routed", routed), S_("passed", passed), S_("dropped", dropped),
 	};
-	static const char *const dropped[][2] = {
-		{ "no_key", "dropped_no_key" }, { "key_too_long", "dropped_key_too_long" },
-		{ "no_route", "dropped_no_route" },
+	static const struct kr_ops_field unrouted[] = {
+		S_("no_key", no_key), S_("key_too_long", key_too_long), S_("no_route", no_route),
+		S_("fwd_error", fwd_error), S_("bad_service", bad_service),
 	};
+	static const struct kr_ops_field dropped[] = {
+		S_("no_key", dropped_no_key), S_("key_too_long", dropped_key_too_long),
+		S_("no_route", dropped_no_route),
+	};
+#undef S_
 	struct kr_ops_svc *v;
 	unsigned n;
 	char b[32];
@@ -499,20 +504,13 @@ static void services(struct prom *p, const char *inst, const struct kr_inst *in,
 	if (kr_ops_svc_read(in, m, &v, &n))
 		return;		/* an older program: no per-service counters */
 	for (unsigned i = 0; i < n; i++) {
-		const struct kr_ops_named *c = &v[i].c;
+		const struct kr_svc_stats *c = &v[i].c;
 		const char *sv = v[i].name;
 
-		for (size_t k = 0; k < 3; k++)
-			sample(p, F_SVC_PACKETS, u64s(b, kr_ops_named_get(c, outcome[k])),
-			       L_INST, inst, "service", sv, "outcome", outcome[k], NULL);
-		for (size_t k = 0; k < sizeof(unrouted) / sizeof(unrouted[0]); k++)
-			sample(p, F_SVC_UNROUTED, u64s(b, kr_ops_named_get(c, unrouted[k][1])),
-			       L_INST, inst, "service", sv, "reason", unrouted[k][0], NULL);
-		for (size_t k = 0; k < sizeof(dropped) / sizeof(dropped[0]); k++)
-			sample(p, F_SVC_DROPPED, u64s(b, kr_ops_named_get(c, dropped[k][1])),
-			       L_INST, inst, "service", sv, "reason", dropped[k][0], NULL);
-		sample(p, F_SVC_BYTES, u64s(b, kr_ops_named_get(c, "bytes")), L_INST, inst,
-		       "service", sv, NULL);
+		SAMPLE_FIELDS(p, F_SVC_PACKETS, outcome, c, "outcome", L_INST, inst, "service", sv);
+		SAMPLE_FIELDS(p, F_SVC_UNROUTED, unrouted, c, "reason", L_INST, inst, "service", sv);
+		SAMPLE_FIELDS(p, F_SVC_DROPPED, dropped, c, "reason", L_INST, inst, "service", sv);
+		sample(p, F_SVC_BYTES, u64s(b, c->bytes), L_INST, inst, "service", sv, NULL);
 	}
 	free(v);
 }
@@ -525,21 +523,21 @@ static void backend(struct prom *p, const char *inst, const struct kr_ops_maps *
 {
 	struct kr_sockaddr sa = {};
 	char addr[KR_SOCKADDR_STRLEN], ids[16], b[32];
-	struct kr_ops_named st = {};
+	struct kr_backend_stats st;
 
 	sa.family = be->family;
 	sa.port = ntohs(be->port);
 	memcpy(sa.ip, be->addr, 16);
 	kr_sockaddr_format(&sa, addr);
 	snprintf(ids, sizeof(ids), "%u", id);
-	kr_ops_named_read(m->backend_stats, id, m->ncpus, &st);
+	kr_ops_percpu_sum(m, m->backend_stats, id, &st, sizeof(st));	/* 0s when absent */
 #define BE_LABELS L_INST, inst, "backend", addr, "id", ids, NULL
 	sample(p, F_BE_UP, be->state == KR_BACKEND_UP ? "1" : "0", BE_LABELS);
 	sample(p, F_BE_STATE, u64s(b, be->state), BE_LABELS);
 	sample(p, F_BE_RINGS, u64s(b, nrings), BE_LABELS);
 	sample(p, F_BE_SPILL, dbls(b, be->spill / 65536.0), BE_LABELS);
-	sample(p, F_BE_PACKETS, u64s(b, kr_ops_named_get(&st, "packets")), BE_LABELS);
-	sample(p, F_BE_BYTES, u64s(b, kr_ops_named_get(&st, "bytes")), BE_LABELS);
+	sample(p, F_BE_PACKETS, u64s(b, st.packets), BE_LABELS);
+	sample(p, F_BE_BYTES, u64s(b, st.bytes), BE_LABELS);
 	health_backend(p, id, be, BE_LABELS);
 #undef BE_LABELS
 }
@@ -572,23 +570,20 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 	}
 	for (__u32 s = 0; s < 2; s++) {
 		const struct kr_ops_slot *sl = &r.slot[s];
-		struct kr_ops_named st = {};
+		struct kr_slot_stats st;
 		char slot[4] = { (char)('0' + s) };
 
 #define SLOT_LABELS L_INST, inst, "ring", name, "slot", slot, NULL
-		kr_ops_named_read(m->slot_stats, id * 2 + s, m->ncpus, &st);
-		sample(p, F_SLOT_PACKETS, u64s(b, kr_ops_named_get(&st, "packets")), SLOT_LABELS);
-		sample(p, F_SLOT_BYTES, u64s(b, kr_ops_named_get(&st, "bytes")), SLOT_LABELS);
-		sample(p, F_SLOT_FAILOVER, u64s(b, kr_ops_named_get(&st, "failover")),
-		       SLOT_LABELS);
+		kr_ops_percpu_sum(m, m->slot_stats, id * 2 + s, &st, sizeof(st));	/* 0s: absent */
+		sample(p, F_SLOT_PACKETS, u64s(b, st.packets), SLOT_LABELS);
+		sample(p, F_SLOT_BYTES, u64s(b, st.bytes), SLOT_LABELS);
+		sample(p, F_SLOT_FAILOVER, u64s(b, st.failover), SLOT_LABELS);
 		if (m->slot_hot >= 0) {
-			struct kr_ops_named sh = {};
+			struct kr_slot_hot sh;
 
-			kr_ops_named_read(m->slot_hot, id * 2 + s, m->ncpus, &sh);
-			sample(p, F_SLOT_SPILLED, u64s(b, kr_ops_named_get(&sh, "spilled")),
-			       SLOT_LABELS);
-			sample(p, F_SLOT_REPLICA, u64s(b, kr_ops_named_get(&sh, "replica")),
-			       SLOT_LABELS);
+			kr_ops_percpu_sum(m, m->slot_hot, id * 2 + s, &sh, sizeof(sh));
+			sample(p, F_SLOT_SPILLED, u64s(b, sh.spilled), SLOT_LABELS);
+			sample(p, F_SLOT_REPLICA, u64s(b, sh.replica), SLOT_LABELS);
 		}
 		if (!sl->present)
 			continue;
@@ -661,7 +656,7 @@ static int services_count(const struct kr_ops_maps *m)
 static void quic_lb(struct prom *p, const char *inst, const struct kr_inst *in,
 		    const struct kr_ops_maps *m)
 {
-	int fd = kr_ops_map_open(in, "kr_qlb_stats", true);
+	int fd = kr_ops_map_open(in, KR_MAP_QLB_STATS, true);
 	struct kr_service_key key, next;
 	bool seen[KR_QLB_MAX_SERVICES] = { false };
 	void *pk = NULL;

@@ -4,12 +4,16 @@
 #include <string.h>
 #include <time.h>
 #include <jansson.h>
+#include "ops_stats.h"
 #include "svc_out.h"
 #include "trace_out.h"
 
 /* The outcome fields; every other counter is a reason (or bytes). */
-static const char *const outcome[] = { "packets", "routed", "passed", "dropped" };
-#define NOUTCOME (sizeof(outcome) / sizeof(outcome[0]))
+static const struct kr_ops_field outcome[] = {
+	KR_OPS_FIELD(kr_svc_stats, packets), KR_OPS_FIELD(kr_svc_stats, routed),
+	KR_OPS_FIELD(kr_svc_stats, passed), KR_OPS_FIELD(kr_svc_stats, dropped),
+};
+#define NOUTCOME KR_OPS_NFIELDS(outcome)
 
 /* The previous round of --watch: rates are (this - previous) / seconds between them. */
 static struct {
@@ -26,23 +30,23 @@ static const struct kr_ops_svc *prev_of(const struct kr_ops_svc *s)
 	return NULL;
 }
 
-/* Rate of counter NAME of s since the previous round, or -1 when there is none. */
-static double rate(const struct kr_ops_svc *s, const char *name, double now)
+/* Rate of counter f of s since the previous round, or -1 when there is none. */
+static double rate(const struct kr_ops_svc *s, const struct kr_ops_field *f, double now)
 {
 	const struct kr_ops_svc *p = prev_of(s);
 	__u64 a, b;
 
 	if (!p || now <= prev.t)
 		return -1;
-	a = kr_ops_named_get(&s->c, name);
-	b = kr_ops_named_get(&p->c, name);
+	a = kr_ops_field_get(&s->c, f);
+	b = kr_ops_field_get(&p->c, f);
 	return a >= b ? (double)(a - b) / (now - prev.t) : 0;
 }
 
-static bool is_outcome(const char *name)
+static bool is_outcome(const struct kr_ops_field *f)
 {
 	for (size_t i = 0; i < NOUTCOME; i++)
-		if (!strcmp(name, outcome[i]))
+		if (f->off == outcome[i].off)
 			return true;
 	return false;
 }
@@ -69,33 +73,34 @@ void kr_svc_out_text(FILE *f, const struct kr_inst *in, const struct kr_ops_maps
 
 		fprintf(f, "counters of service %s (%s, id %u):", s->name, s->vip, s->id);
 		for (size_t o = 0; o < NOUTCOME; o++)
-			fprintf(f, " %s %llu", outcome[o],
-				(unsigned long long)kr_ops_named_get(&s->c, outcome[o]));
-		for (int k = 0; k < s->c.n; k++) {
-			if (is_outcome(s->c.name[k]) || !s->c.v[k] || !strcmp(s->c.name[k], "pad"))
+			fprintf(f, " %s %llu", outcome[o].name,
+				(unsigned long long)kr_ops_field_get(&s->c, &outcome[o]));
+		for (size_t k = 0; k < kr_ops_svc_nfields; k++) {
+			const struct kr_ops_field *c = &kr_ops_svc_fields[k];
+			__u64 x = kr_ops_field_get(&s->c, c);
+
+			if (is_outcome(c) || !x)
 				continue;
-			fprintf(f, "%s %s %llu", any ? "," : ";", s->c.name[k],
-				(unsigned long long)s->c.v[k]);
+			fprintf(f, "%s %s %llu", any ? "," : ";", c->name, (unsigned long long)x);
 			any = true;
 		}
 		fprintf(f, "\n");
-		if (rate(s, "packets", now) < 0)
+		if (rate(s, &outcome[0], now) < 0)
 			continue;
 		fprintf(f, "  per second:");
 		for (size_t o = 0; o < NOUTCOME; o++)
-			fprintf(f, " %s %.1f", outcome[o], rate(s, outcome[o], now));
+			fprintf(f, " %s %.1f", outcome[o].name, rate(s, &outcome[o], now));
 		fprintf(f, "\n");
 	}
 	keep(v, n, now);
 }
 
-void kr_svc_out_json(FILE *f, const struct kr_inst *in, const struct kr_ops_maps *m)
+void kr_svc_out_json(json_t *root, const struct kr_inst *in, const struct kr_ops_maps *m)
 {
 	json_t *arr = json_array();
 	struct kr_ops_svc *v;
 	unsigned n;
 	double now = kr_trace_mono_s();
-	char *s;
 
 	if (!arr || kr_ops_svc_read(in, m, &v, &n)) {
 		json_decref(arr);
@@ -107,23 +112,18 @@ void kr_svc_out_json(FILE *f, const struct kr_inst *in, const struct kr_ops_maps
 		json_object_set_new(o, "name", json_string(v[i].name));
 		json_object_set_new(o, "id", json_integer(v[i].id));
 		json_object_set_new(o, "vip", json_string(v[i].vip));
-		for (int k = 0; k < v[i].c.n; k++)
-			if (strcmp(v[i].c.name[k], "pad"))
-				json_object_set_new(o, v[i].c.name[k],
-						    json_integer((json_int_t)v[i].c.v[k]));
-		if (rate(&v[i], "packets", now) >= 0) {
+		for (size_t k = 0; k < kr_ops_svc_nfields; k++)
+			json_object_set_new(o, kr_ops_svc_fields[k].name, json_integer((json_int_t)
+					    kr_ops_field_get(&v[i].c, &kr_ops_svc_fields[k])));
+		if (rate(&v[i], &outcome[0], now) >= 0) {
 			r = json_object();
 			for (size_t k = 0; k < NOUTCOME; k++)
-				json_object_set_new(r, outcome[k],
-						    json_real(rate(&v[i], outcome[k], now)));
+				json_object_set_new(r, outcome[k].name,
+						    json_real(rate(&v[i], &outcome[k], now)));
 			json_object_set_new(o, "per_second", r);
 		}
 		json_array_append_new(arr, o);
 	}
 	keep(v, n, now);
-	s = json_dumps(arr, JSON_COMPACT);
-	json_decref(arr);
-	if (s)
-		fprintf(f, ",\"service_counters\":%s", s);
-	free(s);
+	json_object_set_new(root, "service_counters", arr);
 }

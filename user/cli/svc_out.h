@@ -8,11 +8,12 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <jansson.h>
 #include "ops_svcstats.h"
 
 /* Text: one line per service (and a line of rates from the second --watch round on). */
 void kr_svc_out_text(FILE *f, const struct kr_inst *in, const struct kr_ops_maps *m);
-/* JSON: `,"service_counters":[...]` (jansson), rates inside each from the second round. */
-void kr_svc_out_json(FILE *f, const struct kr_inst *in, const struct kr_ops_maps *m);
+/* JSON: "service_counters":[...] set in root, rates inside each from the second round. */
+void kr_svc_out_json(json_t *root, const struct kr_inst *in, const struct kr_ops_maps *m);
 
 #endif

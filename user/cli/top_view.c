@@ -195,14 +195,6 @@ void kr_top_counters_read(struct kr_top *tp)
 	free(v);
 }
 
-__u64 kr_top_delta(const struct kr_ops_named *a, const struct kr_ops_named *b, const char *f)
-{
-	__u64 x = kr_ops_named_get(b, f), y = kr_ops_named_get(a, f);
-
-	return x >= y ? x - y : 0;
-}
-
-
 int kr_top_start(struct kr_top *tp, const struct kr_trace_ctl *ctl)
 {
 	int err = kr_ops_trace_start(tp->t, ctl, kr_top_on_event, tp);

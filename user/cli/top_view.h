@@ -48,7 +48,7 @@ struct kr_top_svc {
 	double ring_cv;
 	struct kr_top_be *be;
 	unsigned nbe;
-	struct kr_ops_named c0, c1;
+	struct kr_svc_stats c0, c1;	/* the service's counters at the two rounds */
 	bool migrating;
 	struct kr_an_ring an;		/* the active image's points (with keep_ring), owner[] =
 					 * global backend ids */
@@ -87,6 +87,12 @@ double kr_top_round(struct kr_top *tp, double interval, volatile sig_atomic_t *s
 void kr_top_sort(struct kr_top_be *b);
 /* Forgets the round's hot keys (they are per round). */
 void kr_top_reset(struct kr_top *tp);
-__u64 kr_top_delta(const struct kr_ops_named *a, const struct kr_ops_named *b, const char *f);
+/* A counter between the two rounds (0 if it went back). */
+static inline __u64 kr_top_delta(__u64 was, __u64 now)
+{
+	return now >= was ? now - was : 0;
+}
+/* Counter f of service s between the two rounds. */
+#define KR_TOP_DELTA(s, f) kr_top_delta((s)->c0.f, (s)->c1.f)
 void kr_top_free(struct kr_top *tp);
 #endif

@@ -37,35 +37,44 @@ static const char *jtype(const json_t *v)
 	}
 }
 
-/* Every member of obj must be in allowed (NULL-terminated). */
-static void check_fields(struct ctx *c, json_t *obj, const char *const *allowed,
-			 const char *what)
+/* Is field f one of variant v's (v 0: of any)? */
+static bool field_in(const struct kr_cfg_field *f, unsigned v)
 {
-	const char *key;
-	json_t *v;
-	char list[512];
-	size_t o = 0;
-	int i;
+	return !v || !f->only || (f->only & v);
+}
 
-	json_object_foreach(obj, key, v) {
-		for (i = 0; allowed[i]; i++)
-			if (!strcmp(key, allowed[i]))
+/* Every member of obj must be a field of table t (variant v). */
+void cfg_check_fields(struct ctx *c, json_t *obj, enum kr_cfg_obj t, unsigned v, const char *what)
+{
+	const struct kr_cfg_field *fs = kr_cfg_objects[t].fields, *f;
+	const char *key;
+	json_t *val;
+	char list[512];
+	size_t o;
+
+	json_object_foreach(obj, key, val) {
+		for (f = fs; f->name; f++)
+			if (field_in(f, v) && !strcmp(key, f->name))
 				break;
-		if (allowed[i])
+		if (f->name)
 			continue;
 		o = 0;
 		list[0] = 0;
-		for (i = 0; allowed[i] && o < sizeof(list); i++)
-			o += snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", allowed[i]);
+		for (f = fs; f->name && o < sizeof(list); f++)
+			if (field_in(f, v))
+				o += snprintf(list + o, sizeof(list) - o, "%s%s", o ? ", " : "", f->name);
 		cfg_push_key(c, key);
 		cfg_nerr(c, "unknown field '%s' in %s (allowed: %s)", key, what, list);
 		cfg_pop(c);
 	}
 }
 
-void cfg_check_fields(struct ctx *c, json_t *obj, const char *const *allowed, const char *what)
+void cfg_fields_parse(struct ctx *c, enum kr_cfg_obj t, unsigned v, json_t *o, void *obj,
+		      void *up)
 {
-	check_fields(c, obj, allowed, what);
+	for (const struct kr_cfg_field *f = kr_cfg_objects[t].fields; f->name; f++)
+		if (f->parse && field_in(f, v) && json_object_get(o, f->name))
+			f->parse(c, o, f, obj, up);
 }
 
 const char *cfg_jtype(const json_t *v)
@@ -450,10 +459,6 @@ static void parse_qlb_sids(struct ctx *c, json_t *o, struct kr_cfg_backend *b)
 	cfg_pop(c);
 }
 
-static const char *const backend_fields[] = {
-	"address", "weight", "mac", "dev", "ifindex", "tags", "state", "quic_lb_server_ids", "id",
-	"health", "spill", NULL,
-};
 static const char *const state_names[] = { "up", "down", "drain", NULL };
 
 static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
@@ -470,7 +475,7 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 		     jtype(o));
 		return;
 	}
-	check_fields(c, o, backend_fields, "a backend");
+	cfg_check_fields(c, o, KR_CFG_OBJ_BACKEND, 0, "a backend");
 	b->weight = 1;
 	b->state = KR_BACKEND_UP;
 	/* Port 0 is accepted: it is hashed into the points (pingora-ketama accepts it too)
@@ -528,6 +533,7 @@ static void parse_backend(struct ctx *c, json_t *o, struct kr_cfg_ring *r,
 		else
 			cfg_parse_health(c, o, false, b->health);
 	}
+	cfg_fields_parse(c, KR_CFG_OBJ_BACKEND, 0, o, b, r);
 }
 
 /* Backends compare as the hosts they are: an IPv4-mapped IPv6 address as its IPv4. */
@@ -585,10 +591,6 @@ static void check_dup_backends(struct ctx *c, struct kr_cfg_ring *r)
 
 /* ---- rings ------------------------------------------------------------------------ */
 
-static const char *const ring_fields[] = {
-	"name", "format", "point_multiple", "target_cv", "backends", "health", "hot_keys",
-	NULL,
-};
 static const char *const format_names[] = { "v1", "v2", NULL };
 
 static void parse_point_multiple(struct ctx *c, json_t *o, struct kr_cfg_ring *r)
@@ -725,7 +727,7 @@ static void parse_ring(struct ctx *c, json_t *o, struct kr_cfg_ring *r)
 		     "[...]}, got %s", jtype(o));
 		return;
 	}
-	check_fields(c, o, ring_fields, "a ring");
+	cfg_check_fields(c, o, KR_CFG_OBJ_RING, 0, "a ring");
 	get_name(c, o, "name", &r->name);
 	if (!need(c, get_enum(c, o, "format", format_names, &e), "format", "\"v1\" or \"v2\""))
 		r->format = (uint32_t)e + 1;
@@ -757,6 +759,7 @@ static void parse_ring(struct ctx *c, json_t *o, struct kr_cfg_ring *r)
 	}
 	cfg_pop(c);
 	check_dup_backends(c, r);
+	cfg_fields_parse(c, KR_CFG_OBJ_RING, 0, o, r, c->cfg);
 	if ((int)c->nerr != errs)
 		return;
 	if (r->pm_auto)
@@ -800,19 +803,9 @@ static void parse_rings(struct ctx *c, json_t *root)
 
 /* ---- services --------------------------------------------------------------------- */
 
-static const char *const service_fields[] = {
-	"name", "vip", "port", "protocol", "key", "ring", "subset", "forward", "policy",
-	"quic_lb", NULL,
-};
 static const char *const key_type_names[] = {	/* index + 1 = enum kr_key_type */
 	"tuple", "payload", "dns", "memcache", "quic", NULL,
 };
-static const char *const key_fields_none[] = { "type", NULL };
-static const char *const key_fields_payload[] = {
-	"type", "offset", "length", "delimiter", NULL,
-};
-static const char *const key_fields_quic[] = { "type", "cid_length", NULL };
-static const char *const pass_drop[] = { "pass", "drop", NULL };
 
 static void parse_delimiter(struct ctx *c, json_t *o, struct kr_keyspec *k)
 {
@@ -850,7 +843,7 @@ static void parse_key(struct ctx *c, json_t *svc, struct kr_keyspec *k)
 	k->type = (enum kr_key_type)(t + 1);
 	switch (k->type) {
 	case KR_KEY_PAYLOAD:
-		check_fields(c, o, key_fields_payload, "a payload key");
+		cfg_check_fields(c, o, KR_CFG_OBJ_KEY, KR_CFG_V_KEY(k->type), "a payload key");
 		if (!get_uint(c, o, "offset", 0, KR_MAX_PAYLOAD_OFFSET, &u))
 			k->offset = (uint32_t)u;
 		if (!get_uint(c, o, "length", 1, KR_MAX_KEY_LEN, &u))
@@ -860,15 +853,17 @@ static void parse_key(struct ctx *c, json_t *svc, struct kr_keyspec *k)
 			cfg_kerr(c, "delimiter", "give either 'length' or 'delimiter', not both");
 		break;
 	case KR_KEY_QUIC:
-		check_fields(c, o, key_fields_quic, "a quic key");
+		cfg_check_fields(c, o, KR_CFG_OBJ_KEY, KR_CFG_V_KEY(k->type), "a quic key");
 		if (!need(c, get_uint(c, o, "cid_length", 1, KR_QUIC_MAX_CID, &u), "cid_length",
 			  "the connection ID length of short-header packets, 1..20"))
 			k->cid_length = (uint32_t)u;
 		break;
 	default:
-		check_fields(c, o, key_fields_none, "a tuple/dns/memcache key");
+		cfg_check_fields(c, o, KR_CFG_OBJ_KEY, KR_CFG_V_KEY(k->type),
+				 "a tuple/dns/memcache key");
 		break;
 	}
+	cfg_fields_parse(c, KR_CFG_OBJ_KEY, KR_CFG_V_KEY(k->type), o, k, svc);
 	cfg_pop(c);
 }
 
@@ -895,8 +890,6 @@ static void parse_vip(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 	check_unicast(c, "vip", &s->vip, "a VIP");
 }
 
-static const char *const fwd_fields_l2[] = { "mode", NULL };
-static const char *const fwd_fields_ipip[] = { "mode", "source4", "source6", NULL };
 static const char *const fwd_modes[] = { "l2", "ipip", NULL };
 
 static void parse_forward(struct ctx *c, json_t *svc, struct kr_cfg_service *s)
@@ -915,8 +908,8 @@ static void parse_forward(struct ctx *c, json_t *svc, struct kr_cfg_service *s)
 		return;
 	}
 	s->fwd.mode = m == 0 ? KR_FWD_L2 : KR_FWD_IPIP;
-	check_fields(c, o, m == 0 ? fwd_fields_l2 : fwd_fields_ipip,
-		     m == 0 ? "l2 forwarding" : "ipip forwarding");
+	cfg_check_fields(c, o, KR_CFG_OBJ_FORWARD, m == 0 ? KR_CFG_V_L2 : KR_CFG_V_IPIP,
+			 m == 0 ? "l2 forwarding" : "ipip forwarding");
 	if (m == 1 && !get_str(c, o, "source4", &v) && !parse_ip(c, "source4", v, 4, &a) &&
 	    !check_unicast(c, "source4", &a, "the outer source of ipip packets")) {
 		memcpy(s->fwd.source4, a.ip, 4);
@@ -927,26 +920,21 @@ static void parse_forward(struct ctx *c, json_t *svc, struct kr_cfg_service *s)
 		memcpy(s->fwd.source6, a.ip, 16);
 		s->fwd.has_source6 = true;
 	}
+	cfg_fields_parse(c, KR_CFG_OBJ_FORWARD, m == 0 ? KR_CFG_V_L2 : KR_CFG_V_IPIP, o, s, NULL);
 	cfg_pop(c);
 }
 
-static const char *const policy_fields[] = { "no_key", "key_too_long", "all_down", NULL };
 
+/* Every field of "policy" is parsed by its table (config_dump.c). */
 static void parse_policy(struct ctx *c, json_t *svc, struct kr_cfg_service *s)
 {
 	json_t *o;
-	int v;
 
 	if (get_obj(c, svc, "policy", &o))
 		return;
 	cfg_push_key(c, "policy");
-	check_fields(c, o, policy_fields, "a policy");
-	if (!get_enum(c, o, "no_key", pass_drop, &v))
-		s->policy.no_key = (uint8_t)v;
-	if (!get_enum(c, o, "key_too_long", pass_drop, &v))
-		s->policy.key_too_long = (uint8_t)v;
-	if (!get_enum(c, o, "all_down", pass_drop, &v))
-		s->policy.all_down = (uint8_t)v;
+	cfg_check_fields(c, o, KR_CFG_OBJ_POLICY, 0, "a policy");
+	cfg_fields_parse(c, KR_CFG_OBJ_POLICY, 0, o, s, NULL);
 	cfg_pop(c);
 }
 
@@ -1034,10 +1022,6 @@ static void check_service_ring(struct ctx *c, struct kr_cfg_service *s, uint32_t
 
 /* ---- QUIC-LB (docs/quic.md) -------------------------------------------------------- */
 
-static const char *const qlb_fields[] = {
-	"config_rotation", "server_id_length", "nonce_length", "server_use_length", "key_file",
-	NULL,
-};
 
 /* "quic_lb": [{"config_rotation": 0..6, "server_id_length": 1..15, "nonce_length": 4..18,
  * "server_use_length": 0.., "key_file": "..."}, ...]: at most 7, one per rotation. */
@@ -1079,7 +1063,7 @@ static void parse_quic_lb(struct ctx *c, json_t *svc, struct kr_cfg_service *s)
 			cfg_pop(c);
 			continue;
 		}
-		check_fields(c, o, qlb_fields, "a QUIC-LB configuration");
+		cfg_check_fields(c, o, KR_CFG_OBJ_QUIC_LB, 0, "a QUIC-LB configuration");
 		bad |= need(c, get_uint(c, o, "config_rotation", 0, KR_QLB_MAX_CONFIGS - 1, &cr),
 			    "config_rotation", "0..6 (the top 3 bits of the CID's first octet; 7 "
 			    "marks unroutable CIDs)") != 0;
@@ -1114,6 +1098,7 @@ static void parse_quic_lb(struct ctx *c, json_t *svc, struct kr_cfg_service *s)
 			else
 				bad = 1;
 		}
+		cfg_fields_parse(c, KR_CFG_OBJ_QUIC_LB, 0, o, q, s);
 		if (!bad) {
 			q->cr = (uint8_t)cr;
 			q->sid_len = (uint8_t)sl;
@@ -1220,7 +1205,7 @@ static void parse_service(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 		     jtype(o));
 		return;
 	}
-	check_fields(c, o, service_fields, "a service");
+	cfg_check_fields(c, o, KR_CFG_OBJ_SERVICE, 0, "a service");
 	get_name(c, o, "name", &s->name);
 	parse_vip(c, o, s);
 	if (!need(c, get_uint(c, o, "port", 1, 65535, &u), "port", "a port 1..65535"))
@@ -1241,6 +1226,7 @@ static void parse_service(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 	parse_forward(c, o, s);
 	parse_policy(c, o, s);
 	parse_quic_lb(c, o, s);
+	cfg_fields_parse(c, KR_CFG_OBJ_SERVICE, 0, o, s, c->cfg);
 	if (ri >= 0 && (int)c->nerr == errs)
 		check_service_ring(c, s, (uint32_t)ri);
 	if (ri >= 0 && (int)c->nerr == errs)
@@ -1302,8 +1288,6 @@ static void parse_services(struct ctx *c, json_t *root)
 
 /* ---- top level -------------------------------------------------------------------- */
 
-static const char *const top_fields[] = { "instance", "hash", "rings", "services", NULL };
-static const char *const hash_fields[] = { "function", "secret_file", NULL };
 
 static void parse_hash(struct ctx *c, json_t *root)
 {
@@ -1314,7 +1298,7 @@ static void parse_hash(struct ctx *c, json_t *root)
 	if (get_obj(c, root, "hash", &o))
 		return;
 	cfg_push_key(c, "hash");
-	check_fields(c, o, hash_fields, "hash");
+	cfg_check_fields(c, o, KR_CFG_OBJ_HASH, 0, "hash");
 	has_file = !get_str(c, o, "secret_file", &file);
 	r = get_str(c, o, "function", &f);
 	if (r >= 0) {
@@ -1332,6 +1316,7 @@ static void parse_hash(struct ctx *c, json_t *root)
 	}
 	if (c->cfg->hash.keyed && has_file)
 		cfg_load_secret(c, file);
+	cfg_fields_parse(c, KR_CFG_OBJ_HASH, 0, o, &c->cfg->hash, c->cfg);
 	cfg_pop(c);
 }
 
@@ -1344,7 +1329,7 @@ static void parse_root(struct ctx *c, json_t *root)
 		     "got %s", jtype(root));
 		return;
 	}
-	check_fields(c, root, top_fields, "the configuration");
+	cfg_check_fields(c, root, KR_CFG_OBJ_TOP, 0, "the configuration");
 	if (!get_str(c, root, "instance", &inst)) {
 		if (!name_ok(inst))
 			cfg_kerr(c, "instance", "'%s' is not a valid instance name: expected 1..%d "
@@ -1358,6 +1343,7 @@ static void parse_root(struct ctx *c, json_t *root)
 	if (!c->nerr)
 		cfg_check_backend_ids(c);
 	parse_services(c, root);
+	cfg_fields_parse(c, KR_CFG_OBJ_TOP, 0, root, c->cfg, NULL);
 	if (!c->nerr)
 		cfg_parse_hot_keys(c, root);
 }

@@ -8,14 +8,6 @@
 #include "config_int.h"
 #include "keyform.h"
 
-static const char *const health_fields_ring[] = {
-	"probe", "name", "rcodes", "request", "expect", "interval", "timeout", "rise", "fall",
-	"jitter", "panic_threshold", NULL,
-};
-static const char *const health_fields_backend[] = {
-	"probe", "name", "rcodes", "request", "expect", "interval", "timeout", "rise", "fall",
-	"jitter", NULL,
-};
 static const char *const probe_names[] = { "auto", "none", "dns", "memcached", "quic", "udp", NULL };
 static const char *const rcode_names[] = {
 	"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET",
@@ -129,7 +121,7 @@ int cfg_parse_health(struct ctx *c, json_t *o, bool ring, struct kr_cfg_health *
 		cfg_pop(c);
 		return 0;
 	}
-	cfg_check_fields(c, v, ring ? health_fields_ring : health_fields_backend,
+	cfg_check_fields(c, v, KR_CFG_OBJ_HEALTH, ring ? KR_CFG_V_RING : KR_CFG_V_BACKEND,
 			 ring ? "a ring's health" : "a backend's health");
 	if (!cfg_get_enum(c, v, "probe", probe_names, &e)) {
 		h->probe = (uint8_t)e;
@@ -173,6 +165,7 @@ int cfg_parse_health(struct ctx *c, json_t *o, bool ring, struct kr_cfg_health *
 		h->panic = d;
 		h->set |= KR_HC_PANIC;
 	}
+	cfg_fields_parse(c, KR_CFG_OBJ_HEALTH, ring ? KR_CFG_V_RING : KR_CFG_V_BACKEND, v, h, NULL);
 	/* fields of another probe type */
 	if ((h->set & KR_HC_PROBE) && h->probe != KR_PROBE_DNS && h->probe != KR_PROBE_AUTO) {
 		if (h->set & KR_HC_NAME)
@@ -225,44 +218,116 @@ static json_t *bytes_json(const uint8_t *b, uint16_t n)
 	return j;
 }
 
-json_t *cfg_health_json(const struct kr_cfg_health *h, bool ring)
+/* A ring's health: every default filled in (the probe "auto": the service's key type); a
+ * backend's: what it overrides. */
+#define HC(o, v, bit)	(((v) & KR_CFG_V_RING) || ((o)->set & (bit)))
+
+static json_t *hc_probe(const struct kr_cfg_field *f, const void *obj, const void *up,
+			unsigned v)
 {
-	json_t *o = json_object();
+	const struct kr_cfg_health *h = obj;
 
-	/* a ring's: every default filled in (the probe "auto": the service's key type);
-	 * a backend's: what it overrides */
-	if (ring || (h->set & KR_HC_PROBE))
-		json_object_set_new(o, "probe", json_string(kr_probe_name(h->probe)));
-	if (h->set & KR_HC_NAME)
-		json_object_set_new(o, "name", json_string(h->name));
-	if (h->set & KR_HC_RCODES) {
-		json_t *a = json_array();
-
-		for (int r = 0; r < 16; r++)
-			if (h->rcodes & (1u << r))
-				json_array_append_new(a, r < 11 ? json_string(rcode_names[r]) :
-							  json_integer(r));
-		json_object_set_new(o, "rcodes", a);
-	}
-	if (h->set & KR_HC_REQUEST)
-		json_object_set_new(o, "request", bytes_json(h->request, h->request_len));
-	if (h->set & KR_HC_EXPECT)
-		json_object_set_new(o, "expect", bytes_json(h->expect, h->expect_len));
-	if (ring || (h->set & KR_HC_INTERVAL))
-		json_object_set_new(o, "interval", json_real((h->set & KR_HC_INTERVAL ?
-			h->interval_ms : KR_HC_DEF_INTERVAL_MS) / 1000.0));
-	if (h->set & KR_HC_TIMEOUT)
-		json_object_set_new(o, "timeout", json_real(h->timeout_ms / 1000.0));
-	if (h->set & KR_HC_JITTER)
-		json_object_set_new(o, "jitter", json_real(h->jitter_ms / 1000.0));
-	if (ring || (h->set & KR_HC_RISE))
-		json_object_set_new(o, "rise", json_integer(h->set & KR_HC_RISE ? h->rise :
-							    KR_HC_DEF_RISE));
-	if (ring || (h->set & KR_HC_FALL))
-		json_object_set_new(o, "fall", json_integer(h->set & KR_HC_FALL ? h->fall :
-							    KR_HC_DEF_FALL));
-	if (ring)
-		json_object_set_new(o, "panic_threshold", json_real(h->set & KR_HC_PANIC ?
-							h->panic : KR_HC_DEF_PANIC));
-	return o;
+	(void)f; (void)up;
+	return HC(h, v, KR_HC_PROBE) ? json_string(kr_probe_name(h->probe)) : NULL;
 }
+
+static json_t *hc_name(const struct kr_cfg_field *f, const void *obj, const void *up,
+		       unsigned v)
+{
+	const struct kr_cfg_health *h = obj;
+
+	(void)f; (void)up; (void)v;
+	return h->set & KR_HC_NAME ? json_string(h->name) : NULL;
+}
+
+static json_t *hc_rcodes(const struct kr_cfg_field *f, const void *obj, const void *up,
+			 unsigned v)
+{
+	const struct kr_cfg_health *h = obj;
+	json_t *a;
+
+	(void)f; (void)up; (void)v;
+	if (!(h->set & KR_HC_RCODES))
+		return NULL;
+	a = json_array();
+	for (int r = 0; r < 16; r++)
+		if (h->rcodes & (1u << r))
+			json_array_append_new(a, r < 11 ? json_string(rcode_names[r]) : json_integer(r));
+	return a;
+}
+
+static json_t *hc_request(const struct kr_cfg_field *f, const void *obj, const void *up,
+			  unsigned v)
+{
+	const struct kr_cfg_health *h = obj;
+
+	(void)f; (void)up; (void)v;
+	return h->set & KR_HC_REQUEST ? bytes_json(h->request, h->request_len) : NULL;
+}
+
+static json_t *hc_expect(const struct kr_cfg_field *f, const void *obj, const void *up,
+			 unsigned v)
+{
+	const struct kr_cfg_health *h = obj;
+
+	(void)f; (void)up; (void)v;
+	return h->set & KR_HC_EXPECT ? bytes_json(h->expect, h->expect_len) : NULL;
+}
+
+/* A number of seconds: given (bit set), else the default def_ms (0: none) for a ring's. */
+static json_t *hc_seconds(const struct kr_cfg_health *h, unsigned v, unsigned bit, uint32_t ms,
+			  uint32_t def_ms)
+{
+	if (h->set & bit)
+		return json_real(ms / 1000.0);
+	return (v & KR_CFG_V_RING) && def_ms ? json_real(def_ms / 1000.0) : NULL;
+}
+
+/* An integer: given, else the default for a ring's. */
+static json_t *hc_count(const struct kr_cfg_health *h, unsigned v, unsigned bit, uint32_t n,
+			uint32_t def)
+{
+	return HC(h, v, bit) ? json_integer(h->set & bit ? n : def) : NULL;
+}
+
+/* The dumps of the timing fields: seconds (a default for a ring's: def_ms, 0 none) or
+ * counts. */
+#define HC_DUMP(fn, helper, bit, member, def)                                               \
+	static json_t *fn(const struct kr_cfg_field *f, const void *obj, const void *up,    \
+			  unsigned v)                                                       \
+	{                                                                                   \
+		const struct kr_cfg_health *h = obj;                                        \
+		(void)f; (void)up;                                                          \
+		return helper(h, v, bit, h->member, def);                                   \
+	}
+
+HC_DUMP(hc_interval, hc_seconds, KR_HC_INTERVAL, interval_ms, KR_HC_DEF_INTERVAL_MS)
+HC_DUMP(hc_timeout, hc_seconds, KR_HC_TIMEOUT, timeout_ms, 0)
+HC_DUMP(hc_jitter, hc_seconds, KR_HC_JITTER, jitter_ms, 0)
+HC_DUMP(hc_rise, hc_count, KR_HC_RISE, rise, KR_HC_DEF_RISE)
+HC_DUMP(hc_fall, hc_count, KR_HC_FALL, fall, KR_HC_DEF_FALL)
+
+static json_t *hc_panic(const struct kr_cfg_field *f, const void *obj, const void *up,
+			unsigned v)
+{
+	const struct kr_cfg_health *h = obj;
+
+	(void)f; (void)up; (void)v;
+	return json_real(h->set & KR_HC_PANIC ? h->panic : KR_HC_DEF_PANIC);
+}
+
+/* The fields of "health", in config show's order (config_int.h). */
+const struct kr_cfg_field cfg_health_fields[] = {
+	KR_CFG_FIELD("probe", 0, hc_probe),
+	KR_CFG_FIELD("name", 0, hc_name),
+	KR_CFG_FIELD("rcodes", 0, hc_rcodes),
+	KR_CFG_FIELD("request", 0, hc_request),
+	KR_CFG_FIELD("expect", 0, hc_expect),
+	KR_CFG_FIELD("interval", 0, hc_interval),
+	KR_CFG_FIELD("timeout", 0, hc_timeout),
+	KR_CFG_FIELD("jitter", 0, hc_jitter),
+	KR_CFG_FIELD("rise", 0, hc_rise),
+	KR_CFG_FIELD("fall", 0, hc_fall),
+	KR_CFG_FIELD("panic_threshold", KR_CFG_V_RING, hc_panic),
+	{ .name = NULL },
+};

@@ -61,8 +61,6 @@ int kr_cfg_ring_has_quic(const struct kr_config *cfg, uint32_t ri)
 	return 0;
 }
 
-static const char *const hot_fields[] = { "key", "hash", "replicas", NULL };
-
 static void parse_hot_key(struct ctx *c, json_t *o, uint32_t ri, struct kr_cfg_hot_key *hk)
 {
 	const char *key = NULL, *hs = NULL;
@@ -76,7 +74,7 @@ static void parse_hot_key(struct ctx *c, json_t *o, uint32_t ri, struct kr_cfg_h
 			KR_MIN_REPLICAS + 1, cfg_jtype(o));
 		return;
 	}
-	cfg_check_fields(c, o, hot_fields, "a hot key");
+	cfg_check_fields(c, o, KR_CFG_OBJ_HOT_KEY, 0, "a hot key");
 	cfg_get_str(c, o, "key", &key);
 	cfg_get_str(c, o, "hash", &hs);
 	if (!key == !hs) {

@@ -249,7 +249,7 @@ static int read_hash_key(const struct kr_inst *in, const struct kr_config *cfg,
 
 	if (!cfg->hash.keyed)
 		return 0;
-	fd = kr_ops_map_open(in, "kr_hash_key", true);
+	fd = kr_ops_map_open(in, KR_MAP_HASH_KEY, true);
 	if (fd < 0)
 		return 0;
 	lv->has_hash_key = !bpf_map_lookup_elem(fd, &zero, &lv->hash_key);
@@ -316,7 +316,7 @@ static int exec_hash_key(const struct kr_inst *in, const struct kr_apply_plan *p
 
 	if (!p->write_hash_key)
 		return 0;
-	fd = kr_ops_map_open(in, "kr_hash_key", true);
+	fd = kr_ops_map_open(in, KR_MAP_HASH_KEY, true);
 	if (fd < 0)
 		return fail(err, fd, "open kr_hash_key");
 	if (bpf_map_update_elem(fd, &zero, &p->hash_key, BPF_ANY))

@@ -204,11 +204,17 @@ int kr_ops_percpu_sum(const struct kr_ops_maps *m, int fd, __u32 key, void *out,
 		      size_t value_size)
 {
 	size_t stride = (value_size + 7) & ~(size_t)7, nf = value_size / 8;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
 	__u64 *vals, *o = out;
 
 	memset(out, 0, value_size);
 	if (fd < 0)
 		return -ENOENT;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.value_size != value_size)	/* another layout: not read as this one */
+		return -EBADMSG;
 	vals = calloc(m->ncpus, stride);
 	if (!vals)
 		return -ENOMEM;

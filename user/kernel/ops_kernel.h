@@ -10,28 +10,7 @@
 #include <stdint.h>
 #include "ops.h"
 
-/* Names of the BPF object's maps (bpf/keyrouter.bpf.c, bpf/kr_ring.h). */
-#define KR_MAP_BACKENDS		"kr_backends"
-#define KR_MAP_SERVICES		"kr_services"
-#define KR_MAP_RINGS		"kr_rings"
-#define KR_MAP_RING_CTL		"kr_ring_ctl"
-#define KR_MAP_SLOT_STATS	"kr_slot_stats"
-#define KR_MAP_COUNTERS		"kr_counters"
-#define KR_MAP_BACKEND_STATS	"kr_backend_stats"
-#define KR_MAP_DEVICES		"kr_devices"
-#define KR_MAP_DEVICE_MACS	"kr_device_macs"
-#define KR_MAP_PORT_WILD	"kr_port_wild"
-#define KR_MAP_WILD_SVCS	"kr_wild_svcs"
-#define KR_MAP_SUBSET_MEMBERS	"kr_subset_members"
-#define KR_MAP_SERVICE_PORTS	"kr_service_ports"
-#define KR_MAP_HOT_KEYS		"kr_hot_keys"
-#define KR_MAP_SLOT_HOT		"kr_slot_hot"
-/* per-service counters and the decision trace (bpf/kr_trace.h) */
-#define KR_MAP_SVC_STATS	"kr_svc_stats"
-#define KR_MAP_SVC_NAMES	"kr_svc_names"
-#define KR_MAP_TRACE_CTL	"kr_trace_ctl"
-#define KR_MAP_TRACE_RB		"kr_trace_rb"
-#define KR_MAP_TRACE_STATS	"kr_trace_stats"
+/* The names of the BPF object's maps (KR_MAP_*): include/kr_map_names.h, through ops.h. */
 
 struct kr_ops_maps {
 	int backends, services, rings, ctl;	/* required */
@@ -75,7 +54,9 @@ int kr_ops_ctl_write(const struct kr_ops_maps *m, __u32 ring_id, __u64 ctl);
 /* memlock of a BPF map fd, from /proc/self/fdinfo (0 when unknown). */
 __u64 kr_ops_fd_memlock(int fd);
 
-/* Per-CPU map values summed: value_size bytes of u64 fields. */
+/* Per-CPU map values summed: value_size bytes of u64 fields (a struct of
+ * kr_datapath_kern_user.h).  -EBADMSG when the map's values are of another size (a program
+ * of another keyrouter version), -ENOENT when fd < 0; out is zeroed on any error. */
 int kr_ops_percpu_sum(const struct kr_ops_maps *m, int fd, __u32 key, void *out,
 		      size_t value_size);
 

@@ -18,10 +18,6 @@
 #include "quic_lb.h"
 #include "units.h"
 
-#define KR_MAP_QLB_CONFIGS	"kr_qlb_configs"
-#define KR_MAP_QLB_SERVERS	"kr_qlb_servers"
-#define KR_MAP_QLB_STATS	"kr_qlb_stats"
-
 /* Write the configurations and server IDs (adds and changes only); us: the plan's units
  * (global backend ids).  0 or -errno with err set. */
 int kr_ops_apply_quic_lb(const struct kr_inst *in, const struct kr_config *cfg,

@@ -74,10 +74,10 @@ int kr_ops_svc_read(const struct kr_inst *in, const struct kr_ops_maps *m,
 		}
 		if (id && !e.name[0])
 			continue;
-		err = kr_ops_named_read(sfd, id, m->ncpus, &s.c);
+		err = kr_ops_percpu_sum(m, sfd, id, &s.c, sizeof(s.c));
 		if (err)
 			break;
-		if (!id && !kr_ops_named_get(&s.c, "packets"))
+		if (!id && !s.c.packets)
 			continue;
 		snprintf(s.name, sizeof(s.name), "%.*s", KR_SVC_NAME_MAX - 1,
 			 id ? e.name : "(unnamed)");

@@ -8,14 +8,13 @@
 
 #include <stdbool.h>
 #include "ops_kernel.h"
-#include "ops_stats.h"
 
 struct kr_ops_svc {
 	__u32 id;			/* stats id (0: services written without one) */
 	char name[KR_SVC_NAME_MAX];	/* "(unnamed)" for id 0 */
 	struct kr_service_key key;
 	char vip[64];			/* "10.0.0.1:53" or "*:53" */
-	struct kr_ops_named c;		/* the counters, by the program's field names */
+	struct kr_svc_stats c;		/* the counters, summed over CPUs */
 };
 
 /* Every named stats id, and id 0 when it counted anything: *out (malloc'd), *n.  -ENOENT

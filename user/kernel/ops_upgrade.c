@@ -314,7 +314,7 @@ static int check_running(const struct kr_inst *in, const struct kr_ops_meta *met
 	}
 	if (!err && cur == meta->prog_id)
 		return 0;
-	fd = kr_ops_map_open(in, "kr_counters", true);
+	fd = kr_ops_map_open(in, KR_MAP_COUNTERS, true);
 	if (!err && fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
 	    prog_uses_map(cur, info.id)) {
 		close(fd);

@@ -10,10 +10,9 @@
  * (decryptions with `decrypt`) chained block after block, and writes the result to .bss
  * `out` (so userspace checks that the two ways agree).
  */
-#define KR_QLB_BPF_GLOBAL_AES 1
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "kr_quic_lb.h"
+#include "kr_quic_lb_aes.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

@@ -9,7 +9,7 @@
  * bare_ifindex, bare_dmac, bare_smac: set before load (skeleton .rodata).
  * bare_write_key: when set, the program first writes the per-run counter kr_bench_ctr
  * into the first 4 bytes of the UDP payload, exactly as the bench_datapath builds do
- * (kr_bench_variant.h), so that the two are timed over the same work on the packet.
+ * (kr_dpbench.h), so that the two are timed over the same work on the packet.
  * kr_key_only: only that key write, then XDP_TX: what a test run costs without a program's
  * own work (bench_datapath subtracts it to report the work of the bare forwarder and of
  * (a) themselves).

@@ -4,4 +4,4 @@
  * bench_datapath.c; bpf/kr_trace.h). */
 #define KR_BENCH_VARIANT KR_BENCH_FULL
 #define KR_NO_TRACE 1
-#include "keyrouter.bpf.c"
+#include "kr_dpbench.h"

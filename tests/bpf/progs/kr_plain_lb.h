@@ -2,7 +2,7 @@
 /*
  * The benchmarks' baseline (b): a plain lower bound over all image points, point by point
  * (branchless halving, one chunk lookup per step): first point with hash >= h, wrapping.
- * Shared by tests/bpf/progs/kr_ring_bench.bpf.c and kr_bench_variant.h.  Include after kr_lookup.h.
+ * Shared by tests/bpf/progs/kr_ring_bench.bpf.c and kr_dpbench.h.  Include after kr_lookup.h.
  */
 #ifndef KR_PLAIN_LB_H
 #define KR_PLAIN_LB_H

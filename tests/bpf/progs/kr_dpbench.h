@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Benchmark builds of the data path program (tests/bench/bench_datapath.c).
- * tests/bpf/progs/kr_dpbench_*.bpf.c define KR_BENCH_VARIANT and #include keyrouter.bpf.c,
- * so the programs are the real one (parse, service, payload key, CRC-32, ring stage, l2
- * forward, counters) and differ ONLY in the ring stage, kr_route():
+ * Benchmark builds of the data path program (tests/bench/bench_datapath.c), a template:
+ * tests/bpf/progs/kr_dpbench_*.bpf.c define KR_BENCH_VARIANT and #include this file, which
+ * builds the shipped pipeline (bpf/kr_datapath.h: parse, service, payload key, CRC-32, ring
+ * stage, l2 forward, counters, with the same XDP and TC entry points as keyrouter.bpf.c)
+ * with the variant's ring stage, so the programs differ from the shipped one ONLY in the
+ * ring stage, kr_program_route():
  *   KR_BENCH_FULL   the real ring stage (kr_ring_route_bytes)
  *   KR_BENCH_NONE   (a) no ring lookup: backend id = 1 + (hash & 15)
  *   KR_BENCH_LIMIT  (c) (a) + one read of a random element of the published image map of
@@ -27,8 +29,11 @@
  * each run) into the first 4 bytes of the UDP payload, so every packet of a test run has a
  * different key (BPF_PROG_TEST_RUN repeats the program on one buffer).
  */
-#ifndef KR_BENCH_VARIANT_H
-#define KR_BENCH_VARIANT_H
+#ifndef KR_DPBENCH_H
+#define KR_DPBENCH_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 
 #define KR_BENCH_FULL	1
 #define KR_BENCH_NONE	2
@@ -47,10 +52,6 @@ __u32 kr_bench_ctr;
  * benchmark (tests/bench/bench_quic_lb.c) moves it into a CID's ring key or behind the
  * CID. */
 __u32 kr_bench_key_off;
-/* The backend ids (a) and (c)-(e) route to: 1 + (hash & mask).  Default 15 (16 backends, hot
- * in the caches); xdp_forward also sets 2047, the 2048 backends of its rings, so that the
- * backend's state, MAC and counters are read at random as for the real lookup's answers. */
-__u32 kr_bench_backend_mask = 15;
 
 static __always_inline void kr_bench_key(struct xdp_md *ctx)
 {
@@ -60,6 +61,15 @@ static __always_inline void kr_bench_key(struct xdp_md *ctx)
 	if ((void *)(k + 1) <= data_end)
 		*k = kr_bench_ctr++;
 }
+
+/* The pipeline: after the .bss variables above and before the .data one below, so the
+ * builds' sections keep the order of the shipped object's (.rodata, .maps, then .data). */
+#include "kr_datapath.h"
+
+/* The backend ids (a) and (c)-(e) route to: 1 + (hash & mask).  Default 15 (16 backends, hot
+ * in the caches); xdp_forward also sets 2047, the 2048 backends of its rings, so that the
+ * backend's state, MAC and counters are read at random as for the real lookup's answers. */
+__u32 kr_bench_backend_mask = 15;
 
 /* Variants that ignore an argument (`bytes`, `ring_id`) still have to receive it: otherwise clang passes garbage in
  * its register, and the verifier rejects a non-scalar argument of a global function. */
@@ -181,4 +191,25 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 }
 #endif
 
-#endif /* KR_BENCH_VARIANT_H */
+/* The variants have no subsets. */
+static __always_inline int kr_program_route(__u32 ring_id, __u32 subset, __u32 key_hash,
+					    __u32 bytes, struct kr_route *out)
+{
+	KR_BENCH_USE(subset);
+	return kr_bench_route(ring_id, key_hash, bytes, out);
+}
+
+SEC("xdp")
+int kr_xdp(struct xdp_md *ctx)
+{
+	kr_bench_key(ctx);
+	return kr_xdp_verdict(ctx);
+}
+
+SEC("tc")
+int kr_tc(struct __sk_buff *skb)
+{
+	return kr_tc_verdict(skb);
+}
+
+#endif /* KR_DPBENCH_H */
