@@ -91,6 +91,7 @@ setup() {
 	assert_line /usr/lib/keyrouter/keyrouter.bpf.o
 	assert_line /lib/systemd/system/keyrouter@.service
 	assert_line /lib/systemd/system/keyrouter-health@.service
+	assert_line /lib/systemd/system/keyrouter-balance@.service
 	assert_line /lib/systemd/system/keyrouter-apply@.path
 	assert_line /lib/systemd/system/keyrouter-apply@.service
 	assert_line /lib/systemd/system/keyrouter-exporter.service
@@ -232,6 +233,20 @@ setup() {
 	cat "$T/health.log"
 	assert_output --partial "health checker: running, pid $hpid, 2 backends checked"
 	grep -q '^health: checking 2 backends' "$T/health.log"
+	# the controller's unit: its ExecStart, with the options its environment file gives,
+	# under its own bounding set: one advise round over the ring
+	bunit=/lib/systemd/system/keyrouter-balance@.service
+	bcaps=$(sed -n 's/^CapabilityBoundingSet=//p' "$bunit" | tr ' ' '\n' | sed 's/^CAP_//' |
+		tr 'A-Z' 'a-z' | sed 's/^/+/' | paste -sd,)
+	bline=$(sed -n 's/^ExecStart=//p' "$bunit")
+	bline=${bline//%i/$IF}
+	bline=${bline//\$KEYROUTER_BALANCE_ARGS/--ring r --mode advise --once --interval 0.2 --no-replicas --min-packets 0}
+	# shellcheck disable=SC2086
+	run -0 nsenter --net="/run/netns/$ns" setpriv --inh-caps=-all --ambient-caps=-all \
+		--bounding-set=-all,"$bcaps" -- $bline
+	echo "$output"
+	assert_output --partial "keyrouter balance: ring r,"
+	assert_output --partial "nothing to change"
 	grep -Fx "keyrouter_up{keyrouter_instance=\"$IF\"} 1" "$T/scrape"
 	grep -Fx "keyrouter_read_errors{keyrouter_instance=\"$IF\"} 0" "$T/scrape"
 	grep -F "keyrouter_ring_slot_points{keyrouter_instance=\"$IF\",ring=\"r\",slot=\"0\"} 32" "$T/scrape"
@@ -283,12 +298,13 @@ setup() {
 	# templates are verified through an instance of each
 	cp /lib/systemd/system/keyrouter@.service "$d/keyrouter@eth9.service"
 	cp /lib/systemd/system/keyrouter-health@.service "$d/keyrouter-health@eth9.service"
+	cp /lib/systemd/system/keyrouter-balance@.service "$d/keyrouter-balance@eth9.service"
 	cp /lib/systemd/system/keyrouter-apply@.path "$d/keyrouter-apply@eth9.path"
 	cp /lib/systemd/system/keyrouter-apply@.service "$d/keyrouter-apply@eth9.service"
 	cp /lib/systemd/system/keyrouter-exporter.service "$d/"
 	cd "$d"
 	run systemd-analyze verify ./keyrouter@eth9.service ./keyrouter-health@eth9.service \
-		./keyrouter-apply@eth9.path \
+		./keyrouter-balance@eth9.service ./keyrouter-apply@eth9.path \
 		./keyrouter-apply@eth9.service ./keyrouter-exporter.service
 	echo "$output"
 	[ "$status" = 0 ]

@@ -33,6 +33,10 @@
  * and the full build with the trace switched on at run time (its kr_trace_ctl written, no
  * reload) sampling 1 in 1000 and 1 in 1, a thread reading the ring buffer meanwhile as
  * `keyrouter trace` does (events it could not take are counted lost and printed).
+ * The cost of spill (issue 28): the full build with spill published on 4 of the 16
+ * backends (0.25) and on 8 (0.5), written into kr_backends between runs, against no spill
+ * (and the median of back-to-back pairs for the second), with the share of the keys that
+ * walk on.
  * No assertions: figures and ratios only.  KR_BENCH_SIZES="10000 1000000" picks sizes,
  * KR_BENCH_ROUNDS=N the rounds.
  */
@@ -63,13 +67,14 @@
 #define NB	16
 
 enum { V_NONE, V_LIMIT, V_FULL, V_PLAIN, V_BARE, V_DEP, V_IDXDEP, V_EMPTY, V_NOTRACE,
-       V_TRACE1000, V_TRACE1, NV };
+       V_TRACE1000, V_TRACE1, V_SPILL4, V_SPILL8, NV };
 static const char *vname[NV] = { "(a) no lookup", "(c) limit: 1 random read",
 				 "full (keyrouter.bpf.c)", "(b) plain binary search",
 				 "bare forwarder", "(d) 1 random read, waited for",
 				 "(e) index read, then (d)", "key write only (test run)",
 				 "full, built without trace", "full, trace on 1 in 1000",
-				 "full, trace on 1 in 1" };
+				 "full, trace on 1 in 1", "full, spill 0.25 on 4 of 16",
+				 "full, spill 0.5 on 8 of 16" };
 
 struct variant {
 	struct bpf_object *obj;
@@ -126,6 +131,7 @@ static int load_all(void)
 	LOAD(V_IDXDEP, kr_dpbench_idxdep);
 	LOAD(V_NOTRACE, kr_dpbench_notrace);
 	var[V_TRACE1000] = var[V_TRACE1] = var[V_FULL];	/* the full build, trace switched on */
+	var[V_SPILL4] = var[V_SPILL8] = var[V_FULL];	/* the full build, spill published */
 	{	/* parse Eth/IPv4/UDP, MACs, XDP_TX; writes the same per-run key */
 		struct kr_bare_fwd_bpf *b = kr_bare_fwd_bpf__open();
 
@@ -267,6 +273,21 @@ static void trace_set(int v)
 	bpf_map_update_elem(map_fd(var[V_FULL].obj, "kr_trace_ctl"), &zero, &c, BPF_ANY);
 }
 
+/* Before each run: the spill of backends 1..NB (none, or that of the spill variants: the
+ * keys of their arcs whose spill hash is below it walk on to the next backend). */
+static void spill_set(int v)
+{
+	for (uint32_t id = 1; id <= NB; id++) {
+		struct kr_backend b;
+		__u16 sp = v == V_SPILL4 && id <= 4 ? 16384 : v == V_SPILL8 && id <= 8 ? 32768 : 0;
+
+		if (bpf_map_lookup_elem(map_fd(var[V_FULL].obj, "kr_backends"), &id, &b))
+			continue;
+		b.spill = sp;
+		bpf_map_update_elem(map_fd(var[V_FULL].obj, "kr_backends"), &id, &b, BPF_EXIST);
+	}
+}
+
 static unsigned long long trace_lost(void)
 {
 	int n = libbpf_num_possible_cpus();
@@ -296,12 +317,14 @@ static double run_ns(int v)
 
 	*var[v].ctr = 0;
 	trace_set(v);
+	spill_set(v);
 	if (bpf_prog_test_run_opts(var[v].prog_fd, &o) || o.retval != XDP_TX) {
 		fprintf(stderr, "bench_datapath: %s: test run failed: %s (retval %u)\n", vname[v],
 			strerror(errno), o.retval);
 		exit(1);
 	}
 	trace_set(V_FULL);
+	spill_set(V_FULL);
 	return o.duration;
 }
 
@@ -362,9 +385,9 @@ int main(int argc, char **argv)
 	       "the payload key), best of %d interleaved rounds\n", REPEAT, rounds);
 	bench_loadavg_print("before");
 	for (uint32_t si = 0; si < nsizes; si++) {
-		double best[NV], pair[64];
+		double best[NV], pair[64], spair[64];
 		uint32_t bad = 0;
-		int npair = 0;
+		int npair = 0, nspair = 0;
 
 		if (publish_random(sizes[si], &seed))
 			return 1;
@@ -392,8 +415,17 @@ int main(int argc, char **argv)
 					a = run_ns(V_FULL);
 				pair[npair++] = a - b;
 			}
+			/* the same for spill on 8 of 16 against off */
+			if (nspair < 64) {
+				double a = r & 1 ? 0 : run_ns(V_FULL), b = run_ns(V_SPILL8);
+
+				if (r & 1)
+					a = run_ns(V_FULL);
+				spair[nspair++] = b - a;
+			}
 		}
 		qsort(pair, npair, sizeof(pair[0]), dbl_cmp);
+		qsort(spair, nspair, sizeof(spair[0]), dbl_cmp);
 		printf("\n%u points%s:\n", sizes[si],
 		       bad ? " (WARNING: full and plain disagree)" : " (full == plain on 2000 keys)");
 		for (int v = 0; v < NV; v++)
@@ -428,6 +460,29 @@ int main(int argc, char **argv)
 		       npair % 2 ? pair[npair / 2] : (pair[npair / 2 - 1] + pair[npair / 2]) / 2,
 		       best[V_TRACE1000] - best[V_FULL], best[V_TRACE1] - best[V_FULL], drained,
 		       trace_lost());
+		{
+			/* the share of the keys that walked on under each spill variant */
+			uint32_t moved[2] = { 0, 0 };
+
+			for (int sv = 0; sv < 2; sv++) {
+				spill_set(sv ? V_SPILL8 : V_SPILL4);
+				for (uint32_t k = 0; k < 2000; k++) {
+					uint32_t b = backend_of(V_FULL, k * 7919);
+
+					spill_set(V_FULL);
+					moved[sv] += b != backend_of(V_FULL, k * 7919);
+					spill_set(sv ? V_SPILL8 : V_SPILL4);
+				}
+				spill_set(V_FULL);
+			}
+			printf("  spill: off %.1f ns; 0.25 on 4 of 16 backends %+.1f ns (%.1f%% of 2000 "
+			       "keys walk on), 0.5 on 8 of 16 %+.1f ns (%.1f%%; median of %d "
+			       "back-to-back pairs %+.1f ns)\n", best[V_FULL],
+			       best[V_SPILL4] - best[V_FULL], moved[0] / 20.0,
+			       best[V_SPILL8] - best[V_FULL], moved[1] / 20.0, nspair,
+			       nspair % 2 ? spair[nspair / 2] :
+			       (spair[nspair / 2 - 1] + spair[nspair / 2]) / 2);
+		}
 		fflush(stdout);
 	}
 	drain_stop = 1;

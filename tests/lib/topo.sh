@@ -17,7 +17,7 @@
 # Names start with the caller's prefix (topo_init kr-e2e-$$), so parallel runs do not clash.
 # Namespaces of earlier runs whose owner process is dead are removed by topo_init.
 #
-#   topo_init PREFIX [NBACKENDS]    variables, stale cleanup (NBACKENDS default 4)
+#   topo_init PREFIX [NBACKENDS]    variables, stale cleanup (NBACKENDS 1..16, default 4)
 #   topo_trap                       teardown on EXIT/INT/TERM/HUP (scripts; bats uses
 #                                   teardown_file)
 #   topo_create                     namespaces, veths, bridge, addresses, neighbours
@@ -65,7 +65,7 @@ topo_die() { echo "topo: error: $*" >&2; return 1; }
 topo_vars() {
 	local prefix=${1:?topo_vars: PREFIX}
 	local n=${2:-4} i
-	[ "$n" -ge 1 ] && [ "$n" -le 9 ] || { topo_die "topo_init: 1..9 backends, not '$n'"; return 1; }
+	[ "$n" -ge 1 ] && [ "$n" -le 16 ] || { topo_die "topo_init: 1..16 backends, not '$n'"; return 1; }
 	TOPO_PREFIX=$prefix
 	TOPO_N=$n
 	TOPO_C=$prefix-c
@@ -76,7 +76,7 @@ topo_vars() {
 		TOPO_B[i]=$prefix-b$i
 		TOPO_B4[i]=10.202.0.$((10 + i))
 		TOPO_B6[i]=fd00:202::$((10 + i))
-		TOPO_BMAC[i]=02:00:00:00:02:0$i
+		TOPO_BMAC[i]=$(printf '02:00:00:00:02:%02x' "$i")
 	done
 	TOPO_INSTANCE=${prefix//[^A-Za-z0-9_.-]/_}
 }

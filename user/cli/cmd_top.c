@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * keyrouter top: per service, its ring and each backend, the real traffic beside the ring
- * (docs/operations.md "Tracing decisions and top").  Rates and shares come from the
- * counters (kr_svc_stats, kr_backend_stats) between two rounds; each backend's share of
- * its ring and the ring's CV from the active slot's image (as `analyze` measures it); the
- * hottest keys per backend from the sampled trace, counted with Space-Saving (Metwally,
- * Agrawal, El Abbadi 2005): KR_TOP_SLOTS counters per backend, so memory stays bounded
- * whatever the number of distinct keys, and every key with more than 1/KR_TOP_SLOTS of a
- * backend's sampled packets is among them, its count over-estimated by at most `err`.
+ * (docs/operations.md "Tracing decisions and top").  The view itself (rates, the ring's
+ * shares and CV, the hot keys by Space-Saving) is top_view.c, which `keyrouter balance`
+ * acts on; this file prints it.
  */
 #include <errno.h>
 #include <math.h>
@@ -28,10 +24,10 @@
 #include <bpf/bpf.h>
 #include "ops_svcstats.h"
 #include "opts.h"
+#include "top_view.h"
 #include "trace_out.h"
 #include "util.h"
 
-#define KR_TOP_SLOTS	64	/* Space-Saving counters per backend */
 
 static const char usage_text[] =
 	"Usage: keyrouter top [--service NAME] [--sample N] [--interval SECONDS] [--rounds N]\n"
@@ -63,241 +59,8 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-struct ss_counter {
-	__u64 count, err;
-	__u16 len;
-	__u8 key[KR_KEY_BUF];
-};
-
-/* One backend of a service's ring. */
-struct top_be {
-	__u32 id;
-	__u64 points;			/* its points in the ring (the expected share's weight) */
-	__u64 space;			/* hash space it owns */
-	__u64 pk0, pk1;			/* kr_backend_stats packets at the two rounds */
-	unsigned nrings;		/* rings that have it */
-	struct ss_counter ss[KR_TOP_SLOTS];
-	unsigned nss;
-	__u64 sampled;
-};
-
-struct top_svc {
-	__u32 stats_id;
-	char name[KR_SVC_NAME_MAX];
-	char vip[64];
-	__u32 ring_id;
-	__u8 key_type;
-	double ring_cv;
-	struct top_be *be;
-	unsigned nbe;
-	struct kr_svc_stats c0, c1;	/* the service's counters at the two rounds */
-	bool migrating;
-};
-
-struct top {
-	struct kr_inst *in;
-	struct kr_ops_maps *m;
-	struct kr_trace_names *names;
-	struct kr_ops_trace *t;
-	struct top_svc *svc;
-	unsigned nsvc;
-	int only;			/* stats id of --service, or -1 */
-	__u32 sample;
-	unsigned keys;
-	bool json;
-	__u64 events;
-};
-
-/* Space-Saving: count key in the backend's counters. */
-static void ss_add(struct top_be *b, const __u8 *key, __u16 len)
-{
-	struct ss_counter *min = NULL;
-
-	b->sampled++;
-	for (unsigned i = 0; i < b->nss; i++) {
-		struct ss_counter *c = &b->ss[i];
-
-		if (c->len == len && !memcmp(c->key, key, len)) {
-			c->count++;
-			return;
-		}
-		if (!min || c->count < min->count)
-			min = c;
-	}
-	if (b->nss < KR_TOP_SLOTS) {
-		min = &b->ss[b->nss++];
-		min->count = 0;
-		min->err = 0;
-	} else {
-		min->err = min->count;	/* the evicted key's count is the newcomer's bound */
-	}
-	min->count++;
-	min->len = len;
-	memcpy(min->key, key, len);
-}
-
-static int ss_cmp(const void *a, const void *b)
-{
-	const struct ss_counter *x = a, *y = b;
-
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
-}
-
-static struct top_be *be_of(struct top_svc *s, __u32 id)
-{
-	for (unsigned i = 0; i < s->nbe; i++)
-		if (s->be[i].id == id)
-			return &s->be[i];
-	return NULL;
-}
-
-static int on_event(void *ctx, const struct kr_trace_event *e)
-{
-	struct top *tp = ctx;
-	struct top_be *b;
-
-	tp->events++;
-	if (e->verdict != KR_TV_ROUTED)
-		return 0;
-	for (unsigned i = 0; i < tp->nsvc; i++) {
-		if (tp->svc[i].stats_id != e->stats_id)
-			continue;
-		b = be_of(&tp->svc[i], e->backend_id);
-		if (b)
-			ss_add(b, e->key, e->key_len);
-		break;
-	}
-	return 0;
-}
-
-/* The ring of service s: each backend's points and hash space, from the active slot. */
-static int ring_load(struct top *tp, struct top_svc *s, const uint16_t *nrings)
-{
-	struct kr_an_ring r = { 0 };
-	void *buf = NULL;
-	size_t size;
-	__u64 ctl = 0, total = 0;
-	uint64_t *share = NULL;
-	uint32_t no = tp->m->backends_max;
-	double sum2 = 0;
-	int err;
-
-	if (kr_ops_ctl_read(tp->m, s->ring_id, &ctl))
-		return -ENOENT;
-	s->migrating = kr_ctl_state(ctl) == KR_RING_MIGRATING;
-	err = kr_ops_slot_image(tp->m, s->ring_id, kr_ctl_active(ctl), &buf, &size);
-	if (!err)
-		err = kr_ops_image_an(buf, &r, no);
-	share = err ? NULL : calloc(no, sizeof(*share));
-	if (err || !share)
-		goto out;
-	kr_an_shares(&r, share);
-	for (uint32_t j = 0; j < r.npoints; j++) {
-		struct top_be *b = be_of(s, r.owner[j]);
-
-		if (!b) {
-			struct top_be *nb = realloc(s->be, (s->nbe + 1) * sizeof(*nb));
-
-			if (!nb) {
-				err = -ENOMEM;
-				goto out;
-			}
-			s->be = nb;
-			b = &s->be[s->nbe++];
-			memset(b, 0, sizeof(*b));
-			b->id = r.owner[j];
-			b->space = share[b->id];
-			b->nrings = nrings && b->id < no ? nrings[b->id] : 1;
-		}
-		b->points++;
-		total++;
-	}
-	for (unsigned i = 0; i < s->nbe; i++) {
-		double exp = (double)s->be[i].points / (double)total;
-		double ri = (double)s->be[i].space / (double)KR_AN_SPACE / exp;
-
-		sum2 += (ri - 1) * (ri - 1);
-	}
-	s->ring_cv = s->nbe ? sqrt(sum2 / s->nbe) : 0;
-out:
-	free(share);
-	free(buf);
-	kr_an_ring_free(&r);
-	return err;
-}
-
-static int services_load(struct top *tp)
-{
-	struct kr_ops_svc *v;
-	uint16_t *nrings = NULL;
-	unsigned n;
-	int err = kr_ops_svc_read(tp->in, tp->m, &v, &n);
-
-	if (err) {
-		pr_warn("keyrouter: the program of instance '%s' has no per-service counters "
-			"(an older build: 'keyrouter upgrade')\n", tp->in->name);
-		return err;
-	}
-	kr_ops_backends_rings(tp->m, &nrings);
-	tp->svc = calloc(n + 1, sizeof(*tp->svc));
-	for (unsigned i = 0; tp->svc && i < n; i++) {
-		struct top_svc *s = &tp->svc[tp->nsvc];
-		struct kr_service sv;
-
-		if (!v[i].id || (tp->only >= 0 && v[i].id != (__u32)tp->only) ||
-		    bpf_map_lookup_elem(tp->m->services, &v[i].key, &sv))
-			continue;
-		s->stats_id = v[i].id;
-		snprintf(s->name, sizeof(s->name), "%s", v[i].name);
-		snprintf(s->vip, sizeof(s->vip), "%s", v[i].vip);
-		s->ring_id = sv.ring_id;
-		s->key_type = sv.key_type;
-		s->c1 = v[i].c;
-		if (ring_load(tp, s, nrings))
-			continue;
-		tp->nsvc++;
-	}
-	free(nrings);
-	free(v);
-	return tp->svc ? 0 : -ENOMEM;
-}
-
-/* Counters now: the previous ones become c0 / pk0. */
-static void counters_read(struct top *tp)
-{
-	struct kr_ops_svc *v;
-	unsigned n;
-
-	if (kr_ops_svc_read(tp->in, tp->m, &v, &n))
-		return;
-	for (unsigned i = 0; i < tp->nsvc; i++) {
-		struct top_svc *s = &tp->svc[i];
-
-		s->c0 = s->c1;
-		for (unsigned j = 0; j < n; j++)
-			if (v[j].id == s->stats_id)
-				s->c1 = v[j].c;
-		for (unsigned j = 0; j < s->nbe; j++) {
-			struct kr_backend_stats bs;
-
-			s->be[j].pk0 = s->be[j].pk1;
-			if (!kr_ops_percpu_sum(tp->m, tp->m->backend_stats, s->be[j].id, &bs,
-					       sizeof(bs)))
-				s->be[j].pk1 = bs.packets;
-		}
-	}
-	free(v);
-}
-
-static __u64 delta(__u64 was, __u64 now)
-{
-	return now >= was ? now - was : 0;
-}
-/* Counter f of service s between the two rounds. */
-#define DELTA(s, f) delta((s)->c0.f, (s)->c1.f)
-
 /* The traffic's CV over the ring's backends: r_i = traffic share / expected share. */
-static double traffic_cv(const struct top_svc *s, __u64 sum, __u64 total_points)
+static double traffic_cv(const struct kr_top_svc *s, __u64 sum, __u64 total_points)
 {
 	double sum2 = 0;
 
@@ -321,21 +84,28 @@ static const char *verdict_of(double tcv, double rcv, __u64 sum)
 	return "hot keys dominate: more points would not help";
 }
 
-static void show(struct top *tp, double dt, const struct kr_trace_stats *ts)
+struct top {
+	struct kr_top v;
+	unsigned keys;		/* shown per backend */
+	bool json;
+};
+
+static void show(struct top *tc, double dt, const struct kr_trace_stats *ts)
 {
-	json_t *root = tp->json ? json_object() : NULL, *jsvcs = tp->json ? json_array() : NULL;
+	struct kr_top *tp = &tc->v;
+	json_t *root = tc->json ? json_object() : NULL, *jsvcs = tc->json ? json_array() : NULL;
 	char tm[32], be[64], kp[KR_KEY_PRINT_MAX];
 	time_t now = time(NULL);
 	struct tm g;
 
 	gmtime_r(&now, &g);
 	strftime(tm, sizeof(tm), "%H:%M:%SZ", &g);
-	if (!tp->json)
+	if (!tc->json)
 		printf("keyrouter top: instance %s, %s, interval %.1f s, trace 1 in %u (%llu "
 		       "events, %llu lost)\n", tp->in->name, tm, dt, tp->sample,
 		       (unsigned long long)tp->events, (unsigned long long)ts->lost);
 	for (unsigned i = 0; i < tp->nsvc; i++) {
-		struct top_svc *s = &tp->svc[i];
+		struct kr_top_svc *s = &tp->svc[i];
 		__u64 sum = 0, points = 0;
 		json_t *js = NULL, *jbes = NULL;
 		double tcv;
@@ -345,14 +115,14 @@ static void show(struct top *tp, double dt, const struct kr_trace_stats *ts)
 			points += s->be[j].points;
 		}
 		tcv = traffic_cv(s, sum, points);
-		if (tp->json) {
+		if (tc->json) {
 			js = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:b,s:s}", "service",
 				       s->name, "vip", s->vip, "ring",
 				       kr_trace_ring(tp->names, s->ring_id), "packets_per_s",
-				       DELTA(s, packets) / dt, "routed_per_s",
-				       DELTA(s, routed) / dt, "passed_per_s",
-				       DELTA(s, passed) / dt, "dropped_per_s",
-				       DELTA(s, dropped) / dt, "traffic_cv", tcv,
+				       KR_TOP_DELTA(s, packets) / dt, "routed_per_s",
+				       KR_TOP_DELTA(s, routed) / dt, "passed_per_s",
+				       KR_TOP_DELTA(s, passed) / dt, "dropped_per_s",
+				       KR_TOP_DELTA(s, dropped) / dt, "traffic_cv", tcv,
 				       "ring_cv", s->ring_cv, "migrating", s->migrating, "verdict",
 				       verdict_of(tcv, s->ring_cv, sum));
 			jbes = json_array();
@@ -360,26 +130,26 @@ static void show(struct top *tp, double dt, const struct kr_trace_stats *ts)
 			printf("service %s (%s) ring %s%s: %.1f packets/s (routed %.1f, passed %.1f, "
 			       "dropped %.1f)\n", s->name, s->vip, kr_trace_ring(tp->names, s->ring_id),
 			       s->migrating ? " (migrating: ring shares of the active slot)" : "",
-			       DELTA(s, packets) / dt,
-			       DELTA(s, routed) / dt,
-			       DELTA(s, passed) / dt,
-			       DELTA(s, dropped) / dt);
+			       KR_TOP_DELTA(s, packets) / dt,
+			       KR_TOP_DELTA(s, routed) / dt,
+			       KR_TOP_DELTA(s, passed) / dt,
+			       KR_TOP_DELTA(s, dropped) / dt);
 			printf("  traffic CV %.3f, ring CV %.3f: %s\n", tcv, s->ring_cv,
 			       verdict_of(tcv, s->ring_cv, sum));
 			printf("  %-24s %7s %11s %8s %8s  %s\n", "backend", "id", "packets/s", "traffic",
 			       "ring", "hot keys (estimated packets/s)");
 		}
 		for (unsigned j = 0; j < s->nbe; j++) {
-			struct top_be *b = &s->be[j];
+			struct kr_top_be *b = &s->be[j];
 			__u64 d = b->pk1 - b->pk0;
 			double tshare = sum ? (double)d / (double)sum : 0;
 			double rshare = (double)b->space / (double)KR_AN_SPACE;
-			unsigned nk = b->nss < tp->keys ? b->nss : tp->keys;
+			unsigned nk = b->nss < tc->keys ? b->nss : tc->keys;
 			json_t *jb = NULL, *jk = NULL;
 
-			qsort(b->ss, b->nss, sizeof(b->ss[0]), ss_cmp);
+			kr_top_sort(b);
 			kr_trace_backend(tp->names, b->id, be, sizeof(be));
-			if (tp->json) {
+			if (tc->json) {
 				jb = json_pack("{s:s,s:i,s:f,s:f,s:f,s:b,s:I}", "backend", be, "id",
 					       (int)b->id, "packets_per_s", d / dt, "traffic_share",
 					       tshare, "ring_share", rshare, "shared", b->nrings > 1,
@@ -392,34 +162,32 @@ static void show(struct top *tp, double dt, const struct kr_trace_stats *ts)
 					printf("*");
 			}
 			for (unsigned k = 0; k < nk; k++) {
-				const struct ss_counter *c = &b->ss[k];
+				const struct kr_top_counter *c = &b->ss[k];
 				/* sampled counts -> packets/s of the interval */
 				double est = (double)c->count * tp->sample / dt;
 
 				kr_key_print((enum kr_key_type)s->key_type, c->key, c->len, kp,
 					     sizeof(kp));
-				if (tp->json)
+				if (tc->json)
 					json_array_append_new(jk, json_pack("{s:s,s:f,s:I,s:I}", "key",
 						kp, "packets_per_s", est, "sampled",
 						(json_int_t)c->count, "error", (json_int_t)c->err));
 				else
 					printf("%s%s %.1f", k ? ", " : " ", kp, est);
 			}
-			if (tp->json) {
+			if (tc->json) {
 				json_object_set_new(jb, "hot_keys", jk);
 				json_array_append_new(jbes, jb);
 			} else {
 				printf("\n");
 			}
-			b->nss = 0;	/* hot keys are per round */
-			b->sampled = 0;
 		}
-		if (tp->json) {
+		if (tc->json) {
 			json_object_set_new(js, "backends", jbes);
 			json_array_append_new(jsvcs, js);
 		}
 	}
-	if (tp->json) {
+	if (tc->json) {
 		char *txt;
 
 		json_object_set_new(root, "time", json_string(tm));
@@ -438,7 +206,7 @@ static void show(struct top *tp, double dt, const struct kr_trace_stats *ts)
 		printf("\n");
 	}
 	fflush(stdout);
-	tp->events = 0;
+	kr_top_reset(tp);	/* hot keys are per round */
 }
 
 static int cmd_top(int argc, char **argv)
@@ -457,12 +225,13 @@ static int cmd_top(int argc, char **argv)
 		KR_OPT_STR("pin-dir", 'p', &pin_dir),
 		KR_OPT_END
 	};
-	struct top tp = { .only = -1, .sample = 100, .keys = 3, .json = json };
-	struct kr_trace_stats ts0, ts1;
+	struct top tc = { .v = { .only = -1, .only_ring = -1, .sample = 100 }, .keys = 3 };
+	struct kr_top *tp = &tc.v;
+	struct kr_trace_stats ts1;
 	struct kr_trace_ctl ctl = { 0 };
 	struct kr_trace_session ses;
 	struct kr_ops_trace *t = &ses.t;
-	double ival = 2, t0;
+	double ival = 2;
 	uint32_t nrounds = 0, v;
 	int first = kr_opts_parse(argc, argv, opts, &(struct kr_opts_cmd){ .help = usage_text,
 									   .no_args = true });
@@ -470,17 +239,17 @@ static int cmd_top(int argc, char **argv)
 
 	if (first < 0)
 		return kr_opts_status(first);
-	tp.json = json;
+	tc.json = json;
 	if (instance && pin_dir)
 		return kr_usage_error("give --instance NAME or --pin-dir DIR, not both");
-	if (sample && kr_parse_u32(sample, 1, &tp.sample))
+	if (sample && kr_parse_u32(sample, 1, &tp->sample))
 		return kr_usage_error("bad --sample '%s': expected N >= 1 (1 in N packets)", sample);
 	if (rounds && kr_parse_u32(rounds, 1, &nrounds))
 		return kr_usage_error("bad --rounds '%s': expected N >= 1", rounds);
 	if (keys) {
 		if (kr_parse_u32(keys, 0, &v) || v > 16)
 			return kr_usage_error("bad --keys '%s': expected 0..16", keys);
-		tp.keys = v;
+		tc.keys = v;
 	}
 	if (interval) {
 		char *end;
@@ -492,54 +261,40 @@ static int cmd_top(int argc, char **argv)
 	}
 	if (kr_trace_session_open(&ses, instance, pin_dir))
 		return 1;
-	tp.in = &ses.in;
-	tp.m = &ses.m;
-	tp.t = t;
+	tp->in = &ses.in;
+	tp->m = &ses.m;
+	tp->t = t;
 	if (kr_trace_session_names(&ses))
 		goto out;
-	tp.names = ses.names;
+	tp->names = ses.names;
 	if (service) {
-		tp.only = kr_ops_svc_find(&ses.in, service);
-		if (tp.only < 0) {
+		tp->only = kr_ops_svc_find(&ses.in, service);
+		if (tp->only < 0) {
 			rc = kr_usage_error("no service '%s' in the instance ('keyrouter status' "
 					    "lists them)", service);
 			goto out;
 		}
 		ctl.flags |= KR_TRACE_F_SERVICE;
-		ctl.stats_id = (__u32)tp.only;
+		ctl.stats_id = (__u32)tp->only;
 	}
-	if (services_load(&tp))
+	if (kr_top_services_load(tp))
 		goto out;
-	ctl.sample = tp.sample;
+	ctl.sample = tp->sample;
 	ctl.verdicts = 1u << KR_TV_ROUTED;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, on_signal);
-	if (kr_ops_trace_start(t, &ctl, on_event, &tp))
+	if (kr_top_start(tp, &ctl))
 		goto out;
-	counters_read(&tp);
-	kr_ops_trace_stats(t, &ts0);
 	for (uint32_t round = 0; !stop && (!nrounds || round < nrounds); round++) {
-		t0 = kr_trace_mono_s();
-		while (!stop && kr_trace_mono_s() - t0 < ival) {
-			int n = kr_ops_trace_poll(t, 50);
+		double dt = kr_top_round(tp, ival, &stop, &ts1);
 
-			if (n < 0 && n != -EINTR)
-				break;
-		}
-		kr_ops_trace_drain(t);
-		counters_read(&tp);
-		kr_ops_trace_stats(t, &ts1);
-		ts1.lost -= ts0.lost;
-		show(&tp, kr_trace_mono_s() - t0, &ts1);
-		kr_ops_trace_stats(t, &ts0);
+		show(&tc, dt, &ts1);
 	}
 	kr_ops_trace_stop(t);
 	rc = 0;
 out:
-	for (unsigned i = 0; tp.svc && i < tp.nsvc; i++)
-		free(tp.svc[i].be);
-	free(tp.svc);
+	kr_top_free(tp);
 	kr_trace_session_close(&ses);
 	return rc;
 }
