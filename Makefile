@@ -220,7 +220,11 @@ san-tests: $(UNIT_BINS)
 
 fuzz-bins: $(FUZZ_BINS)
 
-test: deps all
+# make test builds on every core (a plain `make test` would compile one file at a time),
+# after deps: the packages are there before anything compiles.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+test: deps
+	$(Q)$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC)) all
 	$(Q)tests/run.sh
 
 bench: deps all

@@ -11,6 +11,16 @@
 # aims at 10 minutes in all: the slow ones are seen), and every skipped test is named.
 # TESTS=pattern runs only the programs / bats files whose name matches; KR_BATS_DIR (default
 # tests/bats) is where the bats files are.
+# Background: the bats files named in KR_BATS_BACKGROUND (default: fuzz sanitizers valgrind)
+# are CPU work only -- their own builds, fuzzing, sanitized and valgrind runs; no network
+# namespace, no pin, no interface, no package, no timing bound.  They run one after the other
+# in the background at the lowest priority (nice 19) from the start, while the C programs and
+# the other bats files (which mostly wait on packets and processes, leaving a core idle) run
+# in the foreground; their results are reported after the others'.  Before them, the
+# background builds what one foreground file needs and would otherwise build itself: the
+# Debian package (deb.bats, from the same tree; KR_DEB_PREBUILT tells it where) and the QUIC
+# server (tests/lib/quic_server_build.sh, cached and locked: the QUIC files find it built).
+# KR_BATS_BACKGROUND= (empty) runs everything in the foreground, in order, as before.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build}
@@ -20,7 +30,9 @@ prog_timeout=${KR_TEST_TIMEOUT:-900}
 file_timeout=${KR_BATS_FILE_TIMEOUT:-3600}
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-1200}
 log=$(mktemp -d /tmp/kr-test.XXXXXX)
-trap 'rm -rf "$log"' EXIT
+# the background (below) is a process group of its own: stopped with the script
+trap '[ -z "${bg_pid:-}" ] || kill -- -"$bg_pid" 2>/dev/null; rm -rf "$log"' EXIT
+trap 'exit 130' INT TERM
 passed=0 failed=0 skipped=0
 
 count() { # file -> updates counters; sets $f to its failures (no subshell: the
@@ -57,6 +69,105 @@ plan_check() {
 # timed_out RC: did `timeout` stop the command (124, or 137 after -k)?
 timed_out() { [ "$1" = 124 ] || [ "$1" = 137 ]; }
 
+# verdict NAME TAP STATUS LIMIT [tail]: counts TAP's results; a timeout (after LIMIT s), an
+# exit status without a failure, or a plan that disagrees is one failure more, naming NAME;
+# skipped tests are named.  "tail": the TAP's last lines go with an exit status.
+verdict() {
+	count "$2"
+	if timed_out "$3"; then
+		echo "not ok - $1 timed out after ${4}s"
+		failed=$((failed + 1))
+	elif [ "$3" != 0 ] && [ "$f" = 0 ]; then
+		echo "not ok - $1 exited with status $3"
+		[ -z "${5:-}" ] || tail -20 "$2"
+		failed=$((failed + 1))
+	elif [ "$f" = 0 ]; then
+		plan_check "$2" "$1"
+	fi
+	skips "$2" "$1"
+}
+
+# run_bats FILE: the bats file's TAP in $log/bats-NAME.tap; "STATUS SECONDS" in .done.
+# The background runs it with bg_nice=(nice -n 19).
+bg_nice=()
+run_bats() {
+	local name start rc
+	name=$(basename "$1" .bats)
+	start=$SECONDS
+	timeout -k 10 "$file_timeout" ${bg_nice[@]+"${bg_nice[@]}"} bats --tap "$1" \
+		> "$log/bats-$name.tap" 2>&1
+	rc=$?
+	echo "$rc $((SECONDS - start))" > "$log/bats-$name.done"
+}
+
+# report_bats NAME: counts and prints what run_bats NAME left.
+report_bats() {
+	local name=$1 rc secs
+	read -r rc secs < "$log/bats-$name.done"
+	grep -E '^(not ok|#)' "$log/bats-$name.tap" | awk 'NR <= 200'
+	verdict "bats $name" "$log/bats-$name.tap" "$rc" "$file_timeout" tail
+	echo "# bats $name: $(grep -cE '^ok ' "$log/bats-$name.tap") ok, $f not ok ($secs s)"
+}
+
+selected() { [ -z "$pat" ] || [[ "$1" == *$pat* ]]; }
+
+fg=() bg=()
+if ls "$bats_dir"/*.bats >/dev/null 2>&1; then
+	for b in "$bats_dir"/*.bats; do
+		name=$(basename "$b" .bats)
+		selected "$name" || continue
+		if [[ " ${KR_BATS_BACKGROUND-fuzz sanitizers valgrind} " == *" $name "* ]]; then
+			bg+=("$b")
+		else
+			fg+=("$b")
+		fi
+	done
+fi
+# in_fg NAME: does the bats file NAME run in the foreground here?
+in_fg() { [[ " ${fg[*]-} " == *" $bats_dir/$1.bats "* ]]; }
+
+# What the background builds first, for a foreground file (only one that runs here).
+prebuild_deb= prebuild_quic=
+if [ ${#bg[@]} -gt 0 ] && [ "$bats_dir" = tests/bats ]; then
+	if in_fg deb && ! dpkg-query -W -f='${Status}' keyrouter 2>/dev/null | grep -q 'ok installed'; then
+		prebuild_deb=$OUT/deb-prebuilt
+		mkdir -p "$prebuild_deb"
+		rm -f "$prebuild_deb.status"
+		# locked from now until the package is built: deb.bats waits for it
+		exec 8>"$prebuild_deb.lock"
+		flock 8
+		export KR_DEB_PREBUILT=$prebuild_deb
+	fi
+	# the files that build it (into build/, locked and cached by the script)
+	if [ "$OUT" = build ] && { in_fg e2e_quic_lb || in_fg quic_lb_server; }; then
+		prebuild_quic=1
+	fi
+fi
+bg_pid=
+if [ ${#bg[@]} -gt 0 ]; then
+	set -m	# a process group of its own: reniced and stopped as one
+	(
+		set +m	# inside, an ordinary script again (bats' watchdogs rely on it)
+		# the builds at the normal priority: a foreground file may be waiting for them
+		if [ -n "$prebuild_deb" ]; then
+			OUT=$prebuild_deb timeout -k 10 "$file_timeout" scripts/deb.sh \
+				> "$prebuild_deb.log" 2>&1 8>&-
+			echo $? > "$prebuild_deb.status"
+			exec 8>&-
+		fi
+		[ -z "$prebuild_quic" ] || timeout -k 10 "$file_timeout" \
+			tests/lib/quic_server_build.sh > "$log/quic_server_build.log" 2>&1
+		# the files at nice 19 while the foreground runs, then at the normal priority
+		for b in "${bg[@]}"; do
+			if [ -e "$log/foreground.done" ]; then bg_nice=(); else bg_nice=(nice -n 19); fi
+			run_bats "$b"
+		done
+	) &
+	bg_pid=$!
+	set +m
+	[ -z "$prebuild_deb" ] || exec 8>&-
+fi
+
 for t in "$OUT"/tests/*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
 	case "$t" in *.d) continue;; esac
@@ -67,43 +178,25 @@ for t in "$OUT"/tests/*; do
 	timeout -k 10 "$prog_timeout" "$t" 2>&1 | tee "$log/$name.tap" |
 		grep -E '^(not ok|# )' | grep -v '^# ok' | awk 'NR <= 200'
 	rc=${PIPESTATUS[0]}
-	count "$log/$name.tap"
-	if timed_out "$rc"; then
-		echo "not ok - $name timed out after ${prog_timeout}s"
-		failed=$((failed + 1))
-	elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		echo "not ok - $name exited with status $rc"
-		failed=$((failed + 1))
-	elif [ "$f" = 0 ]; then
-		plan_check "$log/$name.tap" "$name"
-	fi
-	skips "$log/$name.tap" "$name"
+	verdict "$name" "$log/$name.tap" "$rc" "$prog_timeout"
 	echo "# $name: $(grep -cE '^ok ' "$log/$name.tap") ok, $f not ok ($((SECONDS - start)) s)"
 done
 
-if ls "$bats_dir"/*.bats >/dev/null 2>&1; then
-	for b in "$bats_dir"/*.bats; do
+for b in ${fg[@]+"${fg[@]}"}; do
+	name=$(basename "$b" .bats)
+	echo "# == bats $name"
+	run_bats "$b"
+	report_bats "$name"
+done
+if [ -n "$bg_pid" ]; then
+	touch "$log/foreground.done"
+	renice "$(nice)" -g "$bg_pid" >/dev/null 2>&1
+	wait "$bg_pid"
+	bg_pid=
+	for b in "${bg[@]}"; do
 		name=$(basename "$b" .bats)
-		[ -n "$pat" ] && [[ "$name" != *$pat* ]] && continue
-		echo "# == bats $name"
-		start=$SECONDS
-		timeout -k 10 "$file_timeout" bats --tap "$b" > "$log/bats-$name.tap" 2>&1
-		rc=$?
-		grep -E '^(not ok|#)' "$log/bats-$name.tap" | awk 'NR <= 200'
-		count "$log/bats-$name.tap"
-		if timed_out "$rc"; then
-			echo "not ok - bats $name timed out after ${file_timeout}s"
-			failed=$((failed + 1))
-		elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-			echo "not ok - bats $name exited with status $rc"
-			tail -20 "$log/bats-$name.tap"
-			failed=$((failed + 1))
-		elif [ "$f" = 0 ]; then
-			plan_check "$log/bats-$name.tap" "bats $name"
-		fi
-		skips "$log/bats-$name.tap" "bats $name"
-		echo "# bats $name: $(grep -cE '^ok ' "$log/bats-$name.tap") ok, $f not ok" \
-			"($((SECONDS - start)) s)"
+		echo "# == bats $name (in the background)"
+		report_bats "$name"
 	done
 fi
 

@@ -32,9 +32,20 @@ setup_file() {
 		export DEB_SKIP="the keyrouter package is already installed on this machine"
 		return 0
 	fi
-	export DEB_DIR=$BATS_FILE_TMPDIR/deb
-	OUT=$DEB_DIR scripts/deb.sh >"$BATS_FILE_TMPDIR/deb.log" 2>&1 || {
-		cat "$BATS_FILE_TMPDIR/deb.log" >&2; return 1; }
+	if [ -n "${KR_DEB_PREBUILT:-}" ]; then
+		# tests/run.sh builds the package of this tree in the background, holding the
+		# lock until it is done: the same scripts/deb.sh, its log and its exit status
+		export DEB_DIR=$KR_DEB_PREBUILT
+		flock "$DEB_DIR.lock" true
+		cp "$DEB_DIR.log" "$BATS_FILE_TMPDIR/deb.log" 2>/dev/null
+		[ "$(cat "$DEB_DIR.status" 2>/dev/null)" = 0 ] || {
+			cat "$BATS_FILE_TMPDIR/deb.log" >&2
+			echo "scripts/deb.sh (run by tests/run.sh) did not succeed" >&2; return 1; }
+	else
+		export DEB_DIR=$BATS_FILE_TMPDIR/deb
+		OUT=$DEB_DIR scripts/deb.sh >"$BATS_FILE_TMPDIR/deb.log" 2>&1 || {
+			cat "$BATS_FILE_TMPDIR/deb.log" >&2; return 1; }
+	fi
 	dpkg_retry -i "$DEB_DIR"/deb/keyrouter_*_amd64.deb >"$BATS_FILE_TMPDIR/install.log" 2>&1 || {
 		cat "$BATS_FILE_TMPDIR/install.log" >&2; return 1; }
 }

@@ -2,7 +2,8 @@
 # tests/run.sh itself: a program whose TAP plan and results disagree, one without a plan,
 # one that hangs and one that exits non-zero without a failure each count as one failure
 # naming the program; a hanging bats test is one failure naming the test; a whole program
-# passes.  Fake programs in a scratch OUT directory, a fake bats file in a scratch dir.
+# passes; a background file (KR_BATS_BACKGROUND) runs at nice 19 and is reported after the
+# others.  Fake programs in a scratch OUT directory, fake bats files in a scratch dir.
 bats_require_minimum_version 1.5.0
 
 setup() {
@@ -67,4 +68,29 @@ prog() { # name body
 	[[ "$output" =~ "# zzrs_skip: 2 ok, 0 not ok ("[0-9]+" s)" ]]
 	[[ "$output" == *"# 1 skipped"* ]]
 	[ "${lines[-1]}" = "1 passed, 0 failed" ]
+}
+
+@test "run.sh: a background file runs at nice 19 while the foreground runs, is reported after it, and its failure counts" {
+	local d=$BATS_TEST_TMPDIR/bats
+	mkdir -p "$d"
+	printf '%s\n' "@""test \"zzrs bg nice\" {" "	touch $d/bg.started" '	[ "$(nice)" = 19 ]' '}' \
+		"@""test \"zzrs bg fails\" {" '	false' '}' > "$d/zzrs_bg.bats"
+	# the foreground test waits (up to 10 s) until the background one has started
+	printf '%s\n' "@""test \"zzrs fg\" {" \
+		"	for i in \$(seq 100); do [ -e $d/bg.started ] && break; sleep 0.1; done" \
+		"	[ -e $d/bg.started ]" '	[ "$(nice)" = "$ZZRS_NICE" ]' '}' > "$d/zzrs_fg.bats"
+	export ZZRS_NICE=$(nice)
+	run -1 env OUT="$O" TESTS=zzrs_ KR_BATS_DIR="$d" KR_BATS_BACKGROUND=zzrs_bg tests/run.sh
+	echo "$output"
+	[[ "$output" == *"not ok 2 zzrs bg fails"* ]]
+	# the foreground file first, then the background one
+	[[ "$output" =~ "# bats zzrs_fg: 1 ok, 0 not ok ("[0-9]+" s)".*"# == bats zzrs_bg (in the background)".*"# bats zzrs_bg: 1 ok, 1 not ok ("[0-9]+" s)" ]]
+	[ "${lines[-1]}" = "2 passed, 1 failed" ]
+	# KR_BATS_BACKGROUND empty: everything in the foreground, in order (zzrs_bg first)
+	rm -f "$d/bg.started"
+	run -1 env OUT="$O" TESTS=zzrs_ KR_BATS_DIR="$d" KR_BATS_BACKGROUND= tests/run.sh
+	echo "$output"
+	[[ "$output" != *"in the background"* ]]
+	[ "$ZZRS_NICE" = 19 ] || [[ "$output" == *"not ok 1 zzrs bg nice"* ]]
+	[ "$ZZRS_NICE" = 19 ] || [ "${lines[-1]}" = "1 passed, 2 failed" ]
 }

@@ -188,7 +188,7 @@ peers_stop_router_procs() {
 	pids=$(ip netns pids "$TOPO_R")
 	[ -z "$pids" ] && return 0
 	# shellcheck disable=SC2086
-	kill $pids 2>/dev/null
+	kill $pids 2>/dev/null || :	# (one may be gone already: not an error)
 	topo_kill_ns "$TOPO_R"
 }
 
@@ -225,6 +225,24 @@ peers_resize() { # SYSTEM N
 		ip netns exec "$TOPO_R" conntrack -F >/dev/null 2>&1 ;;
 	*) topo_die "peers_resize: $sys has no backends to change" ;;
 	esac
+}
+
+# peers_direct_answer: with `direct` up, a query from the first port of each of its first
+# 4 port ranges is answered by the range's backend (A 10.250.0.I); prints what is not.
+peers_direct_answer() {
+	local r per nr=$((4 * PEERS_THREADS)) bad=0 p a
+	per=$(( (PEERS_SOCKETS + nr - 1) / nr ))
+	for ((r = 0; r < 4; r++)); do
+		p=$((PEERS_PORT0 + r * per))
+		a=$(topo_exec "$TOPO_C" dig +short +tries=3 +time=1 -b "$TOPO_CLIENT4#$p" \
+			"@$TOPO_VIP4" "up.$TOPO_DNS_ZONE" A 2>&1)
+		if [ "$a" != "10.250.0.$((r % 4 + 1))" ]; then
+			echo "direct: a query from port $p: '$a', expected the answer of backend $((r % 4 + 1))"
+			bad=$((bad + 1))
+		fi
+	done
+	echo "direct: $((4 - bad)) of 4 port ranges answered by their backend"
+	[ "$bad" = 0 ]
 }
 
 peers_down() { # SYSTEM
