@@ -113,6 +113,17 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	oracle "$HK_TMP/h.json" 2000 9
 	[ "$status" = 0 ]
 	[[ "$output" == *"hot keys 2 clients 128 replicas used 3/3,5/5 unstable 0"* ]]
+	# lookup --live --client: the replica of each client, as the model says
+	"$HK_BIN" ring dump -c "$HK_TMP/h.json" --ring web --no-header > "$HK_TMP/dump"
+	for hkc in 1 2 3 4 5 6 7 8; do
+		run -0 "$HK_PY" "$HK_ORACLE" route "$HK_TMP/h.json" "$HK_TMP/dump" hot-two 10.8.0.$hkc $((20000 + hkc))
+		want=$output
+		run -0 kr lookup -c "$HK_TMP/h.json" --service kv --live --instance "$HK_P-a" --json \
+			--client 10.8.0.$hkc:$((20000 + hkc)) hot-two
+		[ "$(echo "$output" | "$HK_PY" -c 'import json,sys; r=json.load(sys.stdin)["route"]; print(r["index"], r["replica"])')" = "$want" ]
+	done
+	run -0 kr lookup -c "$HK_TMP/h.json" --service kv hot-one
+	[[ "$output" == *"replica 0 of 3"* ]]
 	run -0 kr hotkey list web --json --instance "$HK_P-a"
 	[[ "$output" == *'"replicas": 3'* ]]
 	[[ "$output" == *'"replicas": 5'* ]]

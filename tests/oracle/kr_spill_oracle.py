@@ -18,6 +18,8 @@ is its destination MAC after the program.
       `keyrouter lookup --service ... --live --json` lines against the model
   kr_spill_oracle.py bench CONFIG PIN_DIR NKEYS REPEAT ROUNDS plain|spilled|hot
       ns/packet of the pinned program for keys on that path (tests/bench/bench_spill.sh)
+  kr_spill_oracle.py route CONFIG DUMP KEY SRC4 SPORT
+      the model's backend index and replica of one key for one client
   kr_spill_oracle.py selftest
 """
 import bisect
@@ -300,6 +302,13 @@ if __name__ == '__main__':
     if sys.argv[1:2] == ['bench'] and len(sys.argv) == 8:
         sys.exit(bench(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
                        int(sys.argv[6]), sys.argv[7]))
+    if sys.argv[1:2] == ['route'] and len(sys.argv) == 7:   # CONFIG DUMP KEY SRC4 SPORT
+        c = json.load(open(sys.argv[2]))
+        m = Model(c, open(sys.argv[3]).read().splitlines(), c['services'][0]['ring'])
+        b, sp, r = m.route(zlib.crc32(sys.argv[4].encode()) & M32,
+                           ([int(x) for x in sys.argv[5].split('.')], int(sys.argv[6])))
+        print(b, r)
+        sys.exit(0)
     if sys.argv[1:2] == ['cmp-lookup'] and len(sys.argv) == 5:
         sys.exit(cmp_lookup(*sys.argv[2:5]))
     if sys.argv[1:2] == ['check'] and len(sys.argv) >= 7:

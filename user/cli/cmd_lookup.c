@@ -14,6 +14,8 @@
 #include "log.h"
 #include "ops.h"
 #include "ops_live.h"
+#include "ops_hot.h"
+#include "ops_kernel.h"
 #include "apply_out.h"
 #include <jansson.h>
 #include "opts.h"
@@ -90,6 +92,10 @@ static const char lookup_help[] =
 	"  -i, --instance NAME    --live with instance NAME (default: the file's \"instance\",\n"
 	"                         else \"default\")\n"
 	"  -p, --pin-dir DIR      --live with the maps pinned in DIR\n"
+	"  --client ADDR:PORT     --service: a hot key's replica is the one of this client\n"
+	"                         (its source address and port); without it, the owner.\n"
+	"                         A hot key's line says 'replica R of K' (--json: route\n"
+	"                         {replica, replicas}); QUIC services have none\n"
 	"  --image                look up through the kernel ring image (bucket index, the\n"
 	"                         BPF program's code) instead of the plain binary search;\n"
 	"                         the output is the same\n"
@@ -129,6 +135,9 @@ struct lookup_ctx {
 	bool live_ring;
 	const struct kr_svc_route *cur;		/* the route of the line being printed */
 	struct kr_klookup *kl;			/* --via-kernel */
+	const char *client;			/* --client ADDR:PORT (hot keys' replica) */
+	struct kr_cfg_hot_key *live_hot;	/* --live: the instance's hot keys of the ring */
+	uint32_t nlive_hot;
 };
 
 /* ---- keys ------------------------------------------------------------------------ */
@@ -202,6 +211,7 @@ struct out_line {
 	int reason;			/* enum kr_route_reason */
 	uint32_t route_be, walk, point_be;
 	bool spilled;			/* --service: routed past a backend the key spills from */
+	uint32_t replicas, replica;	/* --service: a hot key's replicas, the client's */
 	bool qlb;			/* QUIC-LB: routed by the CID's server ID */
 	uint8_t cr, sid_len, sid[KR_QLB_MAX_SID_LEN];
 	uint32_t fallback;		/* QUIC-LB fallback to the ring (KR_QLB_NOUTCOMES: none) */
@@ -395,6 +405,8 @@ static void emit_text(const struct lookup_ctx *c, const struct out_line *o)
 	}
 	if (o->route && o->spilled)
 		fputs(" spilled", stdout);
+	if (o->route && o->replicas)
+		printf(" replica %u of %u", o->replica, o->replicas);
 	if (o->fallback < KR_QLB_NOUTCOMES) {
 		const char *w = fallback_why(c, o, why, sizeof(why));
 
@@ -473,6 +485,10 @@ static int emit_json(const struct lookup_ctx *c, const struct out_line *o)
 		r = j_backend(c, o->route_be);
 		json_object_set_new(r, "walk", json_integer(o->walk));
 		json_object_set_new(r, "spilled", json_boolean(o->spilled));
+		if (o->replicas) {
+			json_object_set_new(r, "replica", json_integer(o->replica));
+			json_object_set_new(r, "replicas", json_integer(o->replicas));
+		}
 		if (o->walk)
 			json_object_set_new(r, "skipped", json_pack("{s:o,s:s}", "backend",
 				j_backend(c, o->point_be), "because", skip_reason(c, o->point_be)));
@@ -579,6 +595,8 @@ static int line_service(struct lookup_ctx *c, long len)
 	o.route_be = r.backend;
 	o.walk = r.walk;
 	o.spilled = r.spilled;
+	o.replicas = r.replicas;
+	o.replica = r.replica;
 	return emit(c, &o);
 }
 
@@ -782,6 +800,31 @@ static int check_usage(const struct lookup_ctx *c, int first, int argc)
 
 /* --live: the service's ring as the instance routes it (ops_live.h): each published slot
  * becomes a route of its own, and every key takes the slot its control word chooses. */
+/* --live: the instance's hot keys of the service's ring, for both slots' routes. */
+static void live_hot_keys(struct lookup_ctx *c, const struct kr_inst *in)
+{
+	struct kr_hot_ent *all = NULL;
+	struct kr_ops_maps m;
+	uint32_t n = 0;
+
+	if (kr_ops_maps_open(in, &m))
+		return;
+	if (!kr_ops_hot_list(&m, (int)c->lr.ring_id, &all, &n) && n) {
+		c->live_hot = calloc(n, sizeof(*c->live_hot));
+		for (uint32_t i = 0; c->live_hot && i < n; i++) {
+			c->live_hot[i].hash = all[i].k.key_hash;
+			c->live_hot[i].replicas = all[i].v.replicas;
+		}
+		c->nlive_hot = c->live_hot ? n : 0;
+	}
+	free(all);
+	kr_ops_maps_close(&m);
+	for (uint32_t k = 0; k < 2; k++) {
+		c->slot_sr[k].hot = c->live_hot;
+		c->slot_sr[k].nhot = c->nlive_hot;
+	}
+}
+
 static int setup_live(struct lookup_ctx *c, const struct kr_inst *in)
 {
 	const struct kr_cfg_service *svc = &c->o.cfg->services[c->o.svc];
@@ -807,6 +850,7 @@ static int setup_live(struct lookup_ctx *c, const struct kr_inst *in)
 				c->lr.ring_id, err.msg);
 			return -1;
 		}
+	live_hot_keys(c, in);
 	c->live_ring = true;
 	if (kr_ctl_frac(c->lr.ctl))
 		pr_info("keyrouter: lookup --live: ring id %u is migrating: %.7f%% of keys on "
@@ -858,6 +902,18 @@ static int setup_service(struct lookup_ctx *c)
 	if (kr_svc_route_init(&c->sr, c->o.cfg, (uint32_t)c->o.svc, states, &err)) {
 		pr_warn("keyrouter: %s\n", err.msg);
 		goto out;
+	}
+	if (c->client) {
+		struct kr_sockaddr sa;
+
+		if (kr_sockaddr_parse(c->client, &sa, NULL)) {
+			rc = kr_usage_error("bad --client '%s': expected ip:port or [v6]:port",
+					    c->client);
+			goto out;
+		}
+		c->sr.has_client = c->slot_sr[0].has_client = c->slot_sr[1].has_client = true;
+		c->sr.client_pick = c->slot_sr[0].client_pick = c->slot_sr[1].client_pick =
+			kr_replica_pick(sa.ip, sa.family, sa.port);
 	}
 	c->service = true;
 	rc = 0;
@@ -1005,6 +1061,7 @@ static int cmd_lookup(int argc, char **argv)
 		KR_OPT_FLAG("header", 0, &c.header),
 		KR_OPT_STR("instance", 'i', &c.instance),
 		KR_OPT_STR("pin-dir", 'p', &c.pin_dir),
+		KR_OPT_STR("client", 0, &c.client),
 		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .help = lookup_help, .cb = lookup_cb, .ctx = &c,
@@ -1034,6 +1091,7 @@ static int cmd_lookup(int argc, char **argv)
 	kr_svc_route_free(&c.sr);
 	kr_svc_route_free(&c.slot_sr[0]);
 	kr_svc_route_free(&c.slot_sr[1]);
+	free(c.live_hot);
 	kr_ops_live_ring_free(&c.lr);
 	kr_image_free(&c.img);
 	kr_ring_free(c.ring);

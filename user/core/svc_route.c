@@ -41,6 +41,8 @@ static int alloc_indices(struct kr_svc_route *sr, uint32_t nindex, struct kr_err
 	    !sr->spill)
 		return kr_errf(err, "out of memory");
 	sr->nospill = sr->svc->key.type == KR_KEY_QUIC;
+	sr->hot = sr->cring->hot_keys;
+	sr->nhot = sr->cring->nhot_keys;
 	for (uint32_t b = 0; b < sr->cring->nbackends && b < nindex; b++) {
 		sr->addr[b] = sr->cring->backends[b].addr;
 		sr->spill[b] = sr->cring->backends[b].has_spill ? sr->cring->backends[b].spill : 0;
@@ -174,6 +176,46 @@ static void skipped(const struct kr_svc_route *sr, uint32_t b, int ok, struct kr
 		res->skipped_subset++;
 }
 
+/* A hot key: the replica-th distinct eligible backend from its point, no spill (bpf/kr_ring.h
+ * kr_ring_replica_walk); fewer within KR_MAX_WALK points: the first.  res->point set. */
+static int route_replica(const struct kr_svc_route *sr, uint32_t h, uint32_t k,
+			 struct kr_svc_result *res)
+{
+	uint32_t n = sr->img.hdr->npoints, idx = res->point, ph, b, last = UINT32_MAX;
+	uint32_t limit = n - 1 < KR_MAX_WALK ? n - 1 : KR_MAX_WALK, seen[KR_MAX_REPLICAS], ns = 0;
+	uint32_t want = sr->has_client ? sr->client_pick % k : 0;
+
+	(void)h;
+	res->replicas = k;
+	for (uint32_t i = 0; i <= limit; i++, idx = idx + 1 < n ? idx + 1 : 0) {
+		bool dup = false;
+
+		if (kr_image_point(&sr->img, idx, &ph, &b))
+			return -1;
+		if (b == last)
+			continue;
+		last = b;
+		for (uint32_t j = 0; j < ns; j++)
+			dup = dup || seen[j] == b;
+		if (dup || !sr->eligible[b])
+			continue;
+		if (ns == want || !ns) {
+			res->image_index = idx;
+			res->backend = sr->cfg_index[b];
+			res->walk = i;
+			res->replica = ns;
+			if (ns == want)
+				return 0;
+		}
+		if (ns >= KR_MAX_REPLICAS - 1)
+			break;
+		seen[ns++] = b;
+	}
+	if (!ns)
+		res->reason = limit == n - 1 || !any_up(sr) ? KR_ROUTE_ALL_DOWN : KR_ROUTE_WALK_LIMIT;
+	return 0;
+}
+
 int kr_svc_route_hash(const struct kr_svc_route *sr, uint32_t h, struct kr_svc_result *res)
 {
 	uint32_t n = sr->img.hdr->npoints, idx, ph, b, last, limit, fb_idx = 0, fb_b = 0, fb_walk = 0;
@@ -186,6 +228,9 @@ int kr_svc_route_hash(const struct kr_svc_route *sr, uint32_t h, struct kr_svc_r
 	res->point = res->image_index = idx;
 	res->ring_index = kr_image_ring_index(&sr->img, idx);
 	res->point_backend = res->backend = sr->cfg_index[b];
+	for (uint32_t i = 0; !sr->nospill && i < sr->nhot; i++)
+		if (sr->hot[i].hash == h)
+			return route_replica(sr, h, sr->hot[i].replicas, res);
 	ok = backend_ok(sr, b, h);
 	if (ok == 1)
 		return 0;	/* KR_ROUTE_OK, no walk */

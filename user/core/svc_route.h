@@ -51,6 +51,12 @@ struct kr_svc_route {
 	uint8_t *eligible;			/* [nb] up and in the subset */
 	uint16_t *spill;			/* [nindex] spill fraction (2^-16) */
 	bool nospill;				/* a QUIC service: spill does not apply */
+	/* hot keys (the configuration's, or the caller's: the live ones) and the client
+	 * whose replica is asked for (client_pick = kr_replica_pick() of its source) */
+	const struct kr_cfg_hot_key *hot;
+	uint32_t nhot;
+	bool has_client;
+	uint32_t client_pick;
 };
 
 /* One published slot of the ring a service walks, as the running instance has it. */
@@ -76,6 +82,8 @@ struct kr_svc_result {
 	uint32_t skipped_down, skipped_subset;	/* distinct backends the walk passed over */
 	uint32_t skipped_spill;	/* ... that the key spills from (spill fraction) */
 	bool spilled;		/* routed past a backend the key spills from */
+	uint32_t replicas;	/* a hot key: its replicas (0: not a hot key) */
+	uint32_t replica;	/* ... the client's (0 without a client: the owner) */
 };
 
 /* states: [cring->nbackends] states to use (e.g. the live ones), NULL = the config's.
