@@ -148,6 +148,10 @@ hits() {
 	run topo_kr balance --ring nosuch --mode on --instance "$TOPO_INSTANCE"
 	[ "$status" -eq 1 ]
 	[[ $output == *"no ring 'nosuch'"* ]]
+	# off with nothing to take back: says so, in JSON
+	run topo_kr balance --ring mc4 --mode off --json --instance "$TOPO_INSTANCE"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '"\(.mode) \(.spill_reset) \(.replicas_removed)"' <<<"$output")" = "off 0 0" ]
 	# nothing was published by any of them
 	run topo_kr balance --ring mc4 --mode advise --once --no-replicas --min-packets 0 --json \
 		--interval 0.2 --instance "$TOPO_INSTANCE"

@@ -249,6 +249,34 @@ static const char *be_name(struct bal *c, __u32 id, char *buf, size_t len)
 	return kr_trace_backend(c->v.names, id, buf, len);
 }
 
+/* Under the caller's lock: each backend's spill to want[i] (NULL: 0), the entry re-read
+ * first so a state the health checker wrote meanwhile stays; fixed ones are left alone
+ * (*nfixed, when not NULL, counts those with a spill).  0 or -errno. */
+static int write_spill(struct bal *c, const struct kr_top_svc *s, const uint16_t *want,
+		       uint32_t *nspill, uint32_t *nfixed)
+{
+	for (unsigned i = 0; i < s->nbe; i++) {
+		struct kr_backend be;
+		__u32 id = s->be[i].id;
+		__u16 to = want ? want[i] : 0;
+
+		if (bpf_map_lookup_elem(c->v.m->backends, &id, &be))
+			return -errno;
+		if (be_fixed(&be)) {
+			if (nfixed)
+				*nfixed += be_spill(&be) != 0;
+			continue;
+		}
+		if (be_spill(&be) == to)
+			continue;
+		be_spill_set(&be, to);
+		if (bpf_map_update_elem(c->v.m->backends, &id, &be, BPF_EXIST))
+			return -errno;
+		(*nspill)++;
+	}
+	return 0;
+}
+
 /* Publishes the plan under the instance lock: each changed backend's spill (the entry
  * re-read under the lock, so a state the health checker wrote meanwhile stays), and the
  * replicas.  0 or -errno. */
@@ -261,22 +289,7 @@ static int publish(struct bal *c, const struct kr_top_svc *s, const struct kr_ba
 	*nspill = *nrep = 0;
 	if (kr_ops_inst_open(&lk, c->instance, c->pin_dir))
 		return -EAGAIN;
-	for (unsigned i = 0; i < s->nbe && !err; i++) {
-		struct kr_backend be;
-		__u32 id = s->be[i].id;
-
-		if (bpf_map_lookup_elem(c->v.m->backends, &id, &be)) {
-			err = -errno;
-			break;
-		}
-		if (be_fixed(&be) || be_spill(&be) == p->spill[i])
-			continue;
-		be_spill_set(&be, p->spill[i]);
-		if (bpf_map_update_elem(c->v.m->backends, &id, &be, BPF_EXIST))
-			err = -errno;
-		else
-			(*nspill)++;
-	}
+	err = write_spill(c, s, p->spill, nspill, NULL);
 	for (uint32_t i = 0; i < nh && !err; i++) {
 		struct kr_hot_ent e = { .k = { .ring_id = (__u32)c->ring_id, .key_hash = h[i].hash },
 					.v = { .replicas = h[i].replicas_new,
@@ -539,26 +552,7 @@ static int balance_off(struct bal *c)
 
 	if (kr_ops_inst_open(&lk, c->instance, c->pin_dir))
 		return 1;
-	for (unsigned i = 0; i < s->nbe && !err; i++) {
-		struct kr_backend be;
-		__u32 id = s->be[i].id;
-
-		if (bpf_map_lookup_elem(c->v.m->backends, &id, &be)) {
-			err = -errno;
-			break;
-		}
-		if (be_fixed(&be)) {
-			nfixed += be_spill(&be) != 0;
-			continue;
-		}
-		if (!be_spill(&be))
-			continue;
-		be_spill_set(&be, 0);
-		if (bpf_map_update_elem(c->v.m->backends, &id, &be, BPF_EXIST))
-			err = -errno;
-		else
-			nspill++;
-	}
+	err = write_spill(c, s, NULL, &nspill, &nfixed);
 	if (!err && !kr_ops_hot_list(c->v.m, c->ring_id, &ents, &nents)) {
 		for (uint32_t e = 0; e < nents && !err; e++) {
 			if (!(ents[e].v.flags & KR_HOT_F_CONTROLLER))
@@ -577,10 +571,17 @@ static int balance_off(struct bal *c)
 			c->ring, nspill, nrep, strerror(-err));
 		return 1;
 	}
-	if (c->json)
-		printf("{\"ring\":\"%s\",\"mode\":\"off\",\"spill_reset\":%u,\"replicas_removed\":%u,"
-		       "\"fixed_kept\":%u}\n", c->ring, nspill, nrep, nfixed);
-	else
+	if (c->json) {
+		json_t *o = json_pack("{s:s,s:s,s:i,s:i,s:i}", "ring", c->ring, "mode", "off",
+				      "spill_reset", (int)nspill, "replicas_removed", (int)nrep,
+				      "fixed_kept", (int)nfixed);
+		char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+		if (txt)
+			puts(txt);
+		free(txt);
+		json_decref(o);
+	} else
 		printf("keyrouter balance: ring %s off: spill of %u backends back to 0, %u replica "
 		       "entries removed%s\n", c->ring, nspill, nrep, nfixed ?
 		       "; backends with a fixed spill (configuration, operator) keep it" :
