@@ -17,7 +17,7 @@ is its destination MAC after the program.
   kr_spill_oracle.py cmp-lookup CONFIG DUMP LOOKUP_JSON
       `keyrouter lookup --service ... --live --json` lines against the model
   kr_spill_oracle.py bench CONFIG PIN_DIR NKEYS REPEAT ROUNDS plain|spilled|hot
-      ns/packet of the pinned program for keys on that path (tests/bench/bench_spill.sh)
+      ns/packet of the pinned program for keys on that path (scripts/bench.d/spill.sh)
   kr_spill_oracle.py route CONFIG DUMP KEY SRC4 SPORT
       the model's backend index and replica of one key for one client
   kr_spill_oracle.py selftest
