@@ -548,7 +548,7 @@ static int exec_hot_keys(const struct kr_ops_maps *m, const struct kr_apply_plan
 			 kr_ops_hot_del(m, h->e.k.ring_id, h->e.k.key_hash) :
 			 kr_ops_hot_put(m, &h->e);
 
-		if (rc && rc != -ENOENT)	/* (an entry removed meanwhile: gone) */
+		if (rc && !(rc == -ENOENT && h->act == KR_PLAN_HOT_DEL))	/* gone meanwhile */
 			return fail(err, rc, "write the hot keys");
 	}
 	return 0;
