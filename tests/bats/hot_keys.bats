@@ -146,6 +146,55 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	[ $(( ${BASH_REMATCH[1]} >> 56 & 1 )) = 0 ]
 }
 
+@test "apply of a change to hot keys only: reported and counted (text, --dry-run, --json), written exactly as planned; the same again changes nothing" {
+	config "$HK_TMP/h1.json" "" '[ {"key": "hot-one", "replicas": 3} ]'
+	run -0 kr load hkveth0 -c "$HK_TMP/h1.json" --instance "$HK_P-a"
+	run -0 kr hotkey list web --instance "$HK_P-a"
+	[[ "$output" =~ ^web\ (0x[0-9a-f]{8})\ replicas\ 3$ ]]
+	local one=${BASH_REMATCH[1]}
+	run -0 kr hotkey add web hot-two --replicas 2 -c "$HK_TMP/h1.json" --instance "$HK_P-a"
+	[[ "$output" =~ ^hot\ key\ (0x[0-9a-f]{8}) ]]
+	local two=${BASH_REMATCH[1]}
+	# the config: hot-one's replicas 3 -> 4, hot-three new, hot-two (added by hand) gone
+	config "$HK_TMP/h2.json" "" '[ {"key": "hot-one", "replicas": 4}, {"key": "hot-three", "replicas": 5} ]'
+	run -0 kr apply --dry-run -c "$HK_TMP/h2.json" --instance "$HK_P-a"
+	[[ "$output" == *"ring 'web' (id 0): unchanged"* ]]
+	[[ "$output" == *"ring 'web': would change hot key $one (replicas 3 -> 4)"* ]]
+	[[ "$output" =~ ring\ \'web\':\ would\ add\ hot\ key\ (0x[0-9a-f]{8})\ \(replicas\ 5\) ]]
+	local three=${BASH_REMATCH[1]}
+	[[ "$output" == *"ring 'web': would remove hot key $two (replicas 2; not in the config)"* ]]
+	[[ "$output" == *"would add 1 hot keys, would change 1 hot keys, would remove 1 hot keys; nothing was written"* ]]
+	[[ "$output" != *"nothing would change"* ]]
+	run -0 kr apply --dry-run --json -c "$HK_TMP/h2.json" --instance "$HK_P-a"
+	[ "$(jq -r '[.changed, .counts.rings_published, .counts.hot_keys_added, .counts.hot_keys_changed, .counts.hot_keys_removed] | join(" ")' <<<"$output")" = "true 0 1 1 1" ]
+	[ "$(jq -r '.plan.hot_keys | map("\(.change) \(.hash) \(.replicas) \(.was_replicas)") | sort | join(",")' <<<"$output")" = \
+		"$(printf '%s\n' "add $three 5 null" "change $one 4 3" "remove $two 2 null" | sort | paste -sd,)" ]
+	# the dry run wrote nothing
+	run -0 kr hotkey list web --instance "$HK_P-a"
+	[ "$(sort <<<"$output" | paste -sd,)" = "$(printf '%s\n' "web $one replicas 3" "web $two replicas 2" | sort | paste -sd,)" ]
+	run -0 kr apply -c "$HK_TMP/h2.json" --instance "$HK_P-a"
+	[[ "$output" == *"apply: rings 0 published, 1 unchanged"* ]]
+	[[ "$output" == *"; hot keys 1 added, 1 changed, 1 removed"* ]]
+	run -0 kr hotkey list web --instance "$HK_P-a"
+	[ "$(sort <<<"$output" | paste -sd,)" = "$(printf '%s\n' "web $one replicas 4" "web $three replicas 5" | sort | paste -sd,)" ]
+	run -0 kr apply -c "$HK_TMP/h2.json" --instance "$HK_P-a"
+	[[ "$output" == "apply: nothing changed (1 rings, 1 services, 8 backends up to date)" ]]
+	run -0 kr apply --dry-run -c "$HK_TMP/h2.json" --instance "$HK_P-a"
+	[[ "$output" == *"apply (dry run): nothing would change"* ]]
+	[[ "$output" != *"hot key"* ]]
+	run -0 kr apply --json -c "$HK_TMP/h2.json" --instance "$HK_P-a"
+	[ "$(jq -r '[.changed, .counts.hot_keys_added, .counts.hot_keys_changed, .counts.hot_keys_removed] | join(" ")' <<<"$output")" = "false 0 0 0" ]
+	# no hot keys left in the config: both go, and the ring's control word loses its hot bit
+	config "$HK_TMP/h0.json"
+	run -0 kr apply --json -c "$HK_TMP/h0.json" --instance "$HK_P-a"
+	[ "$(jq -r '[.changed, .counts.hot_keys_removed] | join(" ")' <<<"$output")" = "true 2" ]
+	run -0 kr hotkey list --instance "$HK_P-a"
+	[ "$output" = "no hot keys" ]
+	run -0 bpftool map lookup pinned "/sys/fs/bpf/keyrouter/$HK_P-a/kr_ring_ctl" key 0 0 0 0
+	[[ "$output" =~ \"value\":\ ([0-9]+) ]]
+	[ $(( ${BASH_REMATCH[1]} >> 56 & 1 )) = 0 ]
+}
+
 @test "bad input: spill out of range, replicas 0/1/17, an unknown ring, a QUIC ring: a clear error, the running state untouched" {
 	config "$HK_TMP/c.json" "0.3 0 0 0 0 0 0 0"
 	run -0 kr load hkveth0 -c "$HK_TMP/c.json" --instance "$HK_P-a"

@@ -5,7 +5,7 @@
  * left alone, health state kept, a missing device refused, and ring stage's outcomes.
  * One backend id per server: ids shared across rings, a forwarding change in place, the
  * config's state merged over rings, release, the per-ring ids of an older keyrouter
- * converging, and running out of ids.
+ * converging, and running out of ids.  A ring's "hot_keys" against kr_hot_keys.
  * The live state after a plan is made here the way the executor changes the maps, so a
  * second plan of the same configuration must be empty (apply is idempotent).
  */
@@ -89,6 +89,23 @@ static void slot_set(struct kr_live_slot *s, const struct kr_plan_ring *pr)
 	memcpy(s->bt, pr->unit->gid, pr->unit->n * sizeof(uint32_t));
 }
 
+/* kr_hot_keys[e->k] = e->v, or removed. */
+static void live_hot_set(struct kr_live *lv, const struct kr_hot_ent *e, bool del)
+{
+	uint32_t j = 0;
+
+	while (j < lv->nhot && memcmp(&lv->hot[j].k, &e->k, sizeof(e->k)))
+		j++;
+	if (del) {
+		if (j < lv->nhot)
+			lv->hot[j] = lv->hot[--lv->nhot];
+		return;
+	}
+	if (j == lv->nhot)
+		lv->hot = realloc(lv->hot, ++lv->nhot * sizeof(*lv->hot));
+	lv->hot[j] = *e;
+}
+
 /* What the executor does to the maps, done to the live state. */
 static void live_apply(struct kr_live *lv, const struct kr_apply_plan *p)
 {
@@ -136,6 +153,8 @@ static void live_apply(struct kr_live *lv, const struct kr_apply_plan *p)
 		lv->svc_names[p->svc_names[i].id] = p->svc_names[i].v;
 	for (uint32_t i = 0; lv->has_svc_names && i < p->nsvc_names_del; i++)
 		memset(&lv->svc_names[p->svc_names_del[i]], 0, sizeof(lv->svc_names[0]));
+	for (uint32_t i = 0; i < p->nhot; i++)
+		live_hot_set(lv, &p->hot[i].e, p->hot[i].act == KR_PLAN_HOT_DEL);
 }
 
 static int plan(const char *text, struct kr_live *lv, const char *stage,
@@ -883,6 +902,109 @@ static void test_svc_ids(void)
 	free(lv);
 }
 
+#define WEB_HOT(hot, more)                                                                  \
+	"{ \"name\": \"web\", \"format\": \"v2\", \"point_multiple\": 16, \"hot_keys\": " \
+	hot ", \"backends\": [ " more                                                      \
+	"{ \"address\": \"10.0.0.1:53\", \"mac\": \"02:00:00:00:00:01\" }, "                \
+	"{ \"address\": \"10.0.0.3:53\", \"mac\": \"02:00:00:00:00:03\" } ] }"
+#define CFG_HOT_MORE(hot, more)                                                             \
+	CFG_HEAD WEB_HOT(hot, more) " ], \"services\": [ " SVC("dns", 53) " ] }"
+#define CFG_HOT(hot) CFG_HOT_MORE(hot, "")
+
+/* The planned write of hot key HASH, or NULL. */
+static const struct kr_plan_hot *hot_planned(const struct kr_apply_plan *p, uint32_t hash)
+{
+	for (uint32_t i = 0; i < p->nhot; i++)
+		if (p->hot[i].e.k.key_hash == hash)
+			return &p->hot[i];
+	return NULL;
+}
+
+/* A ring's "hot_keys" against kr_hot_keys: added, changed, removed, the controller's kept,
+ * other rings' untouched; a plan of hot keys alone is a change; a second plan is empty. */
+static void test_hot_keys(void)
+{
+	static const char two[] = CFG_HOT("[ { \"hash\": \"0x00000011\", \"replicas\": 3 }, "
+					  "{ \"hash\": \"0x00000022\", \"replicas\": 2 } ]");
+	static const char one[] = CFG_HOT("[ { \"hash\": \"0x00000011\", \"replicas\": 4 } ]");
+	static const char ctl[] = CFG_HOT("[ { \"hash\": \"0x00000011\", \"replicas\": 4 }, "
+					  "{ \"hash\": \"0x00000033\", \"replicas\": 5 } ]");
+	static const char two3[] = CFG_HOT_MORE("[ { \"hash\": \"0x00000011\", \"replicas\": "
+						"3 }, { \"hash\": \"0x00000022\", \"replicas\": 2 } ]",
+						"{ \"address\": \"10.0.0.2:53\", \"mac\": "
+						"\"02:00:00:00:00:02\" }, ");
+	struct kr_hot_ent extra[] = {
+		{ { 0, 0x33 }, { 5, KR_HOT_F_CONTROLLER } },	/* the controller's: stays */
+		{ { 0, 0x44 }, { 2, 0 } },			/* `hotkey add`: goes */
+		{ { 7, 0x11 }, { 2, 0 } },			/* another ring id: untouched */
+	};
+	struct kr_live *lv = live_new();
+	const struct kr_plan_hot *h;
+	struct kr_apply_plan p;
+	struct kr_config *c;
+	struct kr_err e;
+	int rc;
+
+	rc = plan(two, lv, NULL, &p, &c, &e);
+	CHECK(rc == -EOPNOTSUPP && strstr(e.msg, "no hot keys (map kr_hot_keys)") &&
+	      strstr(e.msg, "nothing was changed"),
+	      "hot keys on a program without kr_hot_keys: refused before anything (%s)", e.msg);
+	done(&p, c);
+	lv->has_hot = true;
+	rc = plan(two, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && p.nhot == 2 && p.n.hot_keys_added == 2 && !p.n.hot_keys_changed &&
+	      !p.n.hot_keys_removed, "first apply: both hot keys added (%s)", e.msg);
+	h = hot_planned(&p, 0x22);
+	CHECK(h && h->act == KR_PLAN_HOT_ADD && h->e.k.ring_id == p.rings[0].ring_id &&
+	      h->e.v.replicas == 2 && !h->e.v.flags && !strcmp(h->ring, "web"),
+	      "hot key 0x22: ring web's id, replicas 2, flags 0");
+	live_apply(lv, &p);
+	done(&p, c);
+	rc = plan(two, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && !p.nhot && !kr_apply_plan_changes(&p),
+	      "the same hot keys again: nothing changes");
+	done(&p, c);
+	for (uint32_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
+		live_hot_set(lv, &extra[i], false);
+	rc = plan(one, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && p.rings[0].act == KR_PLAN_SAME && !p.nbackends && !p.nservices &&
+	      kr_apply_plan_changes(&p), "only hot keys differ: the ring is unchanged, the plan "
+	      "is a change all the same");
+	h = hot_planned(&p, 0x11);
+	CHECK(h && h->act == KR_PLAN_HOT_CHANGE && h->e.k.ring_id == 0 && h->was.replicas == 3 &&
+	      h->e.v.replicas == 4, "0x11: replicas 3 -> 4");
+	CHECK(p.n.hot_keys_changed == 1 && p.n.hot_keys_removed == 2 && !p.n.hot_keys_added &&
+	      p.nhot == 3, "1 changed, 2 removed (0x22 and 0x44)");
+	CHECK(hot_planned(&p, 0x44) && hot_planned(&p, 0x44)->act == KR_PLAN_HOT_DEL &&
+	      !hot_planned(&p, 0x33), "an entry the config doesn't name goes, the controller's "
+	      "stays");
+	for (uint32_t i = 0; i < p.nhot; i++)
+		CHECK(p.hot[i].e.k.ring_id == 0, "hot write %u: ring id 0 only (ring 7 untouched)",
+		      i);
+	live_apply(lv, &p);
+	done(&p, c);
+	CHECK(apply_converges(one, lv, "hot keys"), "the same again: nothing changes");
+	rc = plan(ctl, lv, NULL, &p, &c, &e);
+	h = hot_planned(&p, 0x33);
+	CHECK(rc == 0 && p.nhot == 1 && h && h->act == KR_PLAN_HOT_CHANGE &&
+	      h->was.flags == KR_HOT_F_CONTROLLER && !h->e.v.flags,
+	      "the config names the controller's key: its entry becomes the config's (flag off)");
+	done(&p, c);
+	lv->ring[0].ctl = kr_ctl_make(0, 1ull << 30, KR_RING_MIGRATING);
+	rc = plan(two3, lv, NULL, &p, &c, &e);
+	CHECK(rc == 0 && p.rings[0].act == KR_PLAN_SKIP && p.n.hot_keys_added == 1 &&
+	      p.n.hot_keys_changed == 1, "a migrating ring is left alone, its hot keys are "
+	      "written all the same");
+	done(&p, c);
+	lv->ring[0].ctl = kr_ctl_make(0, 0, KR_RING_IDLE);
+	rc = plan(two3, lv, "web", &p, &c, &e);
+	CHECK(rc == 0 && p.rings[0].act == KR_PLAN_STAGE && !p.nhot && !p.n.hot_keys_added,
+	      "ring stage of a new version writes no hot keys");
+	done(&p, c);
+	kr_live_free(lv);
+	free(lv);
+}
+
 int main(void)
 {
 	struct kr_live *lv = test_first_apply();
@@ -903,5 +1025,6 @@ int main(void)
 	test_canonical();
 	test_pins();
 	test_svc_ids();
+	test_hot_keys();
 	return tap_done();
 }

@@ -74,23 +74,23 @@ static void print_rings_done(const struct kr_apply_plan *p)
 	}
 }
 
-static void print_summary(const struct kr_apply_counts *r)
+static void print_summary(const struct kr_apply_plan *p)
 {
-	unsigned changes = r->rings_published + r->rings_removed + r->services_added +
-			   r->services_changed + r->services_removed + r->backends_added +
-			   r->backends_changed + r->backends_removed;
+	const struct kr_apply_counts *r = &p->n;
 
-	if (!changes && !r->rings_skipped) {
+	if (!kr_apply_plan_changes(p) && !r->rings_skipped) {
 		printf("apply: nothing changed (%u rings, %u services, %u backends up to date)\n",
 		       r->rings_same, r->services_same, r->backends_same);
 		return;
 	}
 	printf("apply: rings %u published, %u unchanged, %u skipped (migrating), %u removed; "
 	       "services %u added, %u changed, %u removed, %u unchanged; backends %u added, "
-	       "%u changed, %u released, %u unchanged\n",
+	       "%u changed, %u released, %u unchanged; hot keys %u added, %u changed, %u "
+	       "removed\n",
 	       r->rings_published, r->rings_same, r->rings_skipped, r->rings_removed,
 	       r->services_added, r->services_changed, r->services_removed, r->services_same,
-	       r->backends_added, r->backends_changed, r->backends_removed, r->backends_same);
+	       r->backends_added, r->backends_changed, r->backends_removed, r->backends_same,
+	       r->hot_keys_added, r->hot_keys_changed, r->hot_keys_removed);
 }
 
 /* ---- the plan (--dry-run) ------------------------------------------------------------------- */
@@ -137,6 +137,28 @@ static void print_plan_rings(const struct kr_apply_plan *p)
 	}
 }
 
+static const char *const hot_act_names[] = {
+	[KR_PLAN_HOT_ADD] = "add", [KR_PLAN_HOT_CHANGE] = "change", [KR_PLAN_HOT_DEL] = "remove",
+};
+
+static void print_plan_hot(const struct kr_apply_plan *p)
+{
+	for (uint32_t i = 0; i < p->nhot; i++) {
+		const struct kr_plan_hot *h = &p->hot[i];
+
+		printf("ring '%s': would %s hot key 0x%08x ", h->ring, hot_act_names[h->act],
+		       h->e.k.key_hash);
+		if (h->act == KR_PLAN_HOT_ADD)
+			printf("(replicas %u)\n", h->e.v.replicas);
+		else if (h->act == KR_PLAN_HOT_DEL)
+			printf("(replicas %u; not in the config)\n", h->e.v.replicas);
+		else
+			printf("(replicas %u -> %u%s)\n", h->was.replicas, h->e.v.replicas,
+			       (h->was.flags & KR_HOT_F_CONTROLLER) ? "; the controller's entry "
+			       "becomes the config's" : "");
+	}
+}
+
 static void print_plan_entries(const struct kr_apply_plan *p)
 {
 	char s[KR_SOCKADDR_STRLEN + 16];
@@ -175,6 +197,7 @@ static void print_plan_entries(const struct kr_apply_plan *p)
 	for (uint32_t i = 0; i < p->nmembers_del; i++)
 		printf("subset id %08x: would remove member backend id %u\n",
 		       p->members_del[i].k.subset_id, p->members_del[i].k.backend_id);
+	print_plan_hot(p);
 	for (uint32_t i = 0; i < p->nrings_del; i++)
 		printf("ring '%s' (id %u): would remove (not in the config)\n", p->rings_del[i].name,
 		       p->rings_del[i].id);
@@ -197,10 +220,12 @@ static void print_plan(const struct kr_apply_plan *p)
 	printf("apply (dry run): would publish %u rings, would remove %u rings (%u unchanged, %u "
 	       "skipped: staged or migrating); would add %u services, would change %u services, "
 	       "would remove %u services (%u unchanged); would add %u backends, would change %u "
-	       "backends, would release %u backends (%u unchanged); nothing was written\n",
+	       "backends, would release %u backends (%u unchanged); would add %u hot keys, would "
+	       "change %u hot keys, would remove %u hot keys; nothing was written\n",
 	       r->rings_published, r->rings_removed, r->rings_same, r->rings_skipped,
 	       r->services_added, r->services_changed, r->services_removed, r->services_same,
-	       r->backends_added, r->backends_changed, r->backends_removed, r->backends_same);
+	       r->backends_added, r->backends_changed, r->backends_removed, r->backends_same,
+	       r->hot_keys_added, r->hot_keys_changed, r->hot_keys_removed);
 }
 
 /* ---- --json ---------------------------------------------------------------------------------- */
@@ -250,7 +275,7 @@ static json_t *j_rings(const struct kr_apply_plan *p)
 
 static json_t *j_counts(const struct kr_apply_counts *r)
 {
-	return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}",
+	return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}",
 			 "rings_published", r->rings_published, "rings_unchanged", r->rings_same,
 			 "rings_skipped", r->rings_skipped, "rings_removed", r->rings_removed,
 			 "services_added", r->services_added, "services_changed",
@@ -258,14 +283,16 @@ static json_t *j_counts(const struct kr_apply_counts *r)
 			 "services_unchanged", r->services_same, "backends_added",
 			 r->backends_added, "backends_changed", r->backends_changed,
 			 "backends_released", r->backends_removed, "backends_unchanged",
-			 r->backends_same);
+			 r->backends_same, "hot_keys_added", r->hot_keys_added,
+			 "hot_keys_changed", r->hot_keys_changed, "hot_keys_removed",
+			 r->hot_keys_removed);
 }
 
 /* The writes a dry run would make (print_plan_entries' lines as objects). */
 static json_t *j_plan(const struct kr_apply_plan *p)
 {
 	json_t *be = json_array(), *sv = json_array(), *svd = json_array(), *dev = json_array();
-	json_t *rel = json_array(), *rd = json_array();
+	json_t *rel = json_array(), *rd = json_array(), *hot = json_array();
 	char s[KR_SOCKADDR_STRLEN + 16];
 
 	for (uint32_t i = 0; i < p->nbackends; i++) {
@@ -303,10 +330,20 @@ static json_t *j_plan(const struct kr_apply_plan *p)
 						    "id", p->rings_del[i].id));
 	for (uint32_t i = 0; i < p->nbackends_release; i++)
 		json_array_append_new(rel, json_integer(p->backends_release[i]));
-	return json_pack("{s:b,s:o,s:o,s:o,s:o,s:i,s:i,s:o,s:o}", "hash_key", p->write_hash_key,
-			 "backends", be, "devices", dev, "services", sv, "services_removed", svd,
-			 "members_added", p->nmembers_add, "members_removed", p->nmembers_del,
-			 "rings_removed", rd, "backends_released", rel);
+	for (uint32_t i = 0; i < p->nhot; i++) {
+		const struct kr_plan_hot *h = &p->hot[i];
+
+		snprintf(s, sizeof(s), "0x%08x", h->e.k.key_hash);
+		json_array_append_new(hot, json_pack("{s:s,s:s,s:s,s:i,s:o}", "ring", h->ring,
+				      "hash", s, "change", hot_act_names[h->act], "replicas",
+				      h->e.v.replicas, "was_replicas", h->act == KR_PLAN_HOT_CHANGE ?
+				      json_integer(h->was.replicas) : json_null()));
+	}
+	return json_pack("{s:b,s:o,s:o,s:o,s:o,s:i,s:i,s:o,s:o,s:o}", "hash_key",
+			 p->write_hash_key, "backends", be, "devices", dev, "services", sv,
+			 "services_removed", svd, "members_added", p->nmembers_add,
+			 "members_removed", p->nmembers_del, "rings_removed", rd,
+			 "backends_released", rel, "hot_keys", hot);
 }
 
 /* apply --json (and --dry-run --json): one object; on failure "ok": false, the reason on
@@ -385,7 +422,7 @@ int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_c
 			pr_info("keyrouter: ring '%s' (id %u): no longer in the config, removed\n",
 				p.rings_del[i].name, p.rings_del[i].id);
 		if (!rc)
-			print_summary(&p.n);
+			print_summary(&p);
 	}
 	if (rc && !(rc == -EBUSY && o->strict))	/* --strict's refusal said it changed nothing */
 		pr_warn("keyrouter: apply of '%s' stopped: %s; what was published before still "

@@ -37,6 +37,7 @@ void kr_live_free(struct kr_live *lv)
 	free(lv->members);
 	free(lv->devices);
 	free(lv->svc_names);
+	free(lv->hot);
 	memset(lv, 0, sizeof(*lv));
 }
 
@@ -79,6 +80,7 @@ struct planner {
 	uint32_t *cfg_spill;		/* [backends_max] the config's "spill" (largest), +1 */
 	uint8_t *mark;			/* [backends_max] MARK_* */
 	uint32_t cap_backends, cap_devices, cap_madd, cap_mdel, cap_svc, cap_sdel, cap_rdel;
+	uint32_t cap_hot;
 	bool id_taken[KR_MAX_RINGS];	/* ring ids named in kr_ops_rings or assigned now */
 };
 
@@ -933,6 +935,81 @@ out:
 	return err;
 }
 
+/* ---- hot keys ----------------------------------------------------------------------------- */
+
+static const struct kr_hot_ent *hot_live(const struct kr_live *lv, const struct kr_hot_key *k)
+{
+	for (uint32_t i = 0; i < lv->nhot; i++)
+		if (lv->hot[i].k.ring_id == k->ring_id && lv->hot[i].k.key_hash == k->key_hash)
+			return &lv->hot[i];
+	return NULL;
+}
+
+static int hot_push(struct planner *pl, const struct kr_plan_ring *pr,
+		    const struct kr_hot_ent *e, enum kr_plan_hot_act act, const struct kr_hot_val *was)
+{
+	struct kr_apply_plan *p = pl->p;
+
+	if (GROW(p->hot, p->nhot, pl->cap_hot))
+		return -ENOMEM;
+	p->hot[p->nhot++] = (struct kr_plan_hot){ .e = *e, .act = act, .was = was ? *was :
+						   (struct kr_hot_val){ 0 }, .ring = pr->unit->name };
+	if (act == KR_PLAN_HOT_ADD)
+		p->n.hot_keys_added++;
+	else if (act == KR_PLAN_HOT_CHANGE)
+		p->n.hot_keys_changed++;
+	else
+		p->n.hot_keys_removed++;
+	return 0;
+}
+
+/* The "hot_keys" of one planned ring (whatever its version's action: a ring left alone
+ * while staged or migrating gets them too) against its live entries: the configuration's
+ * written (flags 0), the others removed but the controller's (KR_HOT_F_CONTROLLER). */
+static int plan_hot_ring(struct planner *pl, const struct kr_plan_ring *pr)
+{
+	const struct kr_cfg_ring *cr = pr->unit->ring;
+	const struct kr_live *lv = pl->lv;
+	int err = 0;
+
+	if (cr->nhot_keys && !lv->has_hot) {
+		kr_errf(pl->err, "ring '%s': the running program has no hot keys (map "
+			"kr_hot_keys): 'keyrouter upgrade' it first; nothing was changed",
+			pr->unit->name);
+		return -EOPNOTSUPP;
+	}
+	for (uint32_t i = 0; i < cr->nhot_keys && !err; i++) {
+		struct kr_hot_ent e = { .k = { .ring_id = pr->ring_id,
+					       .key_hash = cr->hot_keys[i].hash },
+					.v = { .replicas = cr->hot_keys[i].replicas } };
+		const struct kr_hot_ent *cur = hot_live(lv, &e.k);
+
+		if (!cur)
+			err = hot_push(pl, pr, &e, KR_PLAN_HOT_ADD, NULL);
+		else if (memcmp(&cur->v, &e.v, sizeof(e.v)))
+			err = hot_push(pl, pr, &e, KR_PLAN_HOT_CHANGE, &cur->v);
+	}
+	for (uint32_t j = 0; j < lv->nhot && !err; j++) {
+		const struct kr_hot_ent *cur = &lv->hot[j];
+		bool keep = cur->k.ring_id != pr->ring_id || (cur->v.flags & KR_HOT_F_CONTROLLER);
+
+		for (uint32_t i = 0; i < cr->nhot_keys && !keep; i++)
+			keep = cr->hot_keys[i].hash == cur->k.key_hash;
+		if (!keep)
+			err = hot_push(pl, pr, cur, KR_PLAN_HOT_DEL, NULL);
+	}
+	return err;
+}
+
+static int plan_hot(struct planner *pl)
+{
+	int err = 0;
+
+	for (uint32_t r = 0; r < pl->p->nrings && !err; r++)
+		err = plan_hot_ring(pl, &pl->p->rings[r]);
+	return err;
+}
+
 /* ---- garbage ------------------------------------------------------------------------------ */
 
 /* Ring ids whose name the configuration no longer has (subset rings included). */
@@ -1003,6 +1080,8 @@ static int plan_apply(struct planner *pl)
 	if (!err)
 		err = plan_services(pl);
 	if (!err)
+		err = plan_hot(pl);
+	if (!err)
 		err = plan_release(pl);
 	return err;
 }
@@ -1057,6 +1136,7 @@ void kr_apply_plan_free(struct kr_apply_plan *p)
 	free(p->svc_names_del);
 	free(p->rings_del);
 	free(p->backends_release);
+	free(p->hot);
 	memset(&p->hash_key, 0, sizeof(p->hash_key));
 	memset(p, 0, sizeof(*p));
 }
@@ -1067,5 +1147,6 @@ bool kr_apply_plan_changes(const struct kr_apply_plan *p)
 
 	return n->rings_published + n->rings_removed + n->services_added + n->services_changed +
 	       n->services_removed + n->backends_added + n->backends_changed +
-	       n->backends_removed;
+	       n->backends_removed + n->hot_keys_added + n->hot_keys_changed +
+	       n->hot_keys_removed;
 }

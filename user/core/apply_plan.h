@@ -4,8 +4,8 @@
  * the instance (read once by the kernel layer, user/kernel/ops_apply.c, or written by hand
  * in a test): which ring ids and backend ids (one per server, backend_ids.h) to assign,
  * which kr_backends entries to write, which rings to
- * publish (and why), which subset members, devices and services to write, and what to
- * remove.  Nothing here touches the kernel; the executor (kr_ops_apply_exec) applies the
+ * publish (and why), which subset members, devices, services and hot keys to write, and
+ * what to remove.  Nothing here touches the kernel; the executor (kr_ops_apply_exec) applies the
  * list in the safe order (ops_apply.h) and `apply --dry-run` prints it and stops.
  */
 #ifndef KR_APPLY_PLAN_H
@@ -19,6 +19,7 @@
 #include "config.h"
 #include "continuum.h"
 #include "err.h"
+#include "hot_ent.h"
 #include "units.h"
 
 /* ---- the live state (input) ----------------------------------------------------------- */
@@ -77,6 +78,9 @@ struct kr_live {
 	struct kr_hash_secret hash_key;		/* its value */
 	bool has_svc_names;			/* the data path has kr_svc_names ... */
 	struct kr_svc_name *svc_names;		/* ... [KR_MAX_SVC_STATS]: stats id -> name */
+	bool has_hot;				/* the data path has kr_hot_keys ... */
+	struct kr_hot_ent *hot;			/* ... its entries (every ring) */
+	uint32_t nhot;
 };
 
 void kr_live_free(struct kr_live *lv);
@@ -151,6 +155,22 @@ struct kr_plan_device {
 	struct kr_device v;
 };
 
+/* A kr_hot_keys entry to write or remove: the configuration's "hot_keys" of a planned
+ * ring (flags 0); an entry of the ring that the configuration does not name goes, unless
+ * the controller (`keyrouter balance`, KR_HOT_F_CONTROLLER) put it there. */
+enum kr_plan_hot_act {
+	KR_PLAN_HOT_ADD = 1,	/* a hash the ring has no entry for */
+	KR_PLAN_HOT_CHANGE,	/* its entry differs (replicas, or the controller's flag) */
+	KR_PLAN_HOT_DEL,	/* not in the configuration */
+};
+
+struct kr_plan_hot {
+	struct kr_hot_ent e;		/* the entry written (DEL: the live one) */
+	enum kr_plan_hot_act act;
+	struct kr_hot_val was;		/* CHANGE: the live value */
+	const char *ring;		/* the ring's name */
+};
+
 struct kr_plan_ring_rm {
 	uint32_t id;
 	char name[KR_NAME_MAX];
@@ -162,6 +182,7 @@ struct kr_apply_counts {
 	unsigned services_added, services_changed, services_removed, services_same;
 	unsigned backends_added, backends_changed, backends_removed, backends_same;
 	unsigned devices_changed;
+	unsigned hot_keys_added, hot_keys_changed, hot_keys_removed;
 };
 
 struct kr_apply_plan {
@@ -192,6 +213,8 @@ struct kr_apply_plan {
 	uint32_t nrings_del;
 	uint32_t *backends_release;	/* ids nothing references afterwards */
 	uint32_t nbackends_release;
+	struct kr_plan_hot *hot;	/* kr_hot_keys writes, ring by ring: puts, then dels */
+	uint32_t nhot;
 	struct kr_apply_counts n;
 };
 

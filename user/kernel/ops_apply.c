@@ -151,6 +151,15 @@ static int read_members(const struct kr_ops_maps *m, struct kr_live *lv, struct 
 	return 0;
 }
 
+/* kr_hot_keys, when the program has it: every entry (ops_hot.h). */
+static int read_hot(const struct kr_ops_maps *m, struct kr_live *lv, struct kr_err *err)
+{
+	int rc = kr_ops_hot_list(m, -1, &lv->hot, &lv->nhot);
+
+	lv->has_hot = rc != -EOPNOTSUPP;
+	return rc && lv->has_hot ? fail(err, rc, "read " KR_MAP_HOT_KEYS) : 0;
+}
+
 static struct kr_live_device *add_device(struct kr_live *lv, __u32 *cap)
 {
 	if (lv->ndevices == *cap) {
@@ -297,6 +306,8 @@ int kr_ops_live_read(const struct kr_inst *in, const struct kr_ops_maps *m,
 		rc = read_services(m, lv, err);
 	if (!rc)
 		rc = read_members(m, lv, err);
+	if (!rc)
+		rc = read_hot(m, lv, err);
 	if (!rc)
 		rc = read_devices(in, m, cfg, lv, err);
 	if (!rc)
@@ -526,29 +537,18 @@ static int exec_garbage(const struct kr_inst *in, const struct kr_ops_maps *m,
 	return 0;
 }
 
-/* The configuration's "hot_keys" of every planned ring (ops_hot.h): after the rings, so
- * that a new ring id's control word exists. */
+/* The plan's kr_hot_keys writes (ops_hot.h): after the rings, so that a new ring id's
+ * control word exists. */
 static int exec_hot_keys(const struct kr_ops_maps *m, const struct kr_apply_plan *p,
 			 struct kr_err *err)
 {
-	struct kr_hot_ent want[KR_MAX_HOT_KEYS];
+	for (uint32_t i = 0; i < p->nhot; i++) {
+		const struct kr_plan_hot *h = &p->hot[i];
+		int rc = h->act == KR_PLAN_HOT_DEL ?
+			 kr_ops_hot_del(m, h->e.k.ring_id, h->e.k.key_hash) :
+			 kr_ops_hot_put(m, &h->e);
 
-	for (uint32_t r = 0; r < p->nrings; r++) {
-		const struct kr_cfg_ring *cr = p->rings[r].unit->ring;
-		uint32_t n = 0;
-		int rc;
-
-		for (uint32_t i = 0; i < cr->nhot_keys && n < KR_MAX_HOT_KEYS; i++)
-			want[n++] = (struct kr_hot_ent){
-				.k = { .ring_id = p->rings[r].ring_id,
-				       .key_hash = cr->hot_keys[i].hash },
-				.v = { .replicas = cr->hot_keys[i].replicas } };
-		rc = kr_ops_hot_sync(m, p->rings[r].ring_id, want, n);
-		if (rc == -EOPNOTSUPP)
-			return kr_errf(err, "ring '%s': the running program has no hot keys (map "
-				       "kr_hot_keys): 'keyrouter upgrade' it first",
-				       p->rings[r].unit->name), rc;
-		if (rc)
+		if (rc && !(rc == -ENOENT && h->act == KR_PLAN_HOT_DEL))	/* gone meanwhile */
 			return fail(err, rc, "write the hot keys");
 	}
 	return 0;
@@ -598,6 +598,7 @@ int kr_ops_apply_precheck(const struct kr_config *cfg, struct kr_err *err)
 	lv->backends_max = KR_DEFAULT_BACKEND_IDS;	/* kr_backends as load creates it */
 	lv->has_members = true;		/* the object load attaches has every map */
 	lv->has_hash_key = true;
+	lv->has_hot = true;
 	rc = read_devices(NULL, NULL, cfg, lv, err);
 	if (!rc)
 		rc = kr_apply_plan(cfg, lv, NULL, &p, err);

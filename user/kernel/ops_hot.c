@@ -75,28 +75,3 @@ int kr_ops_hot_del(const struct kr_ops_maps *m, __u32 ring_id, __u32 hash)
 		err = -errno;
 	return err;
 }
-
-int kr_ops_hot_sync(const struct kr_ops_maps *m, __u32 ring_id, const struct kr_hot_ent *want,
-		    uint32_t n)
-{
-	struct kr_hot_ent *all;
-	uint32_t nall;
-	int err;
-
-	if (m->hot_keys < 0)
-		return n ? -EOPNOTSUPP : 0;
-	for (uint32_t i = 0; i < n; i++)
-		if ((err = kr_ops_hot_put(m, &want[i])))
-			return err;
-	err = kr_ops_hot_list(m, (int)ring_id, &all, &nall);
-	for (uint32_t i = 0; !err && i < nall; i++) {
-		bool keep = all[i].v.flags & KR_HOT_F_CONTROLLER;
-
-		for (uint32_t j = 0; j < n && !keep; j++)
-			keep = want[j].k.key_hash == all[i].k.key_hash;
-		if (!keep && (err = kr_ops_hot_del(m, ring_id, all[i].k.key_hash)) == -ENOENT)
-			err = 0;
-	}
-	free(all);
-	return err;
-}
