@@ -447,6 +447,7 @@ static int print_json(const struct diff_opts *op, const struct kr_an_built *b,
 struct spill_side {
 	uint8_t *up;
 	uint16_t *spill;
+	uint8_t *found;		/* the backend is on this side (else: a membership change) */
 	struct kr_hot_ent *hot;
 	uint32_t nhot;
 	bool known;
@@ -469,6 +470,7 @@ static int side_from_config(const char *file, const char *ring, const struct kr_
 	for (uint32_t b = 0; b < r->nbackends; b++)
 		for (uint32_t i = 0; i < cr->nbackends; i++)
 			if (!kr_sockaddr_cmp(&cr->backends[i].addr, &r->backends[b].addr)) {
+				sd->found[b] = 1;
 				sd->up[b] = cr->backends[i].state == KR_BACKEND_UP;
 				/* not given: apply keeps the running value (NOT_GIVEN) */
 				sd->spill[b] = cr->backends[i].has_spill ? cr->backends[i].spill :
@@ -505,6 +507,7 @@ static int side_from_instance(const struct kr_an_src *src, const char *ring,
 			if (all[i].family == a->family && ntohs(all[i].port) == a->port &&
 			    !memcmp(all[i].addr, a->ip, a->family == 4 ? 4 : 16) &&
 			    all[i].state <= KR_BACKEND_DRAIN) {
+				sd->found[b] = 1;
 				sd->up[b] = all[i].state == KR_BACKEND_UP;
 				sd->spill[b] = all[i].spill;
 				break;
@@ -547,7 +550,8 @@ static int spill_diff(const struct diff_opts *o, const struct kr_an_built *b, js
 	for (int s = 0; s < 2; s++) {
 		sd[s].up = calloc(nb + 1, 1);
 		sd[s].spill = calloc(nb + 1, sizeof(uint16_t));
-		if (!sd[s].up || !sd[s].spill)
+		sd[s].found = calloc(nb + 1, 1);
+		if (!sd[s].up || !sd[s].spill || !sd[s].found)
 			goto out;
 		if (o->side[s].published)
 			side_from_instance(&o->side[s], b[0].name[0] ? b[0].name : b[1].name, r,
@@ -562,6 +566,12 @@ static int spill_diff(const struct diff_opts *o, const struct kr_an_built *b, js
 			sd[0].spill[i] = 0;
 		if (sd[1].spill[i] == SPILL_NOT_GIVEN)
 			sd[1].spill[i] = o->side[0].published ? sd[0].spill[i] : 0;
+		/* a backend the old side does not have is a membership change, which the ring's
+		 * own figures above price: not a state or spill change here */
+		if (!sd[0].found[i]) {
+			sd[0].up[i] = sd[1].up[i];
+			sd[0].spill[i] = sd[1].spill[i];
+		}
 	}
 	same = !memcmp(sd[0].up, sd[1].up, nb) && !memcmp(sd[0].spill, sd[1].spill, nb * 2) &&
 	       sd[0].nhot == sd[1].nhot;
@@ -634,6 +644,7 @@ out:
 	for (int s = 0; s < 2; s++) {
 		free(sd[s].up);
 		free(sd[s].spill);
+		free(sd[s].found);
 		free(sd[s].hot);
 	}
 	return rc;
