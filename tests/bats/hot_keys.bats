@@ -248,3 +248,29 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	[ "$status" = 0 ]
 	[[ "$output" == *"agree 2000"* ]]
 }
+
+@test "diff prices a spill and state change exactly: the independent model's sample agrees; a membership change alone prints no spill bill" {
+	config "$HK_TMP/old.json" "0 0 0 0 0 0 0 0"
+	config "$HK_TMP/new.json" "0.4 0 0 0 0 0.25 0 0.1"
+	sed -i 's|"10.66.0.13:9001", "mac": "02:66:00:00:00:03", "weight": 1 |&, "state": "down"|' "$HK_TMP/new.json"
+	grep -q '"10.66.0.13:9001".*"state": "down"' "$HK_TMP/new.json"
+	run -0 "$HK_BIN" diff --old-config "$HK_TMP/old.json" --new-config "$HK_TMP/new.json" --ring web --json
+	exact=$(echo "$output" | jq -r '.spill.moved')
+	[ -n "$exact" ] && [ "$exact" != null ]
+	"$HK_BIN" ring dump -c "$HK_TMP/new.json" --ring web --no-header > "$HK_TMP/dump"
+	run -0 "$HK_PY" "$HK_ORACLE" moved "$HK_TMP/old.json" "$HK_TMP/new.json" "$HK_TMP/dump" 200000 11
+	read -r _ p _ e <<<"$output"
+	echo "diff: exact $exact; model's sample $p +- $e"
+	# within 5 standard errors, and the change is not nothing
+	awk -v x="$exact" -v p="$p" -v e="$e" 'BEGIN { d = x - p; if (d < 0) d = -d; exit !(x > 0.05 && d <= 5 * e) }'
+	run -0 "$HK_BIN" diff --old-config "$HK_TMP/old.json" --new-config "$HK_TMP/new.json" --ring web
+	[[ "$output" == *"spill and state on the new ring"* ]]
+	# a ninth backend added, nothing else: the ring's own figures, no spill bill
+	sed 's|"10.66.0.18:9001", "mac": "02:66:00:00:00:08", "weight": 3 }|&, { "address": "10.66.0.19:9001", "mac": "02:66:00:00:00:09" }|' \
+		"$HK_TMP/old.json" > "$HK_TMP/grown.json"
+	grep -q 10.66.0.19 "$HK_TMP/grown.json"
+	run -0 "$HK_BIN" diff --old-config "$HK_TMP/old.json" --new-config "$HK_TMP/grown.json" --ring web
+	[[ "$output" != *"spill and state"* ]]
+	run -0 "$HK_BIN" diff --old-config "$HK_TMP/old.json" --new-config "$HK_TMP/grown.json" --ring web --json
+	[ "$(echo "$output" | jq -r '.spill // "none"')" = none ]
+}

@@ -18,6 +18,9 @@ is its destination MAC after the program.
       `keyrouter lookup --service ... --live --json` lines against the model
   kr_spill_oracle.py bench CONFIG PIN_DIR NKEYS REPEAT ROUNDS plain|spilled|hot
       ns/packet of the pinned program for keys on that path (scripts/bench.d/spill.sh)
+  kr_spill_oracle.py moved OLD_CONFIG NEW_CONFIG DUMP NSAMPLES SEED
+      the share of NSAMPLES uniform key hashes whose backend differs between the two
+      configurations' states and spill fractions (same ring): "moved P stderr E"
   kr_spill_oracle.py route CONFIG DUMP KEY SRC4 SPORT
       the model's backend index and replica of one key for one client
   kr_spill_oracle.py selftest
@@ -283,6 +286,21 @@ def cmp_lookup(cfg_path, dump_path, lookup_path):
     return 1 if bad or not n else 0
 
 
+def moved(old_path, new_path, dump_path, n, seed):
+    dump = open(dump_path).read().splitlines()
+    ring = json.load(open(new_path))['services'][0]['ring']
+    a = Model(json.load(open(old_path)), dump, ring)
+    b = Model(json.load(open(new_path)), dump, ring)
+    rnd = random.Random(seed)
+    m = 0
+    for _ in range(n):
+        h = rnd.getrandbits(32)
+        m += a.route(h)[0] != b.route(h)[0]
+    p = m / n
+    print('moved %.6f stderr %.6f' % (p, (p * (1 - p) / n) ** 0.5))
+    return 0
+
+
 def selftest():
     assert spill_value(0) == 0 and spill_value(1) == 0x9E37
     assert mix32(0) == 0 and mix32(1) == 0x514e28b7
@@ -309,6 +327,9 @@ if __name__ == '__main__':
                            ([int(x) for x in sys.argv[5].split('.')], int(sys.argv[6])))
         print(b, r)
         sys.exit(0)
+    if sys.argv[1:2] == ['moved'] and len(sys.argv) == 7:
+        sys.exit(moved(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]),
+                       int(sys.argv[6])))
     if sys.argv[1:2] == ['cmp-lookup'] and len(sys.argv) == 5:
         sys.exit(cmp_lookup(*sys.argv[2:5]))
     if sys.argv[1:2] == ['check'] and len(sys.argv) >= 7:
