@@ -256,7 +256,8 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	grep -q '"10.66.0.13:9001".*"state": "down"' "$HK_TMP/new.json"
 	run -0 "$HK_BIN" diff --old-config "$HK_TMP/old.json" --new-config "$HK_TMP/new.json" --ring web --json
 	exact=$(echo "$output" | jq -r '.spill.moved')
-	[ -n "$exact" ] && [ "$exact" != null ]
+	[ -n "$exact" ]
+	[ "$exact" != null ]
 	"$HK_BIN" ring dump -c "$HK_TMP/new.json" --ring web --no-header > "$HK_TMP/dump"
 	run -0 "$HK_PY" "$HK_ORACLE" moved "$HK_TMP/old.json" "$HK_TMP/new.json" "$HK_TMP/dump" 200000 11
 	read -r _ p _ e <<<"$output"
