@@ -164,6 +164,14 @@ static __always_inline int kr_ring_backend_up(void *ring, const struct kr_image_
 	return !sk->subset_id || bpf_map_lookup_elem(&kr_subset_members, sk);
 }
 
+/* Does key key_hash spill from backend be (its spill fraction; never with
+ * KR_RT_F_NOSPILL in flags)?  The one spill test of the fast path and the walk. */
+static __always_inline int kr_backend_spills(const struct kr_backend *be, __u32 key_hash,
+					     __u32 flags)
+{
+	return be->spill && !(flags & KR_RT_F_NOSPILL) && kr_spill_hit(key_hash, be->spill);
+}
+
 /* The walk's test of backend r->subset.backend_id for the key r->key_hash: 0 not eligible
  * (down, draining, unknown, not a member of the subset), 1 eligible, 2 eligible but the
  * key spills from it (its spill fraction, unless r->flags has KR_RT_F_NOSPILL). */
@@ -176,7 +184,7 @@ static __always_inline int kr_backend_ok(const struct kr_route *r)
 		return 0;
 	if (sk->subset_id && !bpf_map_lookup_elem(&kr_subset_members, sk))
 		return 0;
-	if (be->spill && !(r->flags & KR_RT_F_NOSPILL) && kr_spill_hit(r->key_hash, be->spill))
+	if (kr_backend_spills(be, r->key_hash, r->flags))
 		return 2;
 	return 1;
 }
@@ -330,8 +338,7 @@ static __always_inline int kr_ring_pick(void *ring, __u32 ring_key, __u32 key_ha
 	if (!out->subset.subset_id) {
 		be = bpf_map_lookup_elem(&kr_backends, &id);
 		if (be && be->state == KR_BACKEND_UP &&
-		    (!be->spill || (out->flags & KR_RT_F_NOSPILL) ||
-		     !kr_spill_hit(key_hash, be->spill))) {
+		    !kr_backend_spills(be, key_hash, out->flags)) {
 			kr_route_set(out, id, idx, 0);
 			return KR_ROUTE_OK;
 		}
