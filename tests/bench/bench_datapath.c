@@ -15,6 +15,13 @@
  *   (e) idxdep (d) after a random read of the ring's bucket index that (d)'s address waits
  *              for: the latency floor of any lookup that reads an index, then points
  *   (b) plain  a plain lower-bound binary search over the image points
+ * and, to split the full lookup's cost (issue 27): (e) with the shipped 32-point window
+ * counted in place of the one word; (e) with one 64-byte line of points counted (the least
+ * window: what the lookup would cost if its guess always fell within a line of the
+ * answer); the same after an index read from a region 2, 4 and 8 times the ring's index
+ * (what a finer index, which would make the window narrower, costs to read: 8 times
+ * finer puts the guess within a line); and the shipped kr_image_find() alone (the full
+ * stage without the control word, backend table and state, spill and slot counters)
  * and the bare forwarder of build/bench/xdp_forward (tests/bpf/progs/kr_bare_fwd.bpf.c:
  * parse Ethernet/IPv4/UDP, rewrite the MACs, XDP_TX; same per-run key write), the least a
  * router can do with the packet, and a program of the same object that only writes the
@@ -58,6 +65,12 @@
 #include "kr_dpbench_dep.skel.h"
 #include "kr_dpbench_idxdep.skel.h"
 #include "kr_dpbench_notrace.skel.h"
+#include "kr_dpbench_idxwin.skel.h"
+#include "kr_dpbench_line.skel.h"
+#include "kr_dpbench_line_idx2.skel.h"
+#include "kr_dpbench_line_idx4.skel.h"
+#include "kr_dpbench_line_idx8.skel.h"
+#include "kr_dpbench_find.skel.h"
 #include <pthread.h>
 #include "kr_bare_fwd.skel.h"
 #include "bench_args.h"
@@ -67,14 +80,18 @@
 #define NB	16
 
 enum { V_NONE, V_LIMIT, V_FULL, V_PLAIN, V_BARE, V_DEP, V_IDXDEP, V_EMPTY, V_NOTRACE,
-       V_TRACE1000, V_TRACE1, V_SPILL4, V_SPILL8, NV };
+       V_TRACE1000, V_TRACE1, V_SPILL4, V_SPILL8, V_IDXWIN, V_LINE, V_LINE2, V_LINE4, V_LINE8,
+       V_FIND, NV };
 static const char *vname[NV] = { "(a) no lookup", "(c) limit: 1 random read",
 				 "full (keyrouter.bpf.c)", "(b) plain binary search",
 				 "bare forwarder", "(d) 1 random read, waited for",
 				 "(e) index read, then (d)", "key write only (test run)",
 				 "full, built without trace", "full, trace on 1 in 1000",
 				 "full, trace on 1 in 1", "full, spill 0.25 on 4 of 16",
-				 "full, spill 0.5 on 8 of 16" };
+				 "full, spill 0.5 on 8 of 16", "(e) + the 32-point window",
+				 "(e) + one line (perfect guess)", "index 2x + one line",
+				 "index 4x + one line", "index 8x + one line",
+				 "kr_image_find() alone" };
 
 struct variant {
 	struct bpf_object *obj;
@@ -130,6 +147,12 @@ static int load_all(void)
 	LOAD(V_DEP, kr_dpbench_dep);
 	LOAD(V_IDXDEP, kr_dpbench_idxdep);
 	LOAD(V_NOTRACE, kr_dpbench_notrace);
+	LOAD(V_IDXWIN, kr_dpbench_idxwin);
+	LOAD(V_LINE, kr_dpbench_line);
+	LOAD(V_LINE2, kr_dpbench_line_idx2);
+	LOAD(V_LINE4, kr_dpbench_line_idx4);
+	LOAD(V_LINE8, kr_dpbench_line_idx8);
+	LOAD(V_FIND, kr_dpbench_find);
 	var[V_TRACE1000] = var[V_TRACE1] = var[V_FULL];	/* the full build, trace switched on */
 	var[V_SPILL4] = var[V_SPILL8] = var[V_FULL];	/* the full build, spill published */
 	{	/* parse Eth/IPv4/UDP, MACs, XDP_TX; writes the same per-run key */
@@ -448,6 +471,23 @@ int main(int argc, char **argv)
 		       "full over that floor: %+.1f ns\n",
 		       (best[V_IDXDEP] - best[V_NONE]) / (best[V_LIMIT] - best[V_NONE]),
 		       best[V_FULL] - best[V_IDXDEP]);
+		{	/* issue 27: what the window and the index cost, and the rest of the stage */
+			double c = best[V_LIMIT] - best[V_NONE];
+#define OWN(v) (best[v] - best[V_NONE]) / c
+			printf("  where the lookup's cost goes, own cost against (c): (e) %.2f; (e) + one "
+			       "line of points counted (a guess always within a line of the answer) "
+			       "%.2f; (e) + the shipped 32-point window %.2f; kr_image_find() alone "
+			       "%.2f; full %.2f\n", OWN(V_IDXDEP), OWN(V_LINE), OWN(V_IDXWIN),
+			       OWN(V_FIND), OWN(V_FULL));
+			printf("  a finer index (a narrower window) read from 2x / 4x / 8x the index's "
+			       "region, then one line: %.2f / %.2f / %.2f (an 8x finer index puts the "
+			       "guess within a line)\n", OWN(V_LINE2), OWN(V_LINE4), OWN(V_LINE8));
+			printf("  window beyond one line %+.1f ns, the rest of the stage (control word, "
+			       "backend table and state, counters) %+.1f ns, find beyond (e) + window "
+			       "%+.1f ns\n", best[V_IDXWIN] - best[V_LINE], best[V_FULL] - best[V_FIND],
+			       best[V_FIND] - best[V_IDXWIN]);
+#undef OWN
+		}
 		printf("  (a) / bare forwarder = %.2f   (target <= 1.5)\n",
 		       best[V_NONE] / best[V_BARE]);
 		printf("  beyond a program that only writes the key (the test run's own cost, %.1f ns): "

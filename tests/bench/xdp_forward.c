@@ -38,7 +38,11 @@
  * route to 16 by default: their backend entries stay in the L1), and the shipped program
  * with a 16-point window (tests/bpf/progs/kr_win16.bpf.c), and (e) with the 32-point window
  * counted in place of the one word (kr_dpbench_idxwin), and the shipped program routing to 16
- * backends without the backend table (kr_hotbe, bpf/kr_ring.h KR_RING_BACKEND_ID).
+ * backends without the backend table (kr_hotbe, bpf/kr_ring.h KR_RING_BACKEND_ID); and to
+ * split the rest (issue 27): (e) with one 64-byte line of points counted (a guess always
+ * within a line of the answer: the least window; kr_dpbench_line), the same after an
+ * index read from 8 times the index's region (an index fine enough for that guess;
+ * kr_dpbench_line_idx8), and the shipped kr_image_find() alone (kr_dpbench_find).
  * Printed per ring: ns per frame of each path, and the lookup's own cost in real
  * forwarding, (full - (a)) / ((c) - (a)) in ns per frame, and (a) - bare: what the
  * common path adds to a frame.  (The variants also write a counter into the key, one
@@ -91,6 +95,9 @@
 #include "kr_win16.skel.h"
 #include "kr_dpbench_idxwin.skel.h"
 #include "kr_hotbe.skel.h"
+#include "kr_dpbench_line.skel.h"
+#include "kr_dpbench_line_idx8.skel.h"
+#include "kr_dpbench_find.skel.h"
 #include "kr_xdp_traffic.skel.h"
 #include "bench_args.h"
 #include "bench_loadavg.h"
@@ -98,7 +105,8 @@
 #define BATCH	64
 
 enum { P_BARE, P_KR15, P_KR150, P_NONE, P_LIM15, P_LIM150, P_BARE2, P_KR2, P_IDX15, P_IDX150,
-       P_W16_15, P_W16_150, P_LIMB150, P_IDXB150, P_IDXW15, P_IDXW150, P_HOT15, P_HOT150, NP };
+       P_W16_15, P_W16_150, P_LIMB150, P_IDXB150, P_IDXW15, P_IDXW150, P_HOT15, P_HOT150,
+       P_LINE15, P_LINE150, P_LINE8_150, P_FIND150, NP };
 static const char *pname[NP] = { "bare forwarder", "keyrouter, pm 160 ring",
 				 "keyrouter, pm 1600 ring", "(a) no ring lookup",
 				 "(c) 1 random read, pm 160", "(c) 1 random read, pm 1600",
@@ -107,7 +115,9 @@ static const char *pname[NP] = { "bare forwarder", "keyrouter, pm 160 ring",
 				 "keyrouter window 16, pm 160", "keyrouter window 16, pm 1600",
 				 "(c) 2048 backends, pm 1600", "(e) 2048 backends, pm 1600",
 				 "(e) + window, pm 160", "(e) + window, pm 1600",
-				 "keyrouter, 16 hot backends, 160", "keyrouter, 16 hot backends, 1600" };
+				 "keyrouter, 16 hot backends, 160", "keyrouter, 16 hot backends, 1600",
+				 "(e) + one line, pm 160", "(e) + one line, pm 1600",
+				 "index 8x + one line, pm 1600", "kr_image_find() alone, pm 1600" };
 /* The paths on the 2-queue veths: a generator thread on each of NQ CPUs. */
 #define NQ	2
 static int two_queues(int p) { return p == P_BARE2 || p == P_KR2; }
@@ -121,11 +131,15 @@ static struct kr_dpbench_limit_bpf *vlimb;
 static struct kr_win16_bpf *vw16;
 static struct kr_dpbench_idxwin_bpf *vidxw;
 static struct kr_hotbe_bpf *vhot;
+static struct kr_dpbench_line_bpf *vline;
+static struct kr_dpbench_line_idx8_bpf *vline8;
+static struct kr_dpbench_find_bpf *vfind;
 static struct kr_xdp_traffic_bpf *trf;
 static int if_kgen, if_bgen, if_krtr, if_brtr, if_out, if_sink;
 static int if_ngen, if_nrtr, if_lgen, if_lrtr, if_kgen2, if_krtr2, if_bgen2, if_brtr2;
 static int if_egen, if_ertr, if_wgen, if_wrtr, if_cbgen, if_cbrtr, if_ebgen, if_ebrtr;
-static int if_ewgen, if_ewrtr, if_hgen, if_hrtr;
+static int if_ewgen, if_ewrtr, if_hgen, if_hrtr, if_lngen, if_lnrtr, if_l8gen, if_l8rtr;
+static int if_fdgen, if_fdrtr;
 static int ncpus_online;
 static uint8_t pkt[2][PKT_MAX];
 static size_t pkt_len[2];
@@ -200,13 +214,17 @@ static void topology(void)
 	   "ip link add xfeb_gen type veth peer name xfeb_rtr && "
 	   "ip link add xfew_gen type veth peer name xfew_rtr && "
 	   "ip link add xfh_gen type veth peer name xfh_rtr && "
+	   "ip link add xfln_gen type veth peer name xfln_rtr && "
+	   "ip link add xfl8_gen type veth peer name xfl8_rtr && "
+	   "ip link add xffd_gen type veth peer name xffd_rtr && "
 	   "ip link add xfk2_gen numtxqueues 2 numrxqueues 2 type veth peer name xfk2_rtr "
 	   "numtxqueues 2 numrxqueues 2 && "
 	   "ip link add xfb2_gen numtxqueues 2 numrxqueues 2 type veth peer name xfb2_rtr "
 	   "numtxqueues 2 numrxqueues 2 && "
 	   "for d in xfk_gen xfk_rtr xfb_gen xfb_rtr xf_out xf_sink xfn_gen xfn_rtr xfl_gen "
 	   "xfl_rtr xfk2_gen xfk2_rtr xfb2_gen xfb2_rtr xfe_gen xfe_rtr xfw_gen xfw_rtr xfcb_gen xfcb_rtr "
-	   "xfeb_gen xfeb_rtr xfew_gen xfew_rtr xfh_gen xfh_rtr; do ip link set $d up; done");
+	   "xfeb_gen xfeb_rtr xfew_gen xfew_rtr xfh_gen xfh_rtr xfln_gen xfln_rtr xfl8_gen "
+	   "xfl8_rtr xffd_gen xffd_rtr; do ip link set $d up; done");
 	if_kgen = ifindex("xfk_gen");
 	if_bgen = ifindex("xfb_gen");
 	if_krtr = ifindex("xfk_rtr");
@@ -233,6 +251,12 @@ static void topology(void)
 	if_ewrtr = ifindex("xfew_rtr");
 	if_hgen = ifindex("xfh_gen");
 	if_hrtr = ifindex("xfh_rtr");
+	if_lngen = ifindex("xfln_gen");
+	if_lnrtr = ifindex("xfln_rtr");
+	if_l8gen = ifindex("xfl8_gen");
+	if_l8rtr = ifindex("xfl8_rtr");
+	if_fdgen = ifindex("xffd_gen");
+	if_fdrtr = ifindex("xffd_rtr");
 }
 
 /* Maps the variant builds share with the shipped program. */
@@ -300,7 +324,11 @@ static void load_programs(void)
 	vw16 = kr_win16_bpf__open();
 	vidxw = kr_dpbench_idxwin_bpf__open();
 	vhot = kr_hotbe_bpf__open();
-	if (!vnone || !vlim || !vidx || !vlimb || !vidxb || !vw16 || !vidxw || !vhot)
+	vline = kr_dpbench_line_bpf__open();
+	vline8 = kr_dpbench_line_idx8_bpf__open();
+	vfind = kr_dpbench_find_bpf__open();
+	if (!vnone || !vlim || !vidx || !vlimb || !vidxb || !vw16 || !vidxw || !vhot || !vline ||
+	    !vline8 || !vfind)
 		die("couldn't open the benchmark builds");
 	share_maps(vnone->obj, "(a)");
 	share_maps(vlim->obj, "(c)");
@@ -310,18 +338,26 @@ static void load_programs(void)
 	share_maps(vw16->obj, "window 16");
 	share_maps(vidxw->obj, "(e) + window");
 	share_maps(vhot->obj, "16 hot backends");
+	share_maps(vline->obj, "(e) + one line");
+	share_maps(vline8->obj, "index 8x + one line");
+	share_maps(vfind->obj, "kr_image_find() alone");
 	vlimb->data->kr_bench_backend_mask = 2047;	/* the 2048 backends (ids 1..2048) */
 	vidxb->data->kr_bench_backend_mask = 2047;
 	if (kr_dpbench_none_bpf__load(vnone) || kr_dpbench_limit_bpf__load(vlim) ||
 	    kr_dpbench_idxdep_bpf__load(vidx) || kr_dpbench_limit_bpf__load(vlimb) ||
 	    kr_dpbench_idxdep_bpf__load(vidxb) || kr_win16_bpf__load(vw16) ||
-	    kr_dpbench_idxwin_bpf__load(vidxw) || kr_hotbe_bpf__load(vhot))
+	    kr_dpbench_idxwin_bpf__load(vidxw) || kr_hotbe_bpf__load(vhot) ||
+	    kr_dpbench_line_bpf__load(vline) || kr_dpbench_line_idx8_bpf__load(vline8) ||
+	    kr_dpbench_find_bpf__load(vfind))
 		die("couldn't load the benchmark builds");
 	attach(if_cbrtr, bpf_program__fd(vlimb->progs.kr_xdp), "(c), 2048 backends");
 	attach(if_ebrtr, bpf_program__fd(vidxb->progs.kr_xdp), "(e), 2048 backends");
 	attach(if_wrtr, bpf_program__fd(vw16->progs.kr_xdp), "window 16");
 	attach(if_ewrtr, bpf_program__fd(vidxw->progs.kr_xdp), "(e) + window");
 	attach(if_hrtr, bpf_program__fd(vhot->progs.kr_xdp), "16 hot backends");
+	attach(if_lnrtr, bpf_program__fd(vline->progs.kr_xdp), "(e) + one line");
+	attach(if_l8rtr, bpf_program__fd(vline8->progs.kr_xdp), "index 8x + one line");
+	attach(if_fdrtr, bpf_program__fd(vfind->progs.kr_xdp), "kr_image_find() alone");
 	attach(if_nrtr, bpf_program__fd(vnone->progs.kr_xdp), "(a)");
 	attach(if_lrtr, bpf_program__fd(vlim->progs.kr_xdp), "(c)");
 	attach(if_ertr, bpf_program__fd(vidx->progs.kr_xdp), "(e)");
@@ -535,13 +571,16 @@ static double run_queues(int p, uint32_t frames, int64_t *lost, double *wall)
 static double run(int p, uint32_t frames, int64_t *lost, double *wall)
 {
 	int r = p == P_KR150 || p == P_LIM150 || p == P_IDX150 || p == P_W16_150 ||
-		p == P_LIMB150 || p == P_IDXB150 || p == P_IDXW150 || p == P_HOT150 ? 1 : 0;
+		p == P_LIMB150 || p == P_IDXB150 || p == P_IDXW150 || p == P_HOT150 ||
+		p == P_LINE150 || p == P_LINE8_150 || p == P_FIND150 ? 1 : 0;
 	int gen = p == P_BARE ? if_bgen : p == P_NONE ? if_ngen :
 		  p == P_LIM15 || p == P_LIM150 ? if_lgen :
 		  p == P_IDX15 || p == P_IDX150 ? if_egen :
 		  p == P_W16_15 || p == P_W16_150 ? if_wgen : p == P_LIMB150 ? if_cbgen :
 		  p == P_IDXB150 ? if_ebgen : p == P_IDXW15 || p == P_IDXW150 ? if_ewgen :
-		  p == P_HOT15 || p == P_HOT150 ? if_hgen : if_kgen;
+		  p == P_HOT15 || p == P_HOT150 ? if_hgen :
+		  p == P_LINE15 || p == P_LINE150 ? if_lngen : p == P_LINE8_150 ? if_l8gen :
+		  p == P_FIND150 ? if_fdgen : if_kgen;
 	struct xdp_md ctx = { .data_end = pkt_len[r], .ingress_ifindex = gen };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt[r], .data_size_in = pkt_len[r],
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = frames,
@@ -667,6 +706,19 @@ int main(int argc, char **argv)
 		printf("  window of 16 points instead of 32: %.0f / %.0f ns against %.0f / %.0f "
 		       "at %u / %u points\n", ns[P_W16_15], ns[P_W16_150], ns[P_KR15], ns[P_KR150],
 		       npoints[0], npoints[1]);
+		/* issue 27: the window against one line, a finer index, the rest of the stage */
+		printf("  (e) with one line of points counted (a guess always within a line of "
+		       "the answer): %.0f / %.0f ns, own cost %.2f / %.2f at %u / %u points; the "
+		       "32-point window beyond one line %+.0f / %+.0f ns\n", ns[P_LINE15],
+		       ns[P_LINE150], (ns[P_LINE15] - ns[P_NONE]) / (ns[P_LIM15] - ns[P_NONE]),
+		       (ns[P_LINE150] - ns[P_NONE]) / (ns[P_LIM150] - ns[P_NONE]), npoints[0],
+		       npoints[1], ns[P_IDXW15] - ns[P_LINE15], ns[P_IDXW150] - ns[P_LINE150]);
+		printf("  %u points: an index 8x finer (its guess within a line) read, then one "
+		       "line: %.0f ns, own cost %.2f; kr_image_find() alone %.0f ns, own cost %.2f; "
+		       "the rest of the stage (full - find) %+.0f ns\n", npoints[1], ns[P_LINE8_150],
+		       (ns[P_LINE8_150] - ns[P_NONE]) / (ns[P_LIM150] - ns[P_NONE]), ns[P_FIND150],
+		       (ns[P_FIND150] - ns[P_NONE]) / (ns[P_LIM150] - ns[P_NONE]),
+		       ns[P_KR150] - ns[P_FIND150]);
 		printf("  lookup's own cost targets: <= 1.15 at %u points, <= 1.3 at %u\n",
 		       npoints[0], npoints[1]);
 	}

@@ -22,6 +22,16 @@
  *                   of any lookup that reads an index, then points
  *   KR_BENCH_IDX_WIN (e) with the shipped lookup's window in place of the one word: KR_WINDOW
  *                   points from a random place of the chunk, counted (kr_ptr_count)
+ *   KR_BENCH_IDX_LINE (e) with the least window in place of the one word: the KR_BENCH_LINE_PTS
+ *                   (10) points whose hashes lie in one 64-byte cache line of the chunk
+ *                   (aligned: the map value's offset in struct bpf_array, read by CO-RE),
+ *                   counted.  What an index-then-points lookup would cost whose guess always
+ *                   fell within a line of the answer; with KR_BENCH_IDX_SCALE = k > 1 the
+ *                   index read is from a region k times the ring's index (points chunks
+ *                   stand in for it): what a k times finer index would cost to read
+ *   KR_BENCH_FIND   the shipped kr_image_find() alone (index pair, guess, windows, fallback),
+ *                   backend from the answer's position: the full stage without the
+ *                   control word, the backend table and state, spill and slot counters
  *   KR_BENCH_PLAIN  (b) control word, slot, a plain lower-bound binary search over the
  *                   image points (one chunk lookup per step), backend table, backend state
  * The key-varying step is the same in every variant (kr_bench_key(), at the start of the
@@ -42,6 +52,8 @@
 #define KR_BENCH_DEP	5
 #define KR_BENCH_IDX_DEP	6
 #define KR_BENCH_IDX_WIN	7
+#define KR_BENCH_IDX_LINE	8
+#define KR_BENCH_FIND	9
 
 /* Where the bench packet's payload starts: Ethernet (14) + IPv4 without options (20) +
  * UDP (8).  Packets of another shape are left alone. */
@@ -88,7 +100,15 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	return KR_ROUTE_OK;
 }
 #elif KR_BENCH_VARIANT == KR_BENCH_LIMIT || KR_BENCH_VARIANT == KR_BENCH_DEP || \
-	KR_BENCH_VARIANT == KR_BENCH_IDX_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_WIN
+	KR_BENCH_VARIANT == KR_BENCH_IDX_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_WIN || \
+	KR_BENCH_VARIANT == KR_BENCH_IDX_LINE
+#if KR_BENCH_VARIANT == KR_BENCH_IDX_LINE
+#include <bpf/bpf_core_read.h>
+#ifndef KR_BENCH_IDX_SCALE
+#define KR_BENCH_IDX_SCALE	1
+#endif
+#define KR_BENCH_LINE_PTS	10	/* 6-byte points whose 4 hash bytes fit any 64-byte line */
+#endif
 static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 					  struct kr_route *out)
 {
@@ -107,10 +127,17 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr)
 		return KR_ROUTE_BAD_IMAGE;
-#if KR_BENCH_VARIANT == KR_BENCH_IDX_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_WIN
+#if KR_BENCH_VARIANT == KR_BENCH_IDX_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_WIN || \
+	KR_BENCH_VARIANT == KR_BENCH_IDX_LINE
 	/* a random index word first; the points read's address waits for its value */
+#if KR_BENCH_VARIANT == KR_BENCH_IDX_LINE && KR_BENCH_IDX_SCALE > 1
+	c = (hdr->pt_chunk - hdr->idx_chunk) * KR_BENCH_IDX_SCALE;	/* a larger index's size */
+	c = hdr->pt_chunk + (__u32)(((__u64)kr_mix32(h ^ 0x9e3779b9) *
+				     kr_min_u32(c, hdr->nchunks - hdr->pt_chunk)) >> 32);
+#else
 	c = hdr->idx_chunk + (__u32)(((__u64)kr_mix32(h ^ 0x9e3779b9) *
 				       (hdr->pt_chunk - hdr->idx_chunk)) >> 32);
+#endif
 	w = bpf_map_lookup_elem(ring, &c);
 	if (!w)
 		return KR_ROUTE_BAD_IMAGE;
@@ -126,7 +153,21 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 		return KR_ROUTE_BAD_IMAGE;
 	/* a random word of the whole chunk (so the reads cover the whole image); the answer
 	 * depends on the value read */
-#if KR_BENCH_VARIANT == KR_BENCH_IDX_WIN
+#if KR_BENCH_VARIANT == KR_BENCH_IDX_LINE
+	/* the points of one cache line: the value starts off = offsetof(struct bpf_array,
+	 * value) bytes past a line (the array is page-aligned: vmalloc, or kmalloc of more
+	 * than a page), so line-aligned places of the chunk are (64 - off % 64) % 64 + 64 j;
+	 * the first point from there, and the 9 after it, have their hashes in that line */
+	c = ((kr_mix32(h) & 0xffff) * (KR_CHUNK_BYTES / 64 - 2)) >> 16;
+	c = (64 - (bpf_core_field_offset(struct bpf_array, value) & 63)) % 64 + 64 * c;
+	c = ((c + 5) * 43691) >> 18;	/* ceil(c / 6): the first point starting there */
+	c = kr_min_u32(c, KR_PTS_PER_CHUNK - KR_BENCH_LINE_PTS);
+	KR_BARRIER_VAR(c);
+	c &= KR_PTS_PER_CHUNK - 1;
+	if (c > KR_PTS_PER_CHUNK - KR_BENCH_LINE_PTS)
+		return KR_ROUTE_BAD_IMAGE;	/* never: a bound for the verifier */
+	c = kr_ptr_count((const struct kr_point *)(const void *)w + c, h, KR_BENCH_LINE_PTS);
+#elif KR_BENCH_VARIANT == KR_BENCH_IDX_WIN
 	/* the shipped lookup's window instead of one word: KR_WINDOW points from a random
 	 * place of the chunk, counted as kr_window_at() counts them */
 	c = ((kr_mix32(h) & 0xffff) * (KR_PTS_PER_CHUNK - KR_WINDOW)) >> 16;
@@ -139,10 +180,34 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 #endif
 	out->backend_id = 1 + ((c ^ h) & kr_bench_backend_mask);
 #if KR_BENCH_VARIANT == KR_BENCH_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_DEP || \
-	KR_BENCH_VARIANT == KR_BENCH_IDX_WIN
+	KR_BENCH_VARIANT == KR_BENCH_IDX_WIN || KR_BENCH_VARIANT == KR_BENCH_IDX_LINE
 	asm volatile("%[c] &= 0" : [c] "+r"(c));	/* 0, once the value is there */
 	kr_bench_ctr += c;
 #endif
+	return KR_ROUTE_OK;
+}
+#elif KR_BENCH_VARIANT == KR_BENCH_FIND
+static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
+					  struct kr_route *out)
+{
+	const struct kr_image_hdr *hdr;
+	__u32 key = ring_id * 2, zero = 0, idx, b;
+	void *ring;
+
+	KR_BENCH_USE(bytes);
+	out->key_hash = h;
+	out->slot = 0;
+	out->image_index = out->first_index = out->walk = 0;
+	ring = bpf_map_lookup_elem(&kr_rings, &key);
+	if (!ring)
+		return KR_ROUTE_NO_RING;
+	hdr = bpf_map_lookup_elem(ring, &zero);
+	if (!hdr || hdr->magic != KR_IMAGE_MAGIC)
+		return KR_ROUTE_BAD_IMAGE;
+	if (kr_image_find(ring, hdr, h, &idx, &b))
+		return KR_ROUTE_BAD_IMAGE;
+	out->image_index = out->first_index = idx;
+	out->backend_id = 1 + ((idx ^ h) & kr_bench_backend_mask);
 	return KR_ROUTE_OK;
 }
 #elif KR_BENCH_VARIANT == KR_BENCH_PLAIN
