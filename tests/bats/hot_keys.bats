@@ -195,6 +195,49 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	[ $(( ${BASH_REMATCH[1]} >> 56 & 1 )) = 0 ]
 }
 
+@test "a ring that leaves the configuration takes its hot keys with it, the controller's too; the ring that gets its id later starts without them" {
+	# two rings: "web" (id 0) and "old" (id 1, a hot key from the config and one the
+	# controller put there), then "old" goes, then a new ring "new" takes id 1
+	two_rings() { # FILE SECOND-RING-NAME HOT-JSON
+		config "$1"
+		jq --arg n "$2" --argjson h "$3" '.rings += [.rings[0] | .name = $n | .hot_keys = $h] |
+			.services += [.services[0] | .name = "kv2" | .port = 9002 | .ring = $n]' \
+			"$1" > "$1.tmp" && mv "$1.tmp" "$1"
+	}
+	two_rings "$HK_TMP/o1.json" old '[ {"key": "old-hot", "replicas": 3} ]'
+	run -0 kr load hkveth0 -c "$HK_TMP/o1.json" --instance "$HK_P-a"
+	local pin=/sys/fs/bpf/keyrouter/$HK_P-a
+	run -0 kr hotkey list old --instance "$HK_P-a"
+	[[ "$output" =~ ^old\ (0x[0-9a-f]{8})\ replicas\ 3$ ]]
+	local h=${BASH_REMATCH[1]}
+	# the controller's entry (KR_HOT_F_CONTROLLER): ring id 1, key hash 0x00c0ffee, replicas 2
+	run -0 bpftool map update pinned "$pin/kr_hot_keys" key 1 0 0 0 0xee 0xff 0xc0 0 \
+		value 2 0 0 0 1 0 0 0
+	run -0 kr hotkey list --instance "$HK_P-a"
+	[ "${#lines[@]}" = 2 ]
+	config "$HK_TMP/o2.json"
+	run -0 kr apply --dry-run -c "$HK_TMP/o2.json" --instance "$HK_P-a"
+	[[ "$output" == *"ring 'old' (id 1): would remove (not in the config)"* ]]
+	[[ "$output" == *"ring 'old': would remove hot key $h (replicas 3; not in the config)"* ]]
+	[[ "$output" == *"ring 'old': would remove hot key 0x00c0ffee (replicas 2; not in the config)"* ]]
+	run -0 kr apply --json -c "$HK_TMP/o2.json" --instance "$HK_P-a"
+	[ "$(jq -r '[.counts.rings_removed, .counts.hot_keys_removed] | join(" ")' <<<"$output")" = "1 2" ]
+	run -0 kr hotkey list --instance "$HK_P-a"
+	[ "$output" = "no hot keys" ]
+	run -0 bpftool map dump pinned "$pin/kr_hot_keys"
+	[[ "$output" != *'"key"'* ]]
+	# a new ring gets id 1: no replicas of the old ring's keys
+	two_rings "$HK_TMP/o3.json" new '[]'
+	run -0 kr apply -c "$HK_TMP/o3.json" --instance "$HK_P-a"
+	run -0 kr ring status new --instance "$HK_P-a"
+	[[ "$output" == *"id 1"* ]]
+	run -0 kr hotkey list --instance "$HK_P-a"
+	[ "$output" = "no hot keys" ]
+	run -0 bpftool map lookup pinned "$pin/kr_ring_ctl" key 1 0 0 0
+	[[ "$output" =~ \"value\":\ ([0-9]+) ]]
+	[ $(( ${BASH_REMATCH[1]} >> 56 & 1 )) = 0 ]
+}
+
 @test "bad input: spill out of range, replicas 0/1/17, an unknown ring, a QUIC ring: a clear error, the running state untouched" {
 	config "$HK_TMP/c.json" "0.3 0 0 0 0 0 0 0"
 	run -0 kr load hkveth0 -c "$HK_TMP/c.json" --instance "$HK_P-a"

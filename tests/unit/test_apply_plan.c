@@ -920,8 +920,9 @@ static const struct kr_plan_hot *hot_planned(const struct kr_apply_plan *p, uint
 	return NULL;
 }
 
-/* A ring's "hot_keys" against kr_hot_keys: added, changed, removed, the controller's kept,
- * other rings' untouched; a plan of hot keys alone is a change; a second plan is empty. */
+/* A ring's "hot_keys" against kr_hot_keys: added, changed, removed, the controller's kept;
+ * the entries of an id no ring holds removed; a plan of hot keys alone is a change; a
+ * second plan is empty; a removed ring's entries go with it, the controller's too. */
 static void test_hot_keys(void)
 {
 	static const char two[] = CFG_HOT("[ { \"hash\": \"0x00000011\", \"replicas\": 3 }, "
@@ -936,7 +937,7 @@ static void test_hot_keys(void)
 	struct kr_hot_ent extra[] = {
 		{ { 0, 0x33 }, { 5, KR_HOT_F_CONTROLLER } },	/* the controller's: stays */
 		{ { 0, 0x44 }, { 2, 0 } },			/* `hotkey add`: goes */
-		{ { 7, 0x11 }, { 2, 0 } },			/* another ring id: untouched */
+		{ { 7, 0x11 }, { 2, 0 } },			/* an id no ring holds: goes */
 	};
 	struct kr_live *lv = live_new();
 	const struct kr_plan_hot *h;
@@ -973,13 +974,16 @@ static void test_hot_keys(void)
 	h = hot_planned(&p, 0x11);
 	CHECK(h && h->act == KR_PLAN_HOT_CHANGE && h->e.k.ring_id == 0 && h->was.replicas == 3 &&
 	      h->e.v.replicas == 4, "0x11: replicas 3 -> 4");
-	CHECK(p.n.hot_keys_changed == 1 && p.n.hot_keys_removed == 2 && !p.n.hot_keys_added &&
-	      p.nhot == 3, "1 changed, 2 removed (0x22 and 0x44)");
+	CHECK(p.n.hot_keys_changed == 1 && p.n.hot_keys_removed == 3 && !p.n.hot_keys_added &&
+	      p.nhot == 4, "1 changed, 3 removed (0x22, 0x44, and id 7's 0x11)");
 	CHECK(hot_planned(&p, 0x44) && hot_planned(&p, 0x44)->act == KR_PLAN_HOT_DEL &&
 	      !hot_planned(&p, 0x33), "an entry the config doesn't name goes, the controller's "
 	      "stays");
 	for (uint32_t i = 0; i < p.nhot; i++)
-		CHECK(p.hot[i].e.k.ring_id == 0, "hot write %u: ring id 0 only (ring 7 untouched)",
+		CHECK(p.hot[i].e.k.ring_id == 0 ||
+		      (p.hot[i].e.k.ring_id == 7 && p.hot[i].act == KR_PLAN_HOT_DEL &&
+		       !strcmp(p.hot[i].ring, "(none)")),
+		      "hot write %u: ring id 0, or the delete of id 7's entry (no ring: \"(none)\")",
 		      i);
 	live_apply(lv, &p);
 	done(&p, c);
@@ -1001,6 +1005,27 @@ static void test_hot_keys(void)
 	CHECK(rc == 0 && p.rings[0].act == KR_PLAN_STAGE && !p.nhot && !p.n.hot_keys_added,
 	      "ring stage of a new version writes no hot keys");
 	done(&p, c);
+	{	/* a ring the config no longer has: its entries go with it, the controller's too
+		 * (a ring that later gets id 9 must not inherit them) */
+		struct kr_hot_ent old[] = { { { 9, 0x55 }, { 3, KR_HOT_F_CONTROLLER } },
+					    { { 9, 0x66 }, { 2, 0 } } };
+		const struct kr_plan_hot *h5, *h6;
+
+		snprintf(lv->ring[9].name, sizeof(lv->ring[9].name), "old");
+		for (uint32_t i = 0; i < 2; i++)
+			live_hot_set(lv, &old[i], false);
+		rc = plan(one, lv, NULL, &p, &c, &e);
+		h5 = hot_planned(&p, 0x55);
+		h6 = hot_planned(&p, 0x66);
+		CHECK(rc == 0 && p.nrings_del == 1 && p.rings_del[0].id == 9 && h5 && h6 &&
+		      h5->act == KR_PLAN_HOT_DEL && h6->act == KR_PLAN_HOT_DEL &&
+		      h5->e.k.ring_id == 9 && !strcmp(h5->ring, "old") && !strcmp(h6->ring, "old"),
+		      "ring 'old' (id 9) removed: both its hot keys removed, named by it (%s)",
+		      e.msg);
+		CHECK(!hot_planned(&p, 0x11) || hot_planned(&p, 0x11)->e.k.ring_id != 9,
+		      "nothing else of id 9 planned");
+		done(&p, c);
+	}
 	kr_live_free(lv);
 	free(lv);
 }

@@ -945,15 +945,15 @@ static const struct kr_hot_ent *hot_live(const struct kr_live *lv, const struct 
 	return NULL;
 }
 
-static int hot_push(struct planner *pl, const struct kr_plan_ring *pr,
-		    const struct kr_hot_ent *e, enum kr_plan_hot_act act, const struct kr_hot_val *was)
+static int hot_push(struct planner *pl, const char *ring, const struct kr_hot_ent *e,
+		    enum kr_plan_hot_act act, const struct kr_hot_val *was)
 {
 	struct kr_apply_plan *p = pl->p;
 
 	if (GROW(p->hot, p->nhot, pl->cap_hot))
 		return -ENOMEM;
 	p->hot[p->nhot++] = (struct kr_plan_hot){ .e = *e, .act = act, .was = was ? *was :
-						   (struct kr_hot_val){ 0 }, .ring = pr->unit->name };
+						   (struct kr_hot_val){ 0 }, .ring = ring };
 	if (act == KR_PLAN_HOT_ADD)
 		p->n.hot_keys_added++;
 	else if (act == KR_PLAN_HOT_CHANGE)
@@ -985,9 +985,9 @@ static int plan_hot_ring(struct planner *pl, const struct kr_plan_ring *pr)
 		const struct kr_hot_ent *cur = hot_live(lv, &e.k);
 
 		if (!cur)
-			err = hot_push(pl, pr, &e, KR_PLAN_HOT_ADD, NULL);
+			err = hot_push(pl, pr->unit->name, &e, KR_PLAN_HOT_ADD, NULL);
 		else if (memcmp(&cur->v, &e.v, sizeof(e.v)))
-			err = hot_push(pl, pr, &e, KR_PLAN_HOT_CHANGE, &cur->v);
+			err = hot_push(pl, pr->unit->name, &e, KR_PLAN_HOT_CHANGE, &cur->v);
 	}
 	for (uint32_t j = 0; j < lv->nhot && !err; j++) {
 		const struct kr_hot_ent *cur = &lv->hot[j];
@@ -996,17 +996,48 @@ static int plan_hot_ring(struct planner *pl, const struct kr_plan_ring *pr)
 		for (uint32_t i = 0; i < cr->nhot_keys && !keep; i++)
 			keep = cr->hot_keys[i].hash == cur->k.key_hash;
 		if (!keep)
-			err = hot_push(pl, pr, cur, KR_PLAN_HOT_DEL, NULL);
+			err = hot_push(pl, pr->unit->name, cur, KR_PLAN_HOT_DEL, NULL);
 	}
 	return err;
 }
 
+/* Is ring id `id` one this plan writes (a ring of the configuration)? */
+static bool hot_ring_planned(const struct kr_apply_plan *p, uint32_t id)
+{
+	for (uint32_t r = 0; r < p->nrings; r++)
+		if (p->rings[r].ring_id == id)
+			return true;
+	return false;
+}
+
+/*
+ * Every ring of the plan's hot keys, then the entries no ring of the configuration owns:
+ * those of the rings this plan removes and of ids no ring holds (left by an apply that
+ * stopped half-way), the controller's too -- a ring that later gets the id must not
+ * inherit another ring's replicas.
+ */
 static int plan_hot(struct planner *pl)
 {
+	const struct kr_apply_plan *p = pl->p;
+	const struct kr_live *lv = pl->lv;
 	int err = 0;
 
-	for (uint32_t r = 0; r < pl->p->nrings && !err; r++)
-		err = plan_hot_ring(pl, &pl->p->rings[r]);
+	for (uint32_t r = 0; r < p->nrings && !err; r++)
+		err = plan_hot_ring(pl, &p->rings[r]);
+	for (uint32_t j = 0; j < lv->nhot && !err; j++) {
+		const struct kr_hot_ent *cur = &lv->hot[j];
+		uint32_t id = cur->k.ring_id;
+		const char *name = NULL;
+
+		if (hot_ring_planned(p, id))
+			continue;
+		for (uint32_t i = 0; i < p->nrings_del; i++)
+			if (p->rings_del[i].id == id)
+				name = p->rings_del[i].name;
+		if (!name && id < KR_MAX_RINGS && lv->ring[id].name[0])
+			continue;	/* a live ring the plan neither writes nor removes */
+		err = hot_push(pl, name ? name : "(none)", cur, KR_PLAN_HOT_DEL, NULL);
+	}
 	return err;
 }
 
