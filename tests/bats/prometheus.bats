@@ -166,6 +166,32 @@ grouped() {
 	[ "$(fam keyrouter_dropped_packets_total)" = "$dropped" ]
 }
 
+@test "packets a ring slot could not route are counted by reason in the slot: ring status, --json and keyrouter_ring_slot_unrouted_packets_total agree with the program's own counters" {
+	instance
+	i='keyrouter_instance="'$N'"'
+	send 20 7000
+	kr backend set 10.99.0.11:7000 down --instance "$N"
+	kr backend set 10.99.0.12:7000 down --instance "$N"
+	kr status --prometheus --instance "$N" >"$T/m0"
+	send 40 7000
+	kr status --prometheus --instance "$N" >"$T/m1"
+	"$PROMTOOL" check metrics <"$T/m1"
+	grouped "$T/m1"
+	d() { echo $(( $(value "$T/m1" "$1") - $(value "$T/m0" "$1") )); }
+	s='ring="pool",slot="0"'
+	[ "$(d "keyrouter_unrouted_packets_total{$i,reason=\"all_down\"}")" = 40 ]
+	[ "$(d "keyrouter_ring_slot_unrouted_packets_total{$i,$s,reason=\"all_down\"}")" = 40 ]
+	[ "$(value "$T/m1" "keyrouter_ring_slot_unrouted_packets_total{$i,$s,reason=\"all_down\"}")" = 40 ]
+	for r in no_ring bad_image walk_limit; do
+		[ "$(value "$T/m1" "keyrouter_ring_slot_unrouted_packets_total{$i,$s,reason=\"$r\"}")" = 0 ]
+	done
+	[ "$(value "$T/m1" "keyrouter_ring_slot_packets_total{$i,$s}")" = 20 ]
+	run -0 kr ring status pool --instance "$N"
+	assert_output --partial "not routed (the service's no-route policy applied): no ring 0, bad image 0, all down 40, walk limit 0"
+	run -0 kr ring status pool --json --instance "$N"
+	[ "$(jq -r '.[0].slots[0] | [.all_down, .no_ring, .bad_image, .walk_limit, .packets] | join(" ")' <<<"$output")" = "40 0 0 0 20" ]
+}
+
 @test "backend state is a value: down changes keyrouter_backend_state/up, not the series' labels" {
 	instance
 	# its id: the canonical one, its home (docs/operations.md "Backend identity")

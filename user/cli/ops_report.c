@@ -94,6 +94,7 @@ int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id
 		if (!err && !kr_ops_percpu_sum(m, m->slot_stats, id * 2 + s, &st, sizeof(st))) {
 			r->packets[s] = st.packets;
 			r->bytes[s] = st.bytes;
+			r->st[s] = st;
 		}
 		struct kr_slot_hot sh;
 
@@ -156,6 +157,20 @@ void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r)
 			"keys %u (QUIC keys take neither)\n",
 			(unsigned long long)(r->spilled[0] + r->spilled[1]),
 			(unsigned long long)(r->replica[0] + r->replica[1]), r->hot_keys);
+	{
+		const struct kr_slot_stats *a = &r->st[0], *b = &r->st[1];
+		__u64 fo = a->failover + b->failover, nr = a->no_ring + b->no_ring,
+		      bi = a->bad_image + b->bad_image, ad = a->all_down + b->all_down,
+		      wl = a->walk_limit + b->walk_limit;
+
+		if (fo || nr || bi || ad || wl)
+			fprintf(f, "  failover walk: %llu packets routed past a down point; not "
+				"routed (the service's no-route policy applied): no ring %llu, bad "
+				"image %llu, all down %llu, walk limit %llu\n",
+				(unsigned long long)fo, (unsigned long long)nr,
+				(unsigned long long)bi, (unsigned long long)ad,
+				(unsigned long long)wl);
+	}
 	if (r->have_moved)
 		fprintf(f, "  key space owned differently by the two slots: %.4f%%\n",
 			r->moved * 100.0);
@@ -195,6 +210,11 @@ json_t *kr_ops_ring_report_json(const struct kr_ops_ring_report *r)
 		}
 		json_object_set_new(j, "packets", kr_json_u64(r->packets[s]));
 		json_object_set_new(j, "bytes", kr_json_u64(r->bytes[s]));
+		json_object_set_new(j, "failover", kr_json_u64(r->st[s].failover));
+		json_object_set_new(j, "no_ring", kr_json_u64(r->st[s].no_ring));
+		json_object_set_new(j, "bad_image", kr_json_u64(r->st[s].bad_image));
+		json_object_set_new(j, "all_down", kr_json_u64(r->st[s].all_down));
+		json_object_set_new(j, "walk_limit", kr_json_u64(r->st[s].walk_limit));
 		json_object_set_new(j, "spilled", kr_json_u64(r->spilled[s]));
 		json_object_set_new(j, "replica", kr_json_u64(r->replica[s]));
 		json_array_append_new(slots, j);

@@ -40,7 +40,7 @@ enum fam {
 	F_UP, F_ATTACHED, F_ERRORS, F_INFO, F_CONFIG_INFO, F_LOADED, F_SERVICES,
 	F_PACKETS, F_UNROUTED, F_DROPPED, F_FAILOVER,
 	F_RING_STATE, F_RING_RATIO, F_RING_ACTIVE,
-	F_SLOT_PACKETS, F_SLOT_BYTES, F_SLOT_FAILOVER, F_SLOT_SPILLED, F_SLOT_REPLICA, F_RING_HOT_KEYS,
+	F_SLOT_PACKETS, F_SLOT_BYTES, F_SLOT_FAILOVER, F_SLOT_UNROUTED, F_SLOT_SPILLED, F_SLOT_REPLICA, F_RING_HOT_KEYS,
 	F_BE_SPILL, F_SLOT_POINTS, F_SLOT_BACKENDS,
 	F_SLOT_MEMORY, F_SLOT_GENERATION, F_SLOT_PUBLISHED, F_SLOT_INFO,
 	F_BE_UP, F_BE_STATE, F_BE_RINGS, F_BE_PACKETS, F_BE_BYTES,
@@ -103,6 +103,10 @@ static const struct {
 		"Bytes of the packets routed by the ring slot." },
 	[F_SLOT_FAILOVER] = { "keyrouter_ring_slot_failover_packets_total", "counter",
 		"Packets the ring slot routed after skipping at least one down point." },
+	[F_SLOT_UNROUTED] = { "keyrouter_ring_slot_unrouted_packets_total", "counter",
+		"Packets the ring slot did not route, by reason: no_ring (nothing published), "
+		"bad_image, all_down (no backend up), walk_limit (none up within the walk); the "
+		"service's no-route policy applied to them." },
 	[F_SLOT_SPILLED] = { "keyrouter_ring_slot_spilled_packets_total", "counter",
 		"Packets the ring slot routed past a backend their key spills from (spill)." },
 	[F_SLOT_REPLICA] = { "keyrouter_ring_slot_replica_packets_total", "counter",
@@ -578,6 +582,15 @@ static void ring(struct prom *p, struct kr_inst *in, const struct kr_ops_maps *m
 		sample(p, F_SLOT_PACKETS, u64s(b, st.packets), SLOT_LABELS);
 		sample(p, F_SLOT_BYTES, u64s(b, st.bytes), SLOT_LABELS);
 		sample(p, F_SLOT_FAILOVER, u64s(b, st.failover), SLOT_LABELS);
+		{
+			const struct { const char *reason; __u64 v; } un[] = {
+				{ "no_ring", st.no_ring }, { "bad_image", st.bad_image },
+				{ "all_down", st.all_down }, { "walk_limit", st.walk_limit } };
+
+			for (size_t u = 0; u < sizeof(un) / sizeof(un[0]); u++)
+				sample(p, F_SLOT_UNROUTED, u64s(b, un[u].v), L_INST, inst, "ring",
+				       name, "slot", slot, "reason", un[u].reason, NULL);
+		}
 		if (m->slot_hot >= 0) {
 			struct kr_slot_hot sh;
 
