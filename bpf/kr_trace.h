@@ -160,7 +160,10 @@ static __noinline int kr_trace_emit(const struct kr_trace_ctl *c, const struct k
 	e->key_type = svc->key_type;
 	e->key_len = klen;
 	e->ring_rc = ring_rc;
-	e->pad = 0;
+	e->route_flags = (r->flags & KR_RT_F_FAILOVER ? KR_TRACE_RF_FAILOVER : 0) |
+			 (r->flags & KR_RT_F_SPILLED ? KR_TRACE_RF_SPILLED : 0) |
+			 (r->flags & KR_RT_F_REPLICA ?
+			  KR_TRACE_RF_REPLICA | (r->replica & 15) << KR_TRACE_RF_REPLICA_SHIFT : 0);
 	e->generation = why == KR_TW_QUIC_LB ? 0 : kr_trace_generation(svc->ring_id, r->slot);
 	n = (e->key_len + 7) / 8;
 	for (i = 0; i < KR_KEY_BUF / 8; i++) {

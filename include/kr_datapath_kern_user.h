@@ -473,7 +473,7 @@ struct kr_trace_event {
 	__u8 key_type;		/* enum kr_key_type */
 	__u16 key_len;
 	__u8 ring_rc;		/* enum kr_route_reason */
-	__u8 pad;
+	__u8 route_flags;	/* KR_TRACE_RF_*, and a hot key's replica << KR_TRACE_RF_REPLICA_SHIFT */
 	__u64 generation;	/* of the slot's image (routed by the ring; else 0) */
 	__u8 key[KR_KEY_BUF];	/* key_len bytes (bytes past key_len undefined) */
 };
@@ -495,7 +495,13 @@ KR_LAYOUT_AT(kr_trace_event, fwd_mode, 50);
 KR_LAYOUT_AT(kr_trace_event, key_type, 51);
 KR_LAYOUT_AT(kr_trace_event, key_len, 52);
 KR_LAYOUT_AT(kr_trace_event, ring_rc, 54);
-KR_LAYOUT_AT(kr_trace_event, pad, 55);
+KR_LAYOUT_AT(kr_trace_event, route_flags, 55);
+/* kr_trace_event.route_flags (0 from a build before them: a trace reader shows none) */
+#define KR_TRACE_RF_FAILOVER	(1u << 0)	/* the walk passed a down / non-member backend */
+#define KR_TRACE_RF_SPILLED	(1u << 1)	/* ... a backend the key spills from */
+#define KR_TRACE_RF_REPLICA	(1u << 2)	/* a hot key: routed to a replica */
+#define KR_TRACE_RF_REPLICA_SHIFT	3	/* bits 3..6: the replica (0 = the owner) */
+_Static_assert(KR_MAX_REPLICAS <= 16, "the trace's replica field has 4 bits");
 KR_LAYOUT_AT(kr_trace_event, generation, 56);
 KR_LAYOUT_AT(kr_trace_event, key, 64);
 

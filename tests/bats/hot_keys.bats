@@ -110,9 +110,44 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	config "$HK_TMP/h.json" "0 0.4 0 0 0 0 0 0" \
 		'[ {"key": "hot-one", "replicas": 3}, {"key": "hot-two", "replicas": 5} ]'
 	load_two "$HK_TMP/h.json"
+	# the trace of instance a meanwhile: each routed event says spilled or which replica
+	nsenter --net="/run/netns/$HK_P" "$HK_BIN" trace --json --duration 60 --instance "$HK_P-a" \
+		>"$HK_TMP/trace.json" 2>"$HK_TMP/trace.err" &
+	local hkt=$! i
+	for i in $(seq 50); do
+		kr trace --status --instance "$HK_P-a" | grep -q '^trace on' && break
+		sleep 0.1
+	done
 	oracle "$HK_TMP/h.json" 2000 9
 	[ "$status" = 0 ]
 	[[ "$output" == *"hot keys 2 clients 128 replicas used 3/3,5/5 unstable 0"* ]]
+	kill -INT "$hkt"
+	wait "$hkt" || :
+	run -0 "$HK_PY" "$HK_ORACLE" trace "$HK_TMP/h.json" "$HK_TMP/dump" "$HK_TMP/trace.json"
+	echo "$output"
+	[[ "$output" =~ ^trace:\ events\ ([0-9]+)\ spilled\ ([0-9]+)\ agree\ ([0-9]+)\ hot\ ([0-9]+)\ replicas\ seen\ (.*)$ ]]
+	# 2000 keys, then 64 clients per hot key, each hot packet sent twice to instance a
+	[ "${BASH_REMATCH[1]}" = $((2000 + 2 * 128)) ]
+	[ "${BASH_REMATCH[2]}" -gt 0 ]
+	[ "${BASH_REMATCH[3]}" = "${BASH_REMATCH[1]}" ]
+	[ "${BASH_REMATCH[4]}" = 256 ]
+	[[ "${BASH_REMATCH[5]}" == *"hot-one:3/3"* && "${BASH_REMATCH[5]}" == *"hot-two:5/5"* ]]
+	local nsp=${BASH_REMATCH[2]}
+	# the text form of the same keys names them as well
+	nsenter --net="/run/netns/$HK_P" "$HK_BIN" trace --duration 60 --instance "$HK_P-a" \
+		>"$HK_TMP/trace.txt" 2>"$HK_TMP/trace.err" &
+	hkt=$!
+	for i in $(seq 50); do
+		kr trace --status --instance "$HK_P-a" | grep -q '^trace on' && break
+		sleep 0.1
+	done
+	oracle "$HK_TMP/h.json" 2000 9
+	[ "$status" = 0 ]
+	kill -INT "$hkt"
+	wait "$hkt" || :
+	[ "$(grep -Ec ' walk [0-9]+ spilled l2 routed ring$' "$HK_TMP/trace.txt")" = "$nsp" ]
+	[ "$(grep -Ec ' key hot-(one|two) .* walk [0-9]+ replica [0-4] l2 routed ring$' "$HK_TMP/trace.txt")" = 256 ]
+	[ "$(grep -Ec ' walk [0-9]+ l2 routed ring$' "$HK_TMP/trace.txt")" = $((2000 - nsp)) ]
 	# lookup --live --client: the replica of each client, as the model says
 	"$HK_BIN" ring dump -c "$HK_TMP/h.json" --ring web --no-header > "$HK_TMP/dump"
 	for hkc in 1 2 3 4 5 6 7 8; do

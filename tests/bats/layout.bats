@@ -169,8 +169,7 @@ counter_members() {
 	prom=$output
 	# not exported (the exporter derives or leaves them); every other member is
 	unexported="kr_counters.seen kr_svc_stats.packets kr_svc_stats.failover_walks
-		kr_svc_stats.quic_lb_routed kr_slot_stats.no_ring kr_slot_stats.bad_image
-		kr_slot_stats.all_down kr_slot_stats.walk_limit"
+		kr_svc_stats.quic_lb_routed"
 	for m in $members; do
 		st=${m%.*} f=${m#*.}
 		msg="struct $st' has no member named '$f'"  # (or 'const struct ...')

@@ -23,6 +23,11 @@ is its destination MAC after the program.
       configurations' states and spill fractions (same ring): "moved P stderr E"
   kr_spill_oracle.py route CONFIG DUMP KEY SRC4 SPORT
       the model's backend index and replica of one key for one client
+  kr_spill_oracle.py trace CONFIG DUMP TRACE_JSON
+      `keyrouter trace --json` events against the model: a routed event of an ordinary key
+      says spilled exactly when the model does, and names no replica; one of a hot key
+      names a replica below its count (the event has no client, so not which one); prints
+      "trace: events N spilled N agree N hot N replicas seen HOT:SEEN/K,..."
   kr_spill_oracle.py selftest
 """
 import bisect
@@ -265,6 +270,39 @@ def check(cfg_path, dump_path, nkeys, seed, pins):
     return 1 if bad or unstable or fewer else 0
 
 
+def trace(cfg_path, dump_path, trace_path):
+    cfg = json.load(open(cfg_path))
+    model = Model(cfg, open(dump_path).read().splitlines(), cfg['services'][0]['ring'])
+    k = {zlib.crc32(hk['key'].encode()) & M32: (hk['key'], hk['replicas'])
+         for r in cfg['rings'] for hk in r.get('hot_keys', [])}
+    n = agree = spilled = nhot = 0
+    seen, bad = {}, []
+    for line in open(trace_path):
+        o = json.loads(line)
+        if 'verdict' not in o or o['verdict'] != 'routed':
+            continue            # the summary object, or a packet no ring routed
+        n += 1
+        h = int(o['hash'], 16)
+        if h in k:
+            nhot += 1
+            ok = o['replica'] is not None and 0 <= o['replica'] < k[h][1] and not o['spilled']
+            if o['replica'] is not None:
+                seen.setdefault(h, set()).add(o['replica'])
+        else:
+            _, sp, _ = model.route(h)
+            ok = o['spilled'] == sp and o['replica'] is None
+            spilled += o['spilled']
+        agree += ok
+        if not ok:
+            bad.append((o['key'], o['hash'], o['spilled'], o['replica']))
+    print('trace: events %d spilled %d agree %d hot %d replicas seen %s' %
+          (n, spilled, agree, nhot, ','.join('%s:%d/%d' % (k[h][0], len(seen.get(h, ())), k[h][1])
+                                             for h in sorted(k))))
+    for b in bad[:10]:
+        print('disagree: key %s hash %s spilled %s replica %s' % b)
+    return 1 if bad or not n else 0
+
+
 def cmp_lookup(cfg_path, dump_path, lookup_path):
     """`keyrouter lookup --service --live --json` lines (userspace's truth) vs the model."""
     cfg = json.load(open(cfg_path))
@@ -330,6 +368,8 @@ if __name__ == '__main__':
     if sys.argv[1:2] == ['moved'] and len(sys.argv) == 7:
         sys.exit(moved(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]),
                        int(sys.argv[6])))
+    if sys.argv[1:2] == ['trace'] and len(sys.argv) == 5:
+        sys.exit(trace(*sys.argv[2:5]))
     if sys.argv[1:2] == ['cmp-lookup'] and len(sys.argv) == 5:
         sys.exit(cmp_lookup(*sys.argv[2:5]))
     if sys.argv[1:2] == ['check'] and len(sys.argv) >= 7:

@@ -347,10 +347,17 @@ void kr_trace_event_text(FILE *f, struct kr_trace_names *n, const struct kr_ops_
 	else if (e->key_len || e->why == KR_TW_ROUTED || e->why == KR_TW_NO_ROUTE)
 		fprintf(f, " ring %s slot %u gen %llu point %u", kr_trace_ring(n, e->ring_id),
 			e->slot, (unsigned long long)e->generation, e->point);
-	if (routed || e->why == KR_TW_FWD_ERROR || e->why == KR_TW_FWD_DROP)
-		fprintf(f, " -> %s (id %u) walk %u %s", kr_trace_backend(n, e->backend_id, be,
-									  sizeof(be)),
-			e->backend_id, e->walk, fwd_name(e->fwd_mode));
+	if (routed || e->why == KR_TW_FWD_ERROR || e->why == KR_TW_FWD_DROP) {
+		fprintf(f, " -> %s (id %u) walk %u", kr_trace_backend(n, e->backend_id, be,
+								       sizeof(be)),
+			e->backend_id, e->walk);
+		/* a key that spilled, a hot key's replica (the walk's failover shows in walk) */
+		if (e->route_flags & KR_TRACE_RF_SPILLED)
+			fprintf(f, " spilled");
+		if (e->route_flags & KR_TRACE_RF_REPLICA)
+			fprintf(f, " replica %u", (e->route_flags >> KR_TRACE_RF_REPLICA_SHIFT) & 15);
+		fprintf(f, " %s", fwd_name(e->fwd_mode));
+	}
 	fprintf(f, " %s %s\n", kr_trace_verdict_name(e->verdict),
 		kr_trace_why_name(e->why, e->ring_rc));
 }
@@ -383,6 +390,11 @@ json_t *kr_trace_event_json(struct kr_trace_names *n, const struct kr_ops_trace 
 	json_object_set_new(o, "point", json_integer(e->point));
 	json_object_set_new(o, "first_point", json_integer(e->first_point));
 	json_object_set_new(o, "walk", json_integer(e->walk));
+	json_object_set_new(o, "failover", json_boolean(e->route_flags & KR_TRACE_RF_FAILOVER));
+	json_object_set_new(o, "spilled", json_boolean(e->route_flags & KR_TRACE_RF_SPILLED));
+	json_object_set_new(o, "replica", e->route_flags & KR_TRACE_RF_REPLICA ?
+			    json_integer((e->route_flags >> KR_TRACE_RF_REPLICA_SHIFT) & 15) :
+			    json_null());
 	json_object_set_new(o, "backend_id", json_integer(e->backend_id));
 	json_object_set_new(o, "backend", e->verdict == KR_TV_ROUTED ?
 			    json_string(kr_trace_backend(n, e->backend_id, be, sizeof(be))) :
