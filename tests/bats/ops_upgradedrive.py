@@ -36,12 +36,18 @@ def status():
         sys.exit("ops_upgradedrive: status --json: %r %r" % (p.stdout[:200], p.stderr))
 
 
+# A ring slot's counters in status --json (the rest of a slot is what an upgrade keeps).
+SLOT_COUNTERS = ("packets", "bytes", "failover", "no_ring", "bad_image", "all_down",
+                 "walk_limit", "spilled", "replica")
+
+
 def counters(s):
     """Every counter: global, per ring slot, per backend (name -> value)."""
     c = {"global " + k: v for k, v in s["counters"].items()}
     for r in s["rings"]:
         for sl in r["slots"]:
-            c["ring %s slot %d" % (r["name"], sl["slot"])] = sl.get("packets", 0)
+            for k in SLOT_COUNTERS:
+                c["ring %s slot %d %s" % (r["name"], sl["slot"], k)] = sl.get(k, 0)
     for b in s["backends"]:
         c["backend %d packets" % b["id"]] = b["packets"]
         c["backend %d bytes" % b["id"]] = b["bytes"]
@@ -50,11 +56,11 @@ def counters(s):
 
 def fixed(s):
     """What an upgrade must not change: backends (id, address, state), rings without their
-    packet counts."""
+    counters."""
     rings = []
     for r in s["rings"]:
         r = dict(r)
-        r["slots"] = [{k: v for k, v in sl.items() if k not in ("packets", "bytes")}
+        r["slots"] = [{k: v for k, v in sl.items() if k not in SLOT_COUNTERS}
                       for sl in r["slots"]]
         rings.append(r)
     return (sorted((b["id"], b["address"], b["state"]) for b in s["backends"]), rings)
