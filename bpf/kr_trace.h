@@ -160,7 +160,8 @@ static __noinline int kr_trace_emit(const struct kr_trace_ctl *c, const struct k
 	e->key_type = svc->key_type;
 	e->key_len = klen;
 	e->ring_rc = ring_rc;
-	e->route_flags = (r->flags & KR_RT_F_FAILOVER ? KR_TRACE_RF_FAILOVER : 0) |
+	/* failover as the slot counter has it: the walk moved, past a down backend */
+	e->route_flags = (r->walk && (r->flags & KR_RT_F_FAILOVER) ? KR_TRACE_RF_FAILOVER : 0) |
 			 (r->flags & KR_RT_F_SPILLED ? KR_TRACE_RF_SPILLED : 0) |
 			 (r->flags & KR_RT_F_REPLICA ?
 			  KR_TRACE_RF_REPLICA | (r->replica & 15) << KR_TRACE_RF_REPLICA_SHIFT : 0);

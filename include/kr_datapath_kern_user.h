@@ -497,7 +497,7 @@ KR_LAYOUT_AT(kr_trace_event, key_len, 52);
 KR_LAYOUT_AT(kr_trace_event, ring_rc, 54);
 KR_LAYOUT_AT(kr_trace_event, route_flags, 55);
 /* kr_trace_event.route_flags (0 from a build before them: a trace reader shows none) */
-#define KR_TRACE_RF_FAILOVER	(1u << 0)	/* the walk passed a down / non-member backend */
+#define KR_TRACE_RF_FAILOVER	(1u << 0)	/* the walk moved past a down / non-member backend */
 #define KR_TRACE_RF_SPILLED	(1u << 1)	/* ... a backend the key spills from */
 #define KR_TRACE_RF_REPLICA	(1u << 2)	/* a hot key: routed to a replica */
 #define KR_TRACE_RF_REPLICA_SHIFT	3	/* bits 3..6: the replica (0 = the owner) */

@@ -982,8 +982,8 @@ static void test_hot_keys(void)
 	for (uint32_t i = 0; i < p.nhot; i++)
 		CHECK(p.hot[i].e.k.ring_id == 0 ||
 		      (p.hot[i].e.k.ring_id == 7 && p.hot[i].act == KR_PLAN_HOT_DEL &&
-		       !strcmp(p.hot[i].ring, "(none)")),
-		      "hot write %u: ring id 0, or the delete of id 7's entry (no ring: \"(none)\")",
+		       !p.hot[i].ring),
+		      "hot write %u: ring id 0, or the delete of id 7's entry (no ring: NULL)",
 		      i);
 	live_apply(lv, &p);
 	done(&p, c);
@@ -1024,6 +1024,27 @@ static void test_hot_keys(void)
 		      e.msg);
 		CHECK(!hot_planned(&p, 0x11) || hot_planned(&p, 0x11)->e.k.ring_id != 9,
 		      "nothing else of id 9 planned");
+		done(&p, c);
+	}
+	kr_live_free(lv);
+	free(lv);
+	{	/* leftovers at an id no ring holds, and a ring new in this apply takes the id:
+		 * it does not inherit the controller's entry; an id past the rings is left */
+		struct kr_hot_ent left[] = { { { 0, 0x77 }, { 4, KR_HOT_F_CONTROLLER } },
+					     { { 300, 0x88 }, { 2, 0 } } };
+		const struct kr_plan_hot *h7;
+
+		lv = live_new();
+		lv->has_hot = true;
+		for (uint32_t i = 0; i < 2; i++)
+			live_hot_set(lv, &left[i], false);
+		rc = plan(two, lv, NULL, &p, &c, &e);
+		h7 = hot_planned(&p, 0x77);
+		CHECK(rc == 0 && p.rings[0].ring_id == 0 && p.rings[0].new_id && h7 &&
+		      h7->act == KR_PLAN_HOT_DEL && h7->ring && !strcmp(h7->ring, "web") &&
+		      p.n.hot_keys_added == 2 && p.n.hot_keys_removed == 1 && !hot_planned(&p, 0x88),
+		      "a new ring on id 0: the controller's leftover 0x77 removed, its own 2 added, "
+		      "id 300's entry left alone (%s)", e.msg);
 		done(&p, c);
 	}
 	kr_live_free(lv);

@@ -146,7 +146,8 @@ static void print_plan_hot(const struct kr_apply_plan *p)
 	for (uint32_t i = 0; i < p->nhot; i++) {
 		const struct kr_plan_hot *h = &p->hot[i];
 
-		printf("ring '%s': would %s hot key 0x%08x ", h->ring, hot_act_names[h->act],
+		printf("ring '%s': would %s hot key 0x%08x ", h->ring ? h->ring : "(none)",
+		       hot_act_names[h->act],
 		       h->e.k.key_hash);
 		if (h->act == KR_PLAN_HOT_ADD)
 			printf("(replicas %u)\n", h->e.v.replicas);
@@ -334,7 +335,8 @@ static json_t *j_plan(const struct kr_apply_plan *p)
 		const struct kr_plan_hot *h = &p->hot[i];
 
 		snprintf(s, sizeof(s), "0x%08x", h->e.k.key_hash);
-		json_array_append_new(hot, json_pack("{s:s,s:s,s:s,s:i,s:o}", "ring", h->ring,
+		json_array_append_new(hot, json_pack("{s:o,s:s,s:s,s:i,s:o}", "ring", h->ring ?
+				      json_string(h->ring) : json_null(),
 				      "hash", s, "change", hot_act_names[h->act], "replicas",
 				      h->e.v.replicas, "was_replicas", h->act == KR_PLAN_HOT_CHANGE ?
 				      json_integer(h->was.replicas) : json_null()));

@@ -991,7 +991,10 @@ static int plan_hot_ring(struct planner *pl, const struct kr_plan_ring *pr)
 	}
 	for (uint32_t j = 0; j < lv->nhot && !err; j++) {
 		const struct kr_hot_ent *cur = &lv->hot[j];
-		bool keep = cur->k.ring_id != pr->ring_id || (cur->v.flags & KR_HOT_F_CONTROLLER);
+		/* the controller's entries stay -- of the ring it balanced: a ring new to the
+		 * id does not take over what was left there */
+		bool keep = cur->k.ring_id != pr->ring_id ||
+			    ((cur->v.flags & KR_HOT_F_CONTROLLER) && !pr->new_id);
 
 		for (uint32_t i = 0; i < cr->nhot_keys && !keep; i++)
 			keep = cr->hot_keys[i].hash == cur->k.key_hash;
@@ -1012,9 +1015,10 @@ static bool hot_ring_planned(const struct kr_apply_plan *p, uint32_t id)
 
 /*
  * Every ring of the plan's hot keys, then the entries no ring of the configuration owns:
- * those of the rings this plan removes and of ids no ring holds (left by an apply that
- * stopped half-way), the controller's too -- a ring that later gets the id must not
- * inherit another ring's replicas.
+ * those of the rings this plan removes and of ids no ring holds (left by an older
+ * keyrouter, or by `hotkey add` / `balance` racing a removal), the controller's too -- a
+ * ring that later gets the id must not inherit another ring's replicas.  Entries of ids
+ * past KR_MAX_RINGS (no ring can have them: bpftool's) are left alone.
  */
 static int plan_hot(struct planner *pl)
 {
@@ -1029,14 +1033,14 @@ static int plan_hot(struct planner *pl)
 		uint32_t id = cur->k.ring_id;
 		const char *name = NULL;
 
-		if (hot_ring_planned(p, id))
+		if (id >= KR_MAX_RINGS || hot_ring_planned(p, id))
 			continue;
 		for (uint32_t i = 0; i < p->nrings_del; i++)
 			if (p->rings_del[i].id == id)
 				name = p->rings_del[i].name;
-		if (!name && id < KR_MAX_RINGS && lv->ring[id].name[0])
+		if (!name && lv->ring[id].name[0])
 			continue;	/* a live ring the plan neither writes nor removes */
-		err = hot_push(pl, name ? name : "(none)", cur, KR_PLAN_HOT_DEL, NULL);
+		err = hot_push(pl, name, cur, KR_PLAN_HOT_DEL, NULL);
 	}
 	return err;
 }

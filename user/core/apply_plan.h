@@ -157,7 +157,9 @@ struct kr_plan_device {
 
 /* A kr_hot_keys entry to write or remove: the configuration's "hot_keys" of a planned
  * ring (flags 0); an entry of the ring that the configuration does not name goes, unless
- * the controller (`keyrouter balance`, KR_HOT_F_CONTROLLER) put it there. */
+ * the controller (`keyrouter balance`, KR_HOT_F_CONTROLLER) put it there and the ring
+ * had the id before this plan; every entry of a removed ring, or of an id no ring holds,
+ * goes. */
 enum kr_plan_hot_act {
 	KR_PLAN_HOT_ADD = 1,	/* a hash the ring has no entry for */
 	KR_PLAN_HOT_CHANGE,	/* its entry differs (replicas, or the controller's flag) */
@@ -168,7 +170,7 @@ struct kr_plan_hot {
 	struct kr_hot_ent e;		/* the entry written (DEL: the live one) */
 	enum kr_plan_hot_act act;
 	struct kr_hot_val was;		/* CHANGE: the live value */
-	const char *ring;		/* the ring's name */
+	const char *ring;		/* the ring's name; NULL: an id no ring holds */
 };
 
 struct kr_plan_ring_rm {
