@@ -64,6 +64,26 @@ load_two() {
 	run -0 kr load hkveth2 -c "$1" --instance "$HK_P-b"
 }
 
+# trace_a OUT [ARGS...]: `keyrouter trace` of instance a into OUT, on when this returns;
+# trace_a_stop: its end (SIGINT, as an operator's ^C)
+trace_a() {
+	local out=$1 i
+	shift
+	nsenter --net="/run/netns/$HK_P" "$HK_BIN" trace --duration 60 --instance "$HK_P-a" "$@" \
+		>"$out" 2>"$out.err" &
+	HK_TRACE=$!
+	for i in $(seq 50); do
+		kr trace --status --instance "$HK_P-a" | grep -q '^trace on' && return 0
+		sleep 0.1
+	done
+	echo "trace did not start: $(cat "$out.err")" >&2
+	return 1
+}
+trace_a_stop() {
+	kill -INT "$HK_TRACE"
+	wait "$HK_TRACE" || :
+}
+
 oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	"$HK_BIN" ring dump -c "$1" --ring web --no-header > "$HK_TMP/dump"
 	run "$HK_PY" "$HK_ORACLE" check "$1" "$HK_TMP/dump" "$2" "$3" \
@@ -111,18 +131,11 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 		'[ {"key": "hot-one", "replicas": 3}, {"key": "hot-two", "replicas": 5} ]'
 	load_two "$HK_TMP/h.json"
 	# the trace of instance a meanwhile: each routed event says spilled or which replica
-	nsenter --net="/run/netns/$HK_P" "$HK_BIN" trace --json --duration 60 --instance "$HK_P-a" \
-		>"$HK_TMP/trace.json" 2>"$HK_TMP/trace.err" &
-	local hkt=$! i
-	for i in $(seq 50); do
-		kr trace --status --instance "$HK_P-a" | grep -q '^trace on' && break
-		sleep 0.1
-	done
+	trace_a "$HK_TMP/trace.json" --json
 	oracle "$HK_TMP/h.json" 2000 9
 	[ "$status" = 0 ]
 	[[ "$output" == *"hot keys 2 clients 128 replicas used 3/3,5/5 unstable 0"* ]]
-	kill -INT "$hkt"
-	wait "$hkt" || :
+	trace_a_stop
 	run -0 "$HK_PY" "$HK_ORACLE" trace "$HK_TMP/h.json" "$HK_TMP/dump" "$HK_TMP/trace.json"
 	echo "$output"
 	[[ "$output" =~ ^trace:\ events\ ([0-9]+)\ spilled\ ([0-9]+)\ agree\ ([0-9]+)\ hot\ ([0-9]+)\ replicas\ seen\ (.*)$ ]]
@@ -134,17 +147,10 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	[[ "${BASH_REMATCH[5]}" == *"hot-one:3/3"* && "${BASH_REMATCH[5]}" == *"hot-two:5/5"* ]]
 	local nsp=${BASH_REMATCH[2]}
 	# the text form of the same keys names them as well
-	nsenter --net="/run/netns/$HK_P" "$HK_BIN" trace --duration 60 --instance "$HK_P-a" \
-		>"$HK_TMP/trace.txt" 2>"$HK_TMP/trace.err" &
-	hkt=$!
-	for i in $(seq 50); do
-		kr trace --status --instance "$HK_P-a" | grep -q '^trace on' && break
-		sleep 0.1
-	done
+	trace_a "$HK_TMP/trace.txt"
 	oracle "$HK_TMP/h.json" 2000 9
 	[ "$status" = 0 ]
-	kill -INT "$hkt"
-	wait "$hkt" || :
+	trace_a_stop
 	[ "$(grep -Ec ' walk [0-9]+ spilled l2 routed ring$' "$HK_TMP/trace.txt")" = "$nsp" ]
 	[ "$(grep -Ec ' key hot-(one|two) .* walk [0-9]+ replica [0-4] l2 routed ring$' "$HK_TMP/trace.txt")" = 256 ]
 	[ "$(grep -Ec ' walk [0-9]+ l2 routed ring$' "$HK_TMP/trace.txt")" = $((2000 - nsp)) ]

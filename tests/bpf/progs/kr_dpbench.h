@@ -101,7 +101,7 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 }
 #elif KR_BENCH_VARIANT == KR_BENCH_LIMIT || KR_BENCH_VARIANT == KR_BENCH_DEP || \
 	KR_BENCH_VARIANT == KR_BENCH_IDX_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_WIN || \
-	KR_BENCH_VARIANT == KR_BENCH_IDX_LINE
+	KR_BENCH_VARIANT == KR_BENCH_IDX_LINE || KR_BENCH_VARIANT == KR_BENCH_FIND
 #if KR_BENCH_VARIANT == KR_BENCH_IDX_LINE
 #include <bpf/bpf_core_read.h>
 #ifndef KR_BENCH_IDX_SCALE
@@ -127,6 +127,15 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr)
 		return KR_ROUTE_BAD_IMAGE;
+#if KR_BENCH_VARIANT == KR_BENCH_FIND
+	/* the shipped search alone: the backend from the answer's position */
+	(void)w;
+	if (hdr->magic != KR_IMAGE_MAGIC || kr_image_find(ring, hdr, h, &c, &key))
+		return KR_ROUTE_BAD_IMAGE;	/* (key: the point's ring-local backend) */
+	out->image_index = out->first_index = c;
+	out->backend_id = 1 + ((c ^ h) & kr_bench_backend_mask);
+	return KR_ROUTE_OK;
+#else
 #if KR_BENCH_VARIANT == KR_BENCH_IDX_DEP || KR_BENCH_VARIANT == KR_BENCH_IDX_WIN || \
 	KR_BENCH_VARIANT == KR_BENCH_IDX_LINE
 	/* a random index word first; the points read's address waits for its value */
@@ -185,30 +194,7 @@ static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
 	kr_bench_ctr += c;
 #endif
 	return KR_ROUTE_OK;
-}
-#elif KR_BENCH_VARIANT == KR_BENCH_FIND
-static __always_inline int kr_bench_route(__u32 ring_id, __u32 h, __u32 bytes,
-					  struct kr_route *out)
-{
-	const struct kr_image_hdr *hdr;
-	__u32 key = ring_id * 2, zero = 0, idx, b;
-	void *ring;
-
-	KR_BENCH_USE(bytes);
-	out->key_hash = h;
-	out->slot = 0;
-	out->image_index = out->first_index = out->walk = 0;
-	ring = bpf_map_lookup_elem(&kr_rings, &key);
-	if (!ring)
-		return KR_ROUTE_NO_RING;
-	hdr = bpf_map_lookup_elem(ring, &zero);
-	if (!hdr || hdr->magic != KR_IMAGE_MAGIC)
-		return KR_ROUTE_BAD_IMAGE;
-	if (kr_image_find(ring, hdr, h, &idx, &b))
-		return KR_ROUTE_BAD_IMAGE;
-	out->image_index = out->first_index = idx;
-	out->backend_id = 1 + ((idx ^ h) & kr_bench_backend_mask);
-	return KR_ROUTE_OK;
+#endif /* KR_BENCH_FIND */
 }
 #elif KR_BENCH_VARIANT == KR_BENCH_PLAIN
 #include "kr_plain_lb.h"
