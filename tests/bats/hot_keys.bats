@@ -84,6 +84,15 @@ trace_a_stop() {
 	wait "$HK_TRACE" || :
 }
 
+# hot_bit RING_ID: bit 56 (KR_CTL_HOT) of the ring's control word in instance a
+hot_bit() {
+	local v
+	v=$(bpftool map lookup pinned "/sys/fs/bpf/keyrouter/$HK_P-a/kr_ring_ctl" key "$1" 0 0 0 |
+		sed -n 's/.*"value": \([0-9][0-9]*\).*/\1/p')
+	[ -n "$v" ] || return 1
+	echo $((v >> 56 & 1))
+}
+
 oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	"$HK_BIN" ring dump -c "$1" --ring web --no-header > "$HK_TMP/dump"
 	run "$HK_PY" "$HK_ORACLE" check "$1" "$HK_TMP/dump" "$2" "$3" \
@@ -182,9 +191,7 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	[ "${#lines[@]}" = 2 ]
 	# the last one removed: the ring's control word loses its hot bit (no lookup)
 	for hkv in hot-one hot-three; do run -0 kr hotkey del web "$hkv" -c "$HK_TMP/h.json" --instance "$HK_P-a"; done
-	run -0 bpftool map lookup pinned "/sys/fs/bpf/keyrouter/$HK_P-a/kr_ring_ctl" key 0 0 0 0
-	[[ "$output" =~ \"value\":\ ([0-9]+) ]]
-	[ $(( ${BASH_REMATCH[1]} >> 56 & 1 )) = 0 ]
+	[ "$(hot_bit 0)" = 0 ]
 }
 
 @test "apply of a change to hot keys only: reported and counted (text, --dry-run, --json), written exactly as planned; the same again changes nothing" {
@@ -231,9 +238,7 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	[ "$(jq -r '[.changed, .counts.hot_keys_removed] | join(" ")' <<<"$output")" = "true 2" ]
 	run -0 kr hotkey list --instance "$HK_P-a"
 	[ "$output" = "no hot keys" ]
-	run -0 bpftool map lookup pinned "/sys/fs/bpf/keyrouter/$HK_P-a/kr_ring_ctl" key 0 0 0 0
-	[[ "$output" =~ \"value\":\ ([0-9]+) ]]
-	[ $(( ${BASH_REMATCH[1]} >> 56 & 1 )) = 0 ]
+	[ "$(hot_bit 0)" = 0 ]
 }
 
 @test "a ring that leaves the configuration takes its hot keys with it, the controller's too; the ring that gets its id later starts without them" {
@@ -274,9 +279,7 @@ oracle() { # CONFIG NKEYS SEED -> the oracle's verdict over both instances
 	[[ "$output" == *"id 1"* ]]
 	run -0 kr hotkey list --instance "$HK_P-a"
 	[ "$output" = "no hot keys" ]
-	run -0 bpftool map lookup pinned "$pin/kr_ring_ctl" key 1 0 0 0
-	[[ "$output" =~ \"value\":\ ([0-9]+) ]]
-	[ $(( ${BASH_REMATCH[1]} >> 56 & 1 )) = 0 ]
+	[ "$(hot_bit 1)" = 0 ]
 }
 
 @test "bad input: spill out of range, replicas 0/1/17, an unknown ring, a QUIC ring: a clear error, the running state untouched" {

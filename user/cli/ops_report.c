@@ -91,11 +91,8 @@ int kr_ops_ring_report(struct kr_inst *in, const struct kr_ops_maps *m, __u32 id
 		struct kr_slot_stats st;
 
 		err = kr_ops_slot_read(m, id, s, false, &r->slot[s]);
-		if (!err && !kr_ops_percpu_sum(m, m->slot_stats, id * 2 + s, &st, sizeof(st))) {
-			r->packets[s] = st.packets;
-			r->bytes[s] = st.bytes;
+		if (!err && !kr_ops_percpu_sum(m, m->slot_stats, id * 2 + s, &st, sizeof(st)))
 			r->st[s] = st;
-		}
 		struct kr_slot_hot sh;
 
 		if (!err && m->slot_hot >= 0 &&
@@ -140,7 +137,7 @@ void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r)
 
 		if (!sl->present) {
 			fprintf(f, "  slot %u (%s): empty, packets %llu\n", s,
-				s == active ? "active" : "standby", (unsigned long long)r->packets[s]);
+				s == active ? "active" : "standby", (unsigned long long)r->st[s].packets);
 			continue;
 		}
 		kr_ops_fmt_time(sl->hdr.published_ns, t, sizeof(t));
@@ -150,7 +147,7 @@ void kr_ops_ring_report_text(FILE *f, const struct kr_ops_ring_report *r)
 			"packets %llu\n", s, s == active ? "active" : "standby", sl->hdr.digest,
 			sl->hdr.npoints - sl->hdr.ndups, sl->hdr.ndups, sl->hdr.nbackends,
 			sl->hdr.ring_version, sl->hdr.point_multiple, mem,
-			(unsigned long long)sl->hdr.generation, t, (unsigned long long)r->packets[s]);
+			(unsigned long long)sl->hdr.generation, t, (unsigned long long)r->st[s].packets);
 	}
 	if (r->spilled[0] || r->spilled[1] || r->replica[0] || r->replica[1] || r->hot_keys)
 		fprintf(f, "  spill and hot keys: packets spilled %llu, to a replica %llu; hot "
@@ -208,8 +205,8 @@ json_t *kr_ops_ring_report_json(const struct kr_ops_ring_report *r)
 				"generation", kr_json_u64(h->generation)));
 			kr_json_set_time(j, "published", h->published_ns);
 		}
-		json_object_set_new(j, "packets", kr_json_u64(r->packets[s]));
-		json_object_set_new(j, "bytes", kr_json_u64(r->bytes[s]));
+		json_object_set_new(j, "packets", kr_json_u64(r->st[s].packets));
+		json_object_set_new(j, "bytes", kr_json_u64(r->st[s].bytes));
 		json_object_set_new(j, "failover", kr_json_u64(r->st[s].failover));
 		json_object_set_new(j, "no_ring", kr_json_u64(r->st[s].no_ring));
 		json_object_set_new(j, "bad_image", kr_json_u64(r->st[s].bad_image));

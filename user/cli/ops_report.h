@@ -14,8 +14,7 @@ struct kr_ops_ring_report {
 	struct kr_ops_ring meta;
 	__u64 ctl;
 	struct kr_ops_slot slot[2];
-	__u64 packets[2], bytes[2];	/* kr_slot_stats, summed over CPUs */
-	struct kr_slot_stats st[2];	/* all of it: failover and the packets not routed too */
+	struct kr_slot_stats st[2];	/* kr_slot_stats per slot, summed over CPUs */
 	__u64 spilled[2], replica[2];	/* kr_slot_hot, summed over CPUs */
 	__u32 hot_keys;			/* kr_hot_keys entries of the ring */
 	bool have_moved;

@@ -381,12 +381,13 @@ static int assign_ids(struct planner *pl)
 	return rc;
 }
 
-static bool ring_removed(const struct kr_apply_plan *p, uint32_t id)
+/* The plan's removal of ring id `id`, or NULL. */
+static const struct kr_plan_ring_rm *ring_removed(const struct kr_apply_plan *p, uint32_t id)
 {
 	for (uint32_t i = 0; i < p->nrings_del; i++)
 		if (p->rings_del[i].id == id)
-			return true;
-	return false;
+			return &p->rings_del[i];
+	return NULL;
 }
 
 /* MARK_AFTER: the ids both slots of every ring that stays reference after the plan (the
@@ -1031,16 +1032,14 @@ static int plan_hot(struct planner *pl)
 	for (uint32_t j = 0; j < lv->nhot && !err; j++) {
 		const struct kr_hot_ent *cur = &lv->hot[j];
 		uint32_t id = cur->k.ring_id;
-		const char *name = NULL;
+		const struct kr_plan_ring_rm *rm;
 
 		if (id >= KR_MAX_RINGS || hot_ring_planned(p, id))
 			continue;
-		for (uint32_t i = 0; i < p->nrings_del; i++)
-			if (p->rings_del[i].id == id)
-				name = p->rings_del[i].name;
-		if (!name && lv->ring[id].name[0])
+		rm = ring_removed(p, id);
+		if (!rm && lv->ring[id].name[0])
 			continue;	/* a live ring the plan neither writes nor removes */
-		err = hot_push(pl, name, cur, KR_PLAN_HOT_DEL, NULL);
+		err = hot_push(pl, rm ? rm->name : NULL, cur, KR_PLAN_HOT_DEL, NULL);
 	}
 	return err;
 }
