@@ -17,6 +17,8 @@
 # headers and those of the layers below, so including a header from above fails to build:
 #   user/core    libkrcore.a    rings, image, key forms, configuration, analytics (no libbpf)
 #   user/kernel  libkrkernel.a  pins, maps, publish, apply, attach, stats (libbpf, libxdp)
+#   user/daemon  libkrdaemon.a  what the long-running processes share: following an instance
+#                               across unload, load and upgrade (prints nothing)
 #   user/cli     the keyrouter command: main, one file per command, output
 # BPF: bpf/ holds what ships (keyrouter.bpf.c and its stage headers); the test and bench
 # programs are in tests/bpf/progs/.
@@ -65,7 +67,8 @@ ALL_CFLAGS = $(KR_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 
 INC_CORE   := -Iinclude -Iuser/core
 INC_KERNEL := $(INC_CORE) -Iuser/kernel -I$(OUT)/skel
-INC_CLI    := $(INC_KERNEL) -Iuser/cli
+INC_DAEMON := $(INC_KERNEL) -Iuser/daemon
+INC_CLI    := $(INC_DAEMON) -Iuser/cli
 LIBS_CORE  := -ljansson -lm -lz
 LIBS_KERNEL := -lbpf -lxdp -lelf -lz
 # The CLI's own: the exporter's HTTP server.
@@ -88,14 +91,17 @@ PROG_OBJS  := $(patsubst tests/bpf/progs/%.bpf.c,$(OUT)/tests/progs/%.bpf.o,$(PR
 
 CORE_SRCS   := $(wildcard user/core/*.c)
 KERNEL_SRCS := $(wildcard user/kernel/*.c)
+DAEMON_SRCS := $(wildcard user/daemon/*.c)
 CLI_SRCS    := $(wildcard user/cli/*.c)
 CORE_OBJS   := $(patsubst user/%.c,$(OUT)/user/%.o,$(CORE_SRCS))
 KERNEL_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(KERNEL_SRCS))
+DAEMON_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(DAEMON_SRCS))
 CLI_OBJS    := $(patsubst user/%.c,$(OUT)/user/%.o,$(CLI_SRCS))
 # The command library (every command, without main()): linked by the lookup fuzzer.
 CLI_LIB_OBJS := $(filter-out $(OUT)/user/cli/main.o,$(CLI_OBJS))
 CORE_LIB   := $(OUT)/libkrcore.a
 KERNEL_LIB := $(OUT)/libkrkernel.a
+DAEMON_LIB := $(OUT)/libkrdaemon.a
 CLI_LIB    := $(OUT)/libkrcli.a
 TOOL       := $(OUT)/keyrouter
 
@@ -160,12 +166,17 @@ $(OUT)/user/kernel/%.o: user/kernel/%.c $(MAKEFILES_DEP)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(INC_KERNEL) -c $< -o $@
 
+$(OUT)/user/daemon/%.o: user/daemon/%.c $(MAKEFILES_DEP)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC_DAEMON) -c $< -o $@
+
 $(OUT)/user/cli/%.o: user/cli/%.c $(MAKEFILES_DEP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(INC_CLI) -c $< -o $@
 
-$(foreach s,$(KERNEL_SRCS) $(CLI_SRCS),$(eval \
+$(foreach s,$(KERNEL_SRCS) $(DAEMON_SRCS) $(CLI_SRCS),$(eval \
 	$(patsubst user/%.c,$(OUT)/user/%.o,$(s)): $(call skels_of,$(s))))
 
 $(CORE_LIB): $(CORE_OBJS)
@@ -174,16 +185,19 @@ $(CORE_LIB): $(CORE_OBJS)
 $(KERNEL_LIB): $(KERNEL_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcsD $@ $^
+$(DAEMON_LIB): $(DAEMON_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcsD $@ $^
 $(CLI_LIB): $(CLI_LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcsD $@ $^
 
 # Commands register themselves in a linker section (cmd.h): nothing references them by
 # name, so the whole command library is linked.
-$(TOOL): $(OUT)/user/cli/main.o $(CLI_LIB) $(KERNEL_LIB) $(CORE_LIB)
+$(TOOL): $(OUT)/user/cli/main.o $(CLI_LIB) $(DAEMON_LIB) $(KERNEL_LIB) $(CORE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -Wl,--whole-archive $(CLI_LIB) -Wl,--no-whole-archive \
-		$(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_CLI) $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
+		$(DAEMON_LIB) $(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_CLI) $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
 
 # ---- tests, benchmarks, fuzzers --------------------------------------------------------
 $(OUT)/tests/%: tests/unit/%.c $(CORE_LIB) $(MAKEFILES_DEP)
@@ -205,11 +219,11 @@ $(OUT)/bench/%: tests/bench/%.c $(KERNEL_LIB) $(CORE_LIB) $(MAKEFILES_DEP)
 		$(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
 
 # libFuzzer harnesses: only with FUZZ=1 (they need clang's -fsanitize=fuzzer).
-$(OUT)/fuzz/%: tests/fuzz/%.c $(CLI_LIB) $(KERNEL_LIB) $(CORE_LIB) $(MAKEFILES_DEP)
+$(OUT)/fuzz/%: tests/fuzz/%.c $(CLI_LIB) $(DAEMON_LIB) $(KERNEL_LIB) $(CORE_LIB) $(MAKEFILES_DEP)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(INC_CLI) -Itests/unit $(LDFLAGS) $< \
-		-Wl,--whole-archive $(CLI_LIB) -Wl,--no-whole-archive $(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_CLI) $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
+		-Wl,--whole-archive $(CLI_LIB) -Wl,--no-whole-archive $(DAEMON_LIB) $(KERNEL_LIB) $(CORE_LIB) -o $@ $(LIBS_CLI) $(LIBS_KERNEL) $(LIBS_CORE) $(LDLIBS)
 
 $(foreach s,$(BPFT_SRCS) $(BENCH_SRCS) $(FUZZ_SRCS),$(eval $(OUT)/$(if $(filter \
 	tests/bench/%,$(s)),bench,$(if $(filter tests/fuzz/%,$(s)),fuzz,tests))/$(basename \
@@ -269,7 +283,8 @@ clean:
 check-layers:
 	@d=$$(mktemp -d) && trap 'rm -rf $$d' EXIT && \
 	for probe in "core:$(INC_CORE):ops.h" "core:$(INC_CORE):cmd.h" \
-		     "kernel:$(INC_KERNEL):cmd.h"; do \
+		     "kernel:$(INC_KERNEL):cmd.h" "kernel:$(INC_KERNEL):follow.h" \
+		     "daemon:$(INC_DAEMON):cmd.h"; do \
 		layer=$${probe%%:*}; rest=$${probe#*:}; inc=$${rest%:*}; hdr=$${rest##*:}; \
 		printf '#include "%s"\n' "$$hdr" > $$d/p.c; \
 		if $(CC) $$inc -fsyntax-only $$d/p.c 2>/dev/null; then \
