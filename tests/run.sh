@@ -21,6 +21,12 @@
 # Debian package (deb.bats, from the same tree; KR_DEB_PREBUILT tells it where) and the QUIC
 # server (tests/lib/quic_server_build.sh, cached and locked: the QUIC files find it built).
 # KR_BATS_BACKGROUND= (empty) runs everything in the foreground, in order, as before.
+# Side lane: the bats files named in KR_BATS_SIDE (default: soak) last as long as the clock
+# says, not as the CPU makes them -- a soak runs real traffic for minutes and mostly waits.
+# They run one after the other beside the foreground, at the normal priority, from the
+# start; their results are reported after the foreground's.  They assert bounds on lost
+# queries and leaks, not on time, so sharing the machine costs them nothing but wall-clock
+# time they would spend waiting anyway.  KR_BATS_SIDE= (empty) runs them in the foreground.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build}
@@ -31,7 +37,8 @@ file_timeout=${KR_BATS_FILE_TIMEOUT:-3600}
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-1200}
 log=$(mktemp -d /tmp/kr-test.XXXXXX)
 # the background (below) is a process group of its own: stopped with the script
-trap '[ -z "${bg_pid:-}" ] || kill -- -"$bg_pid" 2>/dev/null; rm -rf "$log"' EXIT
+trap '[ -z "${bg_pid:-}" ] || kill -- -"$bg_pid" 2>/dev/null
+      [ -z "${side_pid:-}" ] || kill -- -"$side_pid" 2>/dev/null; rm -rf "$log"' EXIT
 trap 'exit 130' INT TERM
 passed=0 failed=0 skipped=0
 
@@ -111,13 +118,15 @@ report_bats() {
 
 selected() { [ -z "$pat" ] || [[ "$1" == *$pat* ]]; }
 
-fg=() bg=()
+fg=() bg=() side=()
 if ls "$bats_dir"/*.bats >/dev/null 2>&1; then
 	for b in "$bats_dir"/*.bats; do
 		name=$(basename "$b" .bats)
 		selected "$name" || continue
 		if [[ " ${KR_BATS_BACKGROUND-fuzz sanitizers valgrind} " == *" $name "* ]]; then
 			bg+=("$b")
+		elif [[ " ${KR_BATS_SIDE-soak} " == *" $name "* ]]; then
+			side+=("$b")
 		else
 			fg+=("$b")
 		fi
@@ -168,6 +177,17 @@ if [ ${#bg[@]} -gt 0 ]; then
 	[ -z "$prebuild_deb" ] || exec 8>&-
 fi
 
+side_pid=
+if [ ${#side[@]} -gt 0 ]; then
+	set -m	# a process group of its own: stopped with the script
+	(
+		set +m
+		for b in "${side[@]}"; do run_bats "$b"; done
+	) &
+	side_pid=$!
+	set +m
+fi
+
 for t in "$OUT"/tests/*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
 	case "$t" in *.d) continue;; esac
@@ -188,6 +208,15 @@ for b in ${fg[@]+"${fg[@]}"}; do
 	run_bats "$b"
 	report_bats "$name"
 done
+if [ -n "$side_pid" ]; then
+	wait "$side_pid"
+	side_pid=
+	for b in "${side[@]}"; do
+		name=$(basename "$b" .bats)
+		echo "# == bats $name (beside the foreground)"
+		report_bats "$name"
+	done
+fi
 if [ -n "$bg_pid" ]; then
 	touch "$log/foreground.done"
 	renice "$(nice)" -g "$bg_pid" >/dev/null 2>&1

@@ -94,3 +94,28 @@ prog() { # name body
 	[ "$ZZRS_NICE" = 19 ] || [[ "$output" == *"not ok 1 zzrs bg nice"* ]]
 	[ "$ZZRS_NICE" = 19 ] || [ "${lines[-1]}" = "1 passed, 2 failed" ]
 }
+
+@test "run.sh: a side-lane file runs beside the foreground at the normal priority, is reported after it, and its failure counts" {
+	local d=$BATS_TEST_TMPDIR/bats
+	mkdir -p "$d"
+	# the side file waits (up to 10 s) for the foreground to have started: they overlap
+	printf '%s\n' "@""test \"zzrs side overlaps\" {" "	touch $d/side.started" \
+		"	for i in \$(seq 100); do [ -e $d/fg.started ] && break; sleep 0.1; done" \
+		"	[ -e $d/fg.started ]" '	[ "$(nice)" = "$ZZRS_NICE" ]' '}' \
+		"@""test \"zzrs side fails\" {" '	false' '}' > "$d/zzrs_side.bats"
+	printf '%s\n' "@""test \"zzrs fg2\" {" "	touch $d/fg.started" \
+		"	for i in \$(seq 100); do [ -e $d/side.started ] && break; sleep 0.1; done" \
+		"	[ -e $d/side.started ]" '}' > "$d/zzrs_fg2.bats"
+	export ZZRS_NICE=$(nice)
+	run -1 env OUT="$O" TESTS=zzrs_ KR_BATS_DIR="$d" KR_BATS_BACKGROUND= KR_BATS_SIDE=zzrs_side \
+		tests/run.sh
+	echo "$output"
+	[[ "$output" == *"not ok 2 zzrs side fails"* ]]
+	[[ "$output" =~ "# bats zzrs_fg2: 1 ok, 0 not ok ("[0-9]+" s)".*"# == bats zzrs_side (beside the foreground)".*"# bats zzrs_side: 1 ok, 1 not ok ("[0-9]+" s)" ]]
+	[ "${lines[-1]}" = "2 passed, 1 failed" ]
+	# KR_BATS_SIDE empty: in the foreground, one after the other (zzrs_fg2 waits in vain)
+	rm -f "$d/side.started" "$d/fg.started"
+	run -1 env OUT="$O" TESTS=zzrs_ KR_BATS_DIR="$d" KR_BATS_BACKGROUND= KR_BATS_SIDE= tests/run.sh
+	[[ "$output" != *"beside the foreground"* ]]
+	[[ "$output" == *"not ok 1 zzrs fg2"* ]]
+}
