@@ -101,7 +101,16 @@ held() {
 	awk '/^prog_id:/ { print "prog", $2 } /^map_id:/ { print "map", $2 }' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u
 }
 
-nfds() { ls /proc/"$1"/fd | wc -l; }
+# The descriptors of PID between its rounds: the fewest of 10 looks (a round opens pins).
+nfds() {
+	local n min=
+	for _ in $(seq 10); do
+		n=$(ls /proc/"$1"/fd | wc -l)
+		[ -z "$min" ] || [ "$n" -lt "$min" ] && min=$n
+		sleep 0.02
+	done
+	echo "$min"
+}
 
 # start NAME CMD...: run CMD in the namespace in the background, its pid in PIDS and $NAME
 start() {
@@ -168,12 +177,69 @@ released() {
 	[ "${routed:-0}" -ge 20 ]
 	[ "$(nfds "$EX")" -le $((f0 + 2)) ]
 }
-@test "zz timing" {
-	start EX "$KK" exporter --listen "127.0.0.1:$PORT" --instance "$N"
-	wait_http "$PORT"
-	t0=$(date +%s.%N); scrape 200 >/dev/null; t1=$(date +%s.%N)
-	ids >"$T/ids"; t2=$(date +%s.%N)
+# rounds FILE: the rounds of `status --watch` in FILE (one "instance NAME:" line each)
+rounds() { grep -c "^instance $N:" "$1" || true; }
+rounds_ge() { [ "$(rounds "$1")" -ge "$2" ]; }
+
+wait_for() { # COMMAND...: until it succeeds (at most 10 s)
+	for _ in $(seq 100); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+
+@test "status --watch and status --prometheus --output F --watch: descriptors stable over rounds; after unload nothing held, which leaves the kernel; a new load shown" {
+	start W "$KK" status --watch 0.05 --instance "$N" >"$T/w.out" 2>"$T/w.err"
+	start P "$KK" status --prometheus --output "$T/m.prom" --watch 0.05 --instance "$N" 2>"$T/p.err"
+	wait_for rounds_ge "$T/w.out" 3
+	fw0=$(nfds "$W")
+	fp0=$(nfds "$P")
+	wait_for rounds_ge "$T/w.out" 40
+	fw1=$(nfds "$W")
+	fp1=$(nfds "$P")
+	echo "status --watch fds $fw0 -> $fw1, --prometheus --output --watch $fp0 -> $fp1 ($(rounds "$T/w.out") rounds)"
+	[ "$fw1" -le $((fw0 + 1)) ]
+	[ "$fp1" -le $((fp0 + 1)) ]
+	ids >"$T/ids"
 	kr unload kre0 --instance "$N" >/dev/null 2>&1
-	released "$T/ids" "$EX"; t3=$(date +%s.%N)
-	echo "scrape $(echo "$t1 - $t0" | bc) ids $(echo "$t2 - $t1" | bc) released $(echo "$t3 - $t2" | bc)" >&3
+	wait_for grep -q "is not loaded any more (unloaded)" "$T/w.err"
+	wait_for grep -qx "keyrouter_up{keyrouter_instance=\"$N\"} 0" "$T/m.prom"
+	released "$T/ids" "$W"
+	released "$T/ids" "$P"
+	# loaded again with a second service: both show the new instance
+	kr load kre0 -c "$T/c2.json" --mode generic >/dev/null 2>&1
+	wait_for grep -q "was loaded again" "$T/w.err"
+	wait_for grep -qx "keyrouter_services{keyrouter_instance=\"$N\"} 2" "$T/m.prom"
+	n=$(rounds "$T/w.out")
+	wait_for rounds_ge "$T/w.out" "$((n + 2))"
+	tail -n 40 "$T/w.out" | grep -q "10.99.1.1:7001"
+	[ "$(nfds "$W")" -le $((fw0 + 1)) ]
+}
+
+@test "balance refuses another network namespace; balance, top and trace stop with a message and status 1 on unload + load" {
+	run -1 "$KK" balance --ring pool --instance "$N" --once --no-replicas
+	assert_output --partial "in another network namespace"
+	assert_output --partial "nothing was changed"
+	start B "$KK" balance --ring pool --instance "$N" --interval 0.2 --no-replicas 2>"$T/b.err"
+	start TOP "$KK" top --interval 0.2 --instance "$N" 2>"$T/top.err"
+	sleep 1
+	kill -0 "$B"
+	kill -0 "$TOP"
+	kr unload kre0 --instance "$N" >/dev/null 2>&1
+	kr load kre0 -c "$T/c2.json" --mode generic >/dev/null 2>&1
+	rc=0; wait "$B" || rc=$?
+	[ "$rc" = 1 ]
+	rc=0; wait "$TOP" || rc=$?
+	[ "$rc" = 1 ]
+	cat "$T/b.err" "$T/top.err"
+	grep -Eq "balance: instance '$N' was (unloaded|loaded again): .*stopping" "$T/b.err"
+	grep -Eq "top: instance '$N' was (unloaded|loaded again): .*stopping" "$T/top.err"
+	# trace: the same on an unload alone
+	start TR "$KK" trace --instance "$N" 2>"$T/tr.err" >/dev/null
+	sleep 0.5
+	kr unload kre0 --instance "$N" >/dev/null 2>&1
+	rc=0; wait "$TR" || rc=$?
+	[ "$rc" = 1 ]
+	grep -q "trace: instance '$N' was unloaded" "$T/tr.err"
 }

@@ -608,11 +608,12 @@ static void watch_follow(struct view *v, struct kr_follow *f, struct kr_inst *in
 			f->id.prog_id);
 		return;
 	}
-	if (v->in)
-		pr_warn("keyrouter: status: '%s' %s: %s\n", f->dir, c == KR_FOLLOW_GONE ?
-			"is not loaded any more (unloaded)" : "was loaded again (new maps)",
-			c == KR_FOLLOW_GONE ? "waiting for it to be loaded again" :
-			"showing the new instance");
+	if (c == KR_FOLLOW_GONE && v->in)
+		pr_warn("keyrouter: status: '%s' is not loaded any more (unloaded): waiting for "
+			"it to be loaded again\n", f->dir);
+	else if (c == KR_FOLLOW_RELOADED)
+		pr_warn("keyrouter: status: '%s' was loaded again (new maps, program id %u): "
+			"showing the new instance\n", f->dir, f->id.prog_id);
 	view_close(v);
 	if (c == KR_FOLLOW_RELOADED && view_open(v, in, m, a))
 		f->err = -ENOENT;	/* not open: try again next round */
