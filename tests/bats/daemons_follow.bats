@@ -146,7 +146,7 @@ released() {
 	assert_output ''
 }
 
-@test "exporter: 200 scrapes keep its descriptors; after unload it holds nothing of the instance, which leaves the kernel, and exports keyrouter_up 0; a new load's counters" {
+@test "exporter: 200 scrapes keep its descriptors; after upgrade the old program is freed; after unload it holds nothing of the instance, which leaves the kernel, and exports keyrouter_up 0; a new load's counters" {
 	start EX "$KK" exporter --listen "127.0.0.1:$PORT" --instance "$N"
 	start ALL "$KK" exporter --listen "127.0.0.1:$((PORT + 1))"
 	wait_http "$PORT"
@@ -157,8 +157,16 @@ released() {
 	f1=$(nfds "$EX")
 	echo "exporter fds: $f0 -> $f1 after 200 scrapes"
 	[ "$f1" -le $((f0 + 2)) ]
+	# an upgrade (a new program, the same maps): the superseded program is held by nobody
+	ids | grep '^prog' >"$T/old"
+	kr upgrade kre0 --instance "$N" >/dev/null 2>&1
+	scrape 3 >/dev/null
+	scrape 3 "$((PORT + 1))" >/dev/null
+	released "$T/old" "$EX"
+	released "$T/old" "$ALL"
 	ids >"$T/ids"
 	[ "$(grep -c '^map' "$T/ids")" -ge 20 ]
+	! cmp -s "$T/old" <(grep '^prog' "$T/ids")
 	kr unload kre0 --instance "$N" >/dev/null 2>&1
 	run -0 scrape
 	assert_line "keyrouter_up{keyrouter_instance=\"$N\"} 0"
