@@ -225,6 +225,13 @@ wait_for() { # COMMAND...: until it succeeds (at most 10 s)
 	[ "$(nfds "$W")" -le $((fw0 + 1)) ]
 }
 
+# exited PID: RC = PID's exit status once it exited (at most 10 s; 124: still running)
+exited() {
+	RC=0
+	wait_for eval "! kill -0 $1 2>/dev/null" || { RC=124; return 0; }
+	wait "$1" || RC=$?
+}
+
 @test "balance refuses another network namespace; balance, top and trace stop with a message and status 1 on unload + load" {
 	run -1 "$KK" balance --ring pool --instance "$N" --once --no-replicas
 	assert_output --partial "in another network namespace"
@@ -236,10 +243,10 @@ wait_for() { # COMMAND...: until it succeeds (at most 10 s)
 	kill -0 "$TOP"
 	kr unload kre0 --instance "$N" >/dev/null 2>&1
 	kr load kre0 -c "$T/c2.json" --mode generic >/dev/null 2>&1
-	rc=0; wait "$B" || rc=$?
-	[ "$rc" = 1 ]
-	rc=0; wait "$TOP" || rc=$?
-	[ "$rc" = 1 ]
+	exited "$B"
+	[ "$RC" = 1 ]
+	exited "$TOP"
+	[ "$RC" = 1 ]
 	cat "$T/b.err" "$T/top.err"
 	grep -Eq "balance: instance '$N' was (unloaded|loaded again): .*stopping" "$T/b.err"
 	grep -Eq "top: instance '$N' was (unloaded|loaded again): .*stopping" "$T/top.err"
@@ -247,7 +254,7 @@ wait_for() { # COMMAND...: until it succeeds (at most 10 s)
 	start TR "$KK" trace --instance "$N" 2>"$T/tr.err" >/dev/null
 	sleep 0.5
 	kr unload kre0 --instance "$N" >/dev/null 2>&1
-	rc=0; wait "$TR" || rc=$?
-	[ "$rc" = 1 ]
+	exited "$TR"
+	[ "$RC" = 1 ]
 	grep -q "trace: instance '$N' was unloaded" "$T/tr.err"
 }
