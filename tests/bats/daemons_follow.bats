@@ -112,6 +112,8 @@ nfds() {
 	echo "$min"
 }
 
+rss() { awk '/^VmRSS:/ { print $2 }' /proc/"$1"/status; }
+
 # start NAME CMD...: run CMD in the namespace in the background, its pid in PIDS and $NAME
 start() {
 	local var=$1
@@ -146,17 +148,24 @@ released() {
 	assert_output ''
 }
 
-@test "exporter: 200 scrapes keep its descriptors; after upgrade the old program is freed; after unload it holds nothing of the instance, which leaves the kernel, and exports keyrouter_up 0; a new load's counters" {
+@test "exporter: 200 scrapes keep its descriptors and memory; after upgrade the old program, after unload the instance's programs and maps are held by nobody and freed" {
 	start EX "$KK" exporter --listen "127.0.0.1:$PORT" --instance "$N"
 	start ALL "$KK" exporter --listen "127.0.0.1:$((PORT + 1))"
 	wait_http "$PORT"
 	wait_http "$((PORT + 1))"
-	scrape 1 "$((PORT + 1))" | grep -qx "keyrouter_up{keyrouter_instance=\"$N\"} 1"
+	scrape 1 >/dev/null
 	f0=$(nfds "$EX")
+	r0=$(rss "$EX")
+	fa0=$(nfds "$ALL")
 	scrape 200 >/dev/null
+	scrape 20 "$((PORT + 1))" >/dev/null
 	f1=$(nfds "$EX")
-	echo "exporter fds: $f0 -> $f1 after 200 scrapes"
+	r1=$(rss "$EX")
+	fa1=$(nfds "$ALL")
+	echo "exporter fds: $f0 -> $f1, rss $r0 -> $r1 KiB after 200 scrapes; every instance's: fds $fa0 -> $fa1 after 20"
 	[ "$f1" -le $((f0 + 2)) ]
+	[ "$fa1" -le $((fa0 + 2)) ]
+	[ "$r1" -le $((r0 + 2048)) ]
 	# an upgrade (a new program, the same maps): the superseded program is held by nobody
 	ids | grep '^prog' >"$T/old"
 	kr upgrade kre0 --instance "$N" >/dev/null 2>&1
@@ -168,23 +177,39 @@ released() {
 	[ "$(grep -c '^map' "$T/ids")" -ge 20 ]
 	! cmp -s "$T/old" <(grep '^prog' "$T/ids")
 	kr unload kre0 --instance "$N" >/dev/null 2>&1
+	scrape 3 >/dev/null
+	scrape 3 "$((PORT + 1))" >/dev/null
+	released "$T/ids" "$EX"
+	released "$T/ids" "$ALL"
+}
+
+@test "exporter: an unloaded instance stays as keyrouter_up 0 (--instance, and every instance it exported); a new load's series and counters" {
+	start EX "$KK" exporter --listen "127.0.0.1:$PORT" --instance "$N" 2>"$T/ex.err"
+	start ALL "$KK" exporter --listen "127.0.0.1:$((PORT + 1))"
+	wait_http "$PORT"
+	wait_http "$((PORT + 1))"
+	run -0 scrape 1 "$((PORT + 1))"
+	assert_line "keyrouter_up{keyrouter_instance=\"$N\"} 1"
+	kr unload kre0 --instance "$N" >/dev/null 2>&1
 	run -0 scrape
 	assert_line "keyrouter_up{keyrouter_instance=\"$N\"} 0"
 	# the exporter of every instance too: it exported this one, it keeps it as 0
 	run -0 scrape 1 "$((PORT + 1))"
 	assert_line "keyrouter_up{keyrouter_instance=\"$N\"} 0"
-	released "$T/ids" "$EX"
-	released "$T/ids" "$ALL"
 	# loaded again (2 services, new maps): the new instance's series and counters
 	kr load kre0 -c "$T/c2.json" --mode generic >/dev/null 2>&1
 	send 20
-	run -0 scrape
-	assert_line "keyrouter_up{keyrouter_instance=\"$N\"} 1"
-	assert_line "keyrouter_services{keyrouter_instance=\"$N\"} 2"
-	routed=$(echo "$output" | awk -v i="$N" '$1 == "keyrouter_packets_total{keyrouter_instance=\"" i "\",outcome=\"routed\"}" { print $2 }')
-	[ "${routed:-0}" -ge 20 ]
-	[ "$(nfds "$EX")" -le $((f0 + 2)) ]
+	for p in "$PORT" "$((PORT + 1))"; do
+		run -0 scrape 1 "$p"
+		assert_line "keyrouter_up{keyrouter_instance=\"$N\"} 1"
+		assert_line "keyrouter_services{keyrouter_instance=\"$N\"} 2"
+		routed=$(echo "$output" | awk -v i="$N" '$1 == "keyrouter_packets_total{keyrouter_instance=\"" i "\",outcome=\"routed\"}" { print $2 }')
+		[ "${routed:-0}" -ge 20 ]
+	done
+	grep -q "not loaded any more (unloaded): keyrouter_up 0" "$T/ex.err"
+	grep -q "loaded (program id [0-9]*): exporting its maps" "$T/ex.err"
 }
+
 # rounds FILE: the rounds of `status --watch` in FILE (one "instance NAME:" line each)
 rounds() { grep -c "^instance $N:" "$1" || true; }
 rounds_ge() { [ "$(rounds "$1")" -ge "$2" ]; }
