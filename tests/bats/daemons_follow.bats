@@ -261,8 +261,8 @@ exited() {
 	run -1 "$KK" balance --ring pool --instance "$N" --once --no-replicas
 	assert_output --partial "in another network namespace"
 	assert_output --partial "nothing was changed"
-	start B "$KK" balance --ring pool --instance "$N" --interval 0.2 --no-replicas 2>"$T/b.err"
-	start TOP "$KK" top --interval 0.2 --instance "$N" 2>"$T/top.err"
+	start B "$KK" balance --ring pool --instance "$N" --interval 0.2 --no-replicas >/dev/null 2>"$T/b.err"
+	start TOP "$KK" top --interval 0.2 --instance "$N" >/dev/null 2>"$T/top.err"
 	sleep 1
 	kill -0 "$B"
 	kill -0 "$TOP"
