@@ -97,6 +97,7 @@ struct bal {
 	struct kr_bal_params pr;
 	uint32_t min_packets;
 	bool json, trace;
+	struct kr_trace_session *ses;	/* the maps it reads and writes */
 };
 
 static __u16 be_spill(const struct kr_backend *be)
@@ -294,6 +295,12 @@ static int publish(struct bal *c, const struct kr_top_svc *s, const struct kr_ba
 	*nspill = *nrep = 0;
 	if (kr_ops_inst_open(&lk, c->instance, c->pin_dir))
 		return -EAGAIN;
+	/* under the lock no load or unload runs: the maps held are the instance's, or nothing
+	 * is written (the next round stops) */
+	if (kr_trace_session_lost(c->ses, "balance")) {
+		kr_ops_inst_close(&lk);
+		return -ESTALE;
+	}
 	err = write_spill(c, s, p->spill, nspill, NULL);
 	for (uint32_t i = 0; i < nh && !err; i++) {
 		struct kr_hot_ent e = { .k = { .ring_id = (__u32)c->ring_id, .key_hash = h[i].hash },
@@ -699,6 +706,7 @@ static int cmd_balance(int argc, char **argv)
 		return 1;
 	if (netns_refused(&ses.in, c.ring))
 		goto out;
+	c.ses = &ses;
 	c.v.in = &ses.in;
 	c.v.m = &ses.m;
 	c.v.t = &ses.t;
@@ -782,7 +790,7 @@ static int cmd_balance(int argc, char **argv)
 	}
 	rc = 0;
 out_trace:
-	if (c.trace)
+	if (c.trace && !ses.lost)	/* (not maps that are not the instance's) */
 		kr_ops_trace_stop(&ses.t);
 out:
 	kr_top_free(&c.v);
