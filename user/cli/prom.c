@@ -25,6 +25,7 @@
 #include "quic_lb.h"
 #include "version.h"
 #include "health_out.h"
+#include "follow.h"
 
 /* The label naming the router's instance.  Not "instance": Prometheus gives that label to
  * every scraped series (the scrape target), so ours would be renamed exported_instance and
@@ -802,8 +803,9 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every instance directory under bpffs/keyrouter, sorted. */
-static int all_instances(struct prom *p)
+/* Every instance directory under bpffs/keyrouter, sorted; then the instances of SEEN (those
+ * exported before) whose directory is gone, as keyrouter_up 0.  Loaded ones go into SEEN. */
+static int all_instances(struct prom *p, struct kr_follow_names *seen)
 {
 	char root[256], **names = NULL;
 	size_t n = 0, cap = 0;
@@ -847,16 +849,22 @@ static int all_instances(struct prom *p)
 		int r = instance(p, names[i], NULL);
 
 		loaded += r > 0;
-		free(names[i]);
+		if (r > 0 && seen)
+			kr_follow_names_add(seen, names[i]);	/* (no memory: not kept, no more) */
 	}
+	for (size_t i = 0; seen && i < seen->n; i++)
+		if (!bsearch(&seen->name[i], names, n, sizeof(*names), name_cmp))
+			sample(p, F_UP, "0", L_INST, seen->name[i], NULL);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
 	free(names);
-	if (!n)
+	if (!n && !(seen && seen->n))
 		sample(p, F_UP, "0", NULL);
 	return loaded;
 }
 
-int kr_prom_render(const char *inst, const char *pin_dir, char **out, size_t *len,
-		   int *loaded)
+int kr_prom_render(const char *inst, const char *pin_dir, struct kr_follow_names *seen,
+		   char **out, size_t *len, int *loaded)
 {
 	struct prom p = {};
 	FILE *o = NULL;
@@ -880,7 +888,7 @@ int kr_prom_render(const char *inst, const char *pin_dir, char **out, size_t *le
 		}
 		*loaded = r;
 	} else {
-		*loaded = all_instances(&p);
+		*loaded = all_instances(&p, seen);
 	}
 	o = open_memstream(out, len);
 	if (!o) {
