@@ -39,7 +39,11 @@
 #include "ops_backends.h"
 #include "ops_health.h"
 #include "ops_kernel.h"
+#include "ops_find.h"
 #include "opts.h"
+#include "follow.h"
+#include "single.h"
+#include "watchdog.h"
 
 #define DEFAULT_WAIT_MS	5000
 #define BEAT_MS		500
@@ -105,7 +109,8 @@ struct target {
 	uint32_t seq;
 	struct kr_hsm sm;
 	struct kr_health_be fig;
-	bool override_logged, held_logged;
+	struct kr_damp damp;
+	bool override_logged, held_logged, damp_logged;
 };
 
 struct checker {
@@ -119,6 +124,14 @@ struct checker {
 	uint32_t n;
 	int rings_id[KR_MAX_RINGS];	/* config ring -> kernel ring id, -1 none */
 	int pkt_fd;			/* AF_PACKET, for every l2 target */
+	/* following the instance (follow.h): the generation whose maps are open */
+	char dir[4096];
+	struct kr_follow_id gen;
+	bool open;			/* its maps are open (false: not loaded, waiting) */
+	bool stale;			/* a write found another generation: look again now */
+	int single_fd;			/* one checker per instance (single.h) */
+	uint32_t wd_ms;			/* the watchdog's interval (0: off) */
+	bool wd_failed_logged;
 };
 
 static volatile sig_atomic_t stop, reload;
@@ -540,12 +553,28 @@ static int send_probe(struct checker *c, struct target *t)
 
 /* ---- states ---------------------------------------------------------------------------- */
 
+static void damp_write(struct checker *c, struct target *t)
+{
+	uint64_t now = now_ms(), rel = kr_damp_release_ms(&t->damp, &t->h.damp, now);
+	struct kr_health_damp d = {
+		.held_until_ns = t->damp.held ? kr_health_now_ns() + rel * 1000000ull : 0,
+		.penalty = (__u32)kr_damp_penalty(&t->damp, &t->h.damp, now),
+		.flaps = t->damp.flaps, .suppress = t->h.damp.suppress, .reuse = t->h.damp.reuse,
+	};
+
+	if (t->damp.flaps)
+		d.last_flap_ns = kr_health_now_ns() - (now - t->damp.at_ms) * 1000000ull;
+	if (c->hm.damp >= 0)
+		bpf_map_update_elem(c->hm.damp, &t->id, &d, BPF_ANY);
+}
+
 static void fig_write(struct checker *c, struct target *t)
 {
 	t->fig.up = t->sm.up;
 	t->fig.probe = t->h.probe;
 	if (c->hm.be >= 0)
 		bpf_map_update_elem(c->hm.be, &t->id, &t->fig, BPF_ANY);
+	damp_write(c, t);
 }
 
 /* Backends of config ring ri the checker probes, and how many are up in kr_backends now. */
@@ -597,7 +626,17 @@ static void ring_record(struct checker *c, uint32_t ri, bool panic, uint32_t up,
 /* An operator's or the configuration's down/drain: the checker leaves it alone. */
 static bool overridden(const struct kr_backend *be)
 {
-	return be->state != KR_BACKEND_UP && kr_backend_owner(be) != KR_OWNER_CHECKER;
+	return kr_health_overridden(be->state, kr_backend_owner(be));
+}
+
+/* Are the maps open those of the instance's generation now (an upgrade keeps them)? */
+static bool same_generation(struct checker *c)
+{
+	struct kr_follow_id now;
+	int err = kr_follow_read(c->dir, &now);
+	enum kr_follow_change ch = kr_follow_compare(&c->gen, err, &now);
+
+	return ch == KR_FOLLOW_SAME || ch == KR_FOLLOW_UPGRADED;
 }
 
 /* Write state for t under the lock (bounded wait); the entry re-read under it. */
@@ -609,6 +648,13 @@ static int locked_write(struct checker *c, struct target *t, __u8 state)
 
 	if (kr_ops_inst_open(&in, c->instance, c->pin_dir))
 		return -EAGAIN;
+	/* under the lock no unload or load can be under way: the maps open are the instance's
+	 * now, or they belong to a generation that is gone and are never written */
+	if (!same_generation(c)) {
+		kr_ops_inst_close(&in);
+		c->stale = true;
+		return -ESTALE;
+	}
 	err = bpf_map_lookup_elem(c->m.backends, &t->id, &be) ? -errno : 0;
 	if (!err && overridden(&be))
 		err = -EPERM;
@@ -633,7 +679,9 @@ static bool transition(struct checker *c, struct target *t, __u8 state)
 	if (err) {
 		logf_("health: %s: could not mark it %s (%s): trying again at the next probe\n",
 		      t->label, state == KR_BACKEND_UP ? "up" : "down",
-		      err == -EAGAIN ? "the instance's lock" : strerror(-err));
+		      err == -EAGAIN ? "the instance's lock" :
+		      err == -ESTALE ? "the instance was unloaded or loaded again: not written to "
+				       "its old maps" : strerror(-err));
 		return false;
 	}
 	kr_hsm_set(&t->sm, state == KR_BACKEND_UP);
@@ -661,16 +709,53 @@ static void want_down(struct checker *c, struct target *t, const char *why)
 	}
 	t->fig.flags &= ~KR_HEALTH_F_HELD;
 	t->held_logged = false;
-	if (transition(c, t, KR_BACKEND_DOWN))
-		logf_("health: %s (id %u, ring %s): down after %u failed probes (%s)\n", t->label,
-		      t->id, c->cfg->rings[t->ri].name, t->sm.fail_run, why);
+	if (!transition(c, t, KR_BACKEND_DOWN))
+		return;
+	logf_("health: %s (id %u, ring %s): down after %u failed probes (%s)\n", t->label,
+	      t->id, c->cfg->rings[t->ri].name, t->sm.fail_run, why);
+	if (!t->damp.held && kr_damp_flap(&t->damp, &t->h.damp, now_ms()))
+		logf_("health: %s (id %u, ring %s): flapping: held down by damping (penalty %.0f "
+		      "above %u after %u flaps; released when it stays up until below %u, in "
+		      "about %.1f s, at most %.0f s)\n", t->label, t->id,
+		      c->cfg->rings[t->ri].name, t->damp.penalty, t->h.damp.suppress,
+		      t->damp.flaps, t->h.damp.reuse,
+		      kr_damp_release_ms(&t->damp, &t->h.damp, now_ms()) / 1000.0,
+		      t->h.damp.max_hold_ms / 1000.0);
 }
 
 static void want_up(struct checker *c, struct target *t)
 {
+	bool held = t->damp.held;
+
+	if (!kr_damp_may_up(&t->damp, &t->h.damp, now_ms())) {
+		/* answering again while held: the next failure is a flap of its own */
+		t->damp.seen_up = true;
+		if (!t->damp_logged)
+			logf_("health: %s (id %u, ring %s): answers again, held down by damping for "
+			      "about %.1f s more (penalty %.0f, released below %u)\n", t->label,
+			      t->id, c->cfg->rings[t->ri].name,
+			      kr_damp_release_ms(&t->damp, &t->h.damp, now_ms()) / 1000.0,
+			      kr_damp_penalty(&t->damp, &t->h.damp, now_ms()), t->h.damp.reuse);
+		t->damp_logged = true;
+		return;
+	}
+	if (held)
+		logf_("health: %s (id %u, ring %s): released by damping (penalty below %u)\n",
+		      t->label, t->id, c->cfg->rings[t->ri].name, t->h.damp.reuse);
+	t->damp_logged = false;
 	if (transition(c, t, KR_BACKEND_UP))
 		logf_("health: %s (id %u, ring %s): up after %u answered probes\n", t->label,
 		      t->id, c->cfg->rings[t->ri].name, t->sm.ok_run);
+}
+
+/* A held backend that answered again and now fails as many probes as mark one down: a flap
+ * the data path does not see (it stays down), counted all the same, as RFC 2439 counts the
+ * flaps of a suppressed route. */
+static void held_flap(struct checker *c, struct target *t)
+{
+	(void)c;
+	if (t->damp.held && t->damp.seen_up && !t->sm.up && t->sm.fail_run >= t->h.fall)
+		kr_damp_flap(&t->damp, &t->h.damp, now_ms());
 }
 
 /* The live entry: an operator's down/drain is left alone; someone else's up or down is
@@ -726,6 +811,8 @@ static void result(struct checker *c, struct target *t, bool ok, uint32_t rtt_us
 		want_down(c, t, why);
 	else if (!ov && ev == KR_HSM_WANT_UP)
 		want_up(c, t);
+	else if (!ov && !ok)
+		held_flap(c, t);
 	fig_write(c, t);
 }
 
@@ -916,6 +1003,7 @@ static int rebuild(struct checker *c)
 				c->t[i].sm.fail_run = old[j].sm.fail_run;
 				c->t[i].seq = old[j].seq;
 				c->t[i].next_ms = old[j].next_ms;
+				c->t[i].damp = old[j].damp;
 				break;
 			}
 	{
@@ -943,9 +1031,155 @@ static int load_config(struct checker *c)
 	return 0;
 }
 
+/* ---- following the instance (follow.h), the watchdog (watchdog.h) ------------------------ */
+
+/* The instance's maps closed: nothing of a generation that may be gone is held. */
+static void inst_close(struct checker *c)
+{
+	targets_free(c);
+	if (c->open) {
+		kr_health_maps_close(&c->hm);
+		kr_ops_maps_close(&c->m);
+		kr_ops_inst_close(&c->in);
+	}
+	c->open = false;
+}
+
+/* In another network namespace than the instance's, the checker would resolve its devices'
+ * indexes to this namespace's (another device, or none) and probe nothing: refuse, as apply
+ * does, and say where to run it. */
+static int netns_refuse(struct checker *c, const struct kr_inst *in)
+{
+	char hint[320];
+	__u32 ino;
+
+	if (!kr_daemon_netns_check(in, &ino))
+		return 0;
+	kr_ops_netns_hint(ino, hint, sizeof(hint));
+	pr_warn("keyrouter: health: instance '%s' is in another network namespace (net:[%u]; "
+		"the checker runs in net:[%u]): it probes through the instance's devices, so it "
+		"must run there: '%s keyrouter health -c %s --instance %s'\n", in->name, ino,
+		kr_ops_netns_ino(), hint[0] ? hint : "nsenter --net=<its namespace>", c->config,
+		in->name);
+	return -EXDEV;
+}
+
+/* Open the instance's maps (the tool's created where missing, under the lock) and take its
+ * generation.  -EXDEV: another network namespace (said); other -errno: not loaded. */
+static int inst_open(struct checker *c)
+{
+	struct kr_inst lk;
+	int err;
+
+	if ((err = kr_ops_inst_open_reader(&c->in, c->instance, c->pin_dir)))
+		return err;
+	if ((err = netns_refuse(c, &c->in)) ||
+	    (err = kr_follow_read(c->dir, &c->gen))) {
+		kr_ops_inst_close(&c->in);
+		return err;
+	}
+	/* the first open takes the lock: it creates the tool's maps where they are missing */
+	if ((err = kr_ops_inst_open(&lk, c->instance, c->pin_dir))) {
+		kr_ops_inst_close(&c->in);
+		return err;
+	}
+	if ((err = kr_ops_maps_open(&lk, &c->m))) {
+		kr_ops_inst_close(&lk);
+		kr_ops_inst_close(&c->in);
+		return err;
+	}
+	if ((err = kr_health_maps_open(&lk, &c->m, true, &c->hm))) {
+		kr_ops_maps_close(&c->m);
+		kr_ops_inst_close(&lk);
+		kr_ops_inst_close(&c->in);
+		return err;
+	}
+	kr_ops_inst_close(&lk);
+	c->open = true;
+	return 0;
+}
+
+/* The instance's generation again: the same, an upgrade (same maps: nothing to reopen), or
+ * unloaded / loaded again: the maps are closed, and opened again once it is loaded.  -EXDEV:
+ * loaded again in another network namespace (said: the checker stops). */
+static int follow(struct checker *c)
+{
+	struct kr_follow_id now;
+	int err = kr_follow_read(c->dir, &now);
+	enum kr_follow_change ch = c->open ? kr_follow_compare(&c->gen, err, &now) :
+				   err ? KR_FOLLOW_GONE : KR_FOLLOW_RELOADED;
+
+	c->stale = false;
+	if (ch == KR_FOLLOW_SAME)
+		return 0;
+	if (ch == KR_FOLLOW_UPGRADED) {
+		logf_("health: instance '%s' was upgraded (program %u -> %u): the same maps, "
+		      "checking on\n", c->in.name, c->gen.prog_id, now.prog_id);
+		c->gen = now;
+		return 0;
+	}
+	if (ch == KR_FOLLOW_GONE) {
+		if (c->open)
+			logf_("health: instance '%s' is not loaded any more: its maps closed, "
+			      "nothing probed or written until it is loaded again\n", c->in.name);
+		inst_close(c);
+		return 0;
+	}
+	if (c->open)
+		logf_("health: instance '%s' was loaded again (new maps): reopening its pins\n",
+		      c->in.name);
+	inst_close(c);
+	err = inst_open(c);
+	if (err == -EXDEV)
+		return err;
+	if (err || start(c)) {
+		inst_close(c);	/* a load under way, or gone again: next time */
+		return 0;
+	}
+	logf_("health: checking %u backends of instance '%s' again (pid %d)\n", c->n, c->in.name,
+	      (int)getpid());
+	return 0;
+}
+
+static void watchdog(struct checker *c)
+{
+	struct kr_health_wd wd = {};
+	struct kr_ops_meta meta;
+	__u32 zero = 0;
+	int err;
+	enum kr_wd_result r = kr_watchdog_look(c->instance, c->pin_dir, &meta, &err);
+
+	if (c->hm.wd < 0)
+		return;
+	bpf_map_lookup_elem(c->hm.wd, &zero, &wd);
+	wd.checks++;
+	wd.interval_ms = c->wd_ms;
+	if (r == KR_WD_REATTACHED) {
+		wd.reattach_total++;
+		wd.last_ns = kr_health_now_ns();
+		logf_("health: watchdog: instance '%s': its program (id %u) was not attached to "
+		      "'%s' any more (detached behind keyrouter's back): attached it again (%s "
+		      "mode; %llu re-attaches)\n", c->in.name, meta.prog_id, meta.ifname,
+		      kr_ops_mode_name(meta.mode), (unsigned long long)wd.reattach_total);
+		c->wd_failed_logged = false;
+	} else if (r == KR_WD_FAILED || r == KR_WD_IFACE_GONE) {
+		wd.failed_total++;
+		if (!c->wd_failed_logged)
+			logf_("health: watchdog: instance '%s' is not attached to '%s' and %s: "
+			      "trying again every %.3g s\n", c->in.name, meta.ifname,
+			      r == KR_WD_IFACE_GONE ? "its interface is gone" :
+			      "its program could not be attached again", c->wd_ms / 1000.0);
+		c->wd_failed_logged = true;
+	} else if (r == KR_WD_ATTACHED) {
+		c->wd_failed_logged = false;
+	}
+	bpf_map_update_elem(c->hm.wd, &zero, &wd, BPF_ANY);
+}
+
 static int run(struct checker *c)
 {
-	uint64_t started = kr_health_now_ns(), rounds = 0, last_beat = 0, last_scan, sig;
+	uint64_t started = kr_health_now_ns(), rounds = 0, last_beat = 0, last_scan, sig = 0;
+	uint64_t last_wd = 0, last_follow = 0;
 	struct pollfd *pf = NULL;
 
 	if (start(c))
@@ -954,10 +1188,31 @@ static int run(struct checker *c)
 	last_scan = now_ms();
 	logf_("health: checking %u backends of instance '%s' (pid %d)\n", c->n, c->in.name,
 	      (int)getpid());
+	if (c->wd_ms)
+		logf_("health: watchdog: the program of instance '%s' is attached again within "
+		      "%.3g s when something detaches it\n", c->in.name, c->wd_ms / 1000.0);
 	while (!stop) {
 		uint64_t now = now_ms(), next = now + BEAT_MS;
+		bool was_open = c->open;
 		int r;
 
+		if (kr_daemon_due(&last_follow, BEAT_MS, now) || c->stale) {
+			if (follow(c) == -EXDEV)
+				return 1;
+			if (c->open && !was_open) {
+				sig = live_signature(c);
+				free(pf);
+				pf = NULL;
+			}
+		}
+		kr_single_serve(c->single_fd);
+		if (!c->open) {
+			/* not loaded: nothing to probe, nothing written; the follow looks again */
+			poll(NULL, 0, BEAT_MS);
+			continue;
+		}
+		if (kr_daemon_due(&last_wd, c->wd_ms, now))
+			watchdog(c);
 		if (now - last_scan >= SCAN_MS) {
 			last_scan = now;
 			if (live_signature(c) != sig) {
@@ -975,6 +1230,7 @@ static int run(struct checker *c)
 			if (why == 1 && load_config(c))
 				logf_("health: %s is not valid (above): checking on with the "
 				      "configuration read before\n", c->config);
+			c->wd_ms = kr_health_watchdog_ms(c->cfg);
 			if (rebuild(c))
 				return 1;
 			sig = live_signature(c);
@@ -1012,13 +1268,15 @@ static int run(struct checker *c)
 				next = t->next_ms;
 			pf[i] = (struct pollfd){ .fd = t->udp, .events = POLLIN };
 		}
+		if (c->wd_ms && last_wd + c->wd_ms < next)
+			next = last_wd + c->wd_ms;
 		if (now - last_beat >= BEAT_MS) {
 			beat(c, started, rounds);
 			last_beat = now;
 		}
 		r = poll(pf, c->n, next > now ? (int)(next - now) : 0);
 		rounds++;
-		for (uint32_t i = 0; r > 0 && i < c->n; i++) {
+		for (uint32_t i = 0; r > 0 && i < c->n && !c->stale; i++) {
 			if (pf[i].revents & POLLIN)
 				drain_socket(c, &c->t[i]);
 			if (pf[i].revents & POLLERR)
@@ -1031,7 +1289,7 @@ static int run(struct checker *c)
 		__u32 zero = 0;
 
 		/* stopped: status says "not running" at once, not after the heartbeat ages */
-		if (c->hm.ck >= 0 && !bpf_map_lookup_elem(c->hm.ck, &zero, &ck)) {
+		if (c->open && c->hm.ck >= 0 && !bpf_map_lookup_elem(c->hm.ck, &zero, &ck)) {
 			ck.pid = 0;
 			bpf_map_update_elem(c->hm.ck, &zero, &ck, BPF_ANY);
 		}
@@ -1040,10 +1298,28 @@ static int run(struct checker *c)
 	return 0;
 }
 
+/* One checker per instance: a second one says which process runs already. */
+static int take_single(struct checker *c)
+{
+	pid_t pid;
+
+	c->single_fd = kr_single_take("health", c->dir, &pid);
+	if (c->single_fd >= 0)
+		return 0;
+	if (c->single_fd == -EEXIST)
+		pr_warn("keyrouter: health: another health checker runs on instance '%s' (pid "
+			"%d): one checker per instance (two would fight over the same backends); "
+			"stop that one first\n", c->in.name, (int)pid);
+	else
+		pr_warn("keyrouter: health: couldn't take the checker's token of instance '%s': "
+			"%s\n", c->in.name, strerror(-c->single_fd));
+	return -1;
+}
+
 static int cmd_health(int argc, char **argv)
 {
 	const char *wait = NULL;
-	struct checker c = { .pkt_fd = -1 };
+	struct checker c = { .pkt_fd = -1, .single_fd = -1 };
 	const struct kr_opt opts[] = {
 		KR_OPT_STR("config", 'c', &c.config),
 		KR_OPT_STR("instance", 'i', &c.instance),
@@ -1054,7 +1330,6 @@ static int cmd_health(int argc, char **argv)
 	const struct kr_opts_cmd cmd = { .usage = help, .no_args = true };
 	struct sigaction sa = { .sa_handler = on_signal };
 	int rc = 1, first = kr_opts_parse(argc, argv, opts, &cmd);
-	struct kr_inst lk;
 
 	if (first < 0)
 		return kr_opts_status(first);
@@ -1067,34 +1342,24 @@ static int cmd_health(int argc, char **argv)
 		return 1;
 	if (!c.instance && !c.pin_dir && c.cfg->instance)
 		c.instance = c.cfg->instance;
+	c.wd_ms = kr_health_watchdog_ms(c.cfg);
 	srandom((unsigned)(getpid() ^ time(NULL)));
-	/* the first open takes the lock: it creates the tool's maps where they are missing */
-	if (kr_ops_inst_open(&lk, c.instance, c.pin_dir))
+	if (kr_ops_inst_path(&c.in, c.instance, c.pin_dir))
 		goto out_cfg;
-	if (kr_ops_maps_open(&lk, &c.m)) {
-		kr_ops_inst_close(&lk);
-		goto out_cfg;
-	}
-	if (kr_health_maps_open(&lk, &c.m, true, &c.hm)) {
-		kr_ops_maps_close(&c.m);
-		kr_ops_inst_close(&lk);
-		goto out_cfg;
-	}
-	kr_ops_inst_close(&lk);
-	if (kr_ops_inst_open_reader(&c.in, c.instance, c.pin_dir))
-		goto out_maps;
+	snprintf(c.dir, sizeof(c.dir), "%s", c.in.dir);
+	if (take_single(&c) || inst_open(&c))
+		goto out;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rc = run(&c);
-	kr_ops_inst_close(&c.in);
-out_maps:
-	targets_free(&c);
+out:
+	inst_close(&c);
 	if (c.pkt_fd >= 0)
 		close(c.pkt_fd);
-	kr_health_maps_close(&c.hm);
-	kr_ops_maps_close(&c.m);
+	if (c.single_fd >= 0)
+		close(c.single_fd);
 out_cfg:
 	kr_config_free(c.cfg);
 	return rc;
