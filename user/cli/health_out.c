@@ -90,7 +90,7 @@ void kr_health_show_checker(const struct kr_inst *in, const struct kr_health_map
 		printf("health checker: NOT RUNNING (%s; last heartbeat %s): states stay as they "
 		       "are, nothing is probed (systemctl status keyrouter-health@%s)\n",
 		       ck.pid ? "no heartbeat: killed or hung" : "stopped", b, in->name);
-	show_watchdog(h, o);
+	show_watchdog(h, o ? json_object_get(o, "health_checker") : NULL);
 	for (__u32 id = 0; h->rings >= 0 && id < KR_MAX_RINGS; id++) {
 		struct kr_health_ring r;
 		struct kr_ops_ring meta;
