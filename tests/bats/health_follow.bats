@@ -132,6 +132,8 @@ start_unbound() {
 	[ "$(kr status --json | jq -r '.health_checker.watchdog.reattach_total')" = $((r0 + 1)) ]
 	run -0 kr status --prometheus
 	grep -q "^keyrouter_reattach_total{keyrouter_instance=\"$TOPO_INSTANCE\"} $((r0 + 1))$" <<<"$output"
+	run -0 kr status
+	[[ "$output" == *"health watchdog: every 1 s, $((r0 + 1)) re-attaches (last "* ]]
 	run -1 kr check
 	echo "$output"
 	[[ "$output" == "KEYROUTER WARNING - "*"the watchdog re-attached the program"* ]]
@@ -181,4 +183,6 @@ start_unbound() {
 	grep -q "^health: $a (id [0-9]*, ring dns4): flapping: held down by damping" "$TOPO_DIR/health.log"
 	run -0 kr status --prometheus
 	grep -q "^keyrouter_health_damped{.*backend=\"${TOPO_B4[3]}:53\".*} 1$" <<<"$output"
+	run -0 kr status
+	[[ "$output" == *"HELD DOWN by flap damping until about "* ]]
 }

@@ -72,6 +72,18 @@ static void usage(FILE *f)
 		"backends up, it is not written: the log, status and the metric\n"
 		"keyrouter_health_panic say so. Figures, owner and the checker's heartbeat are in\n"
 		"status, status --json and the Prometheus exposition. SIGHUP reads CONFIG again.\n\n"
+		"Flap damping: each flap (a down) adds a penalty of 1000 that halves every\n"
+		"damp_half_life (30 s); above damp_suppress (2000) the backend is held down even\n"
+		"when it answers, until the penalty is below damp_reuse (750), at most\n"
+		"damp_max_hold (300 s) after its last flap.\n\n"
+		"It runs for months: one checker per instance (a second one refuses and names\n"
+		"the pid of the first); it refuses to run in another network namespace than the\n"
+		"instance's; it follows the instance: after `unload` it closes the maps and waits\n"
+		"(nothing probed or written), after a new `load` it opens the new pins, and it\n"
+		"never writes the maps of an instance that is gone. Its watchdog looks every\n"
+		"\"watchdog\" seconds (default 1; 0 off) whether the program is still attached,\n"
+		"and attaches it again (as apply does) when something detached it: logged and\n"
+		"counted (keyrouter_reattach_total, status, check).\n\n"
 		"  -c, --config FILE    the configuration (JSON)\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default: the config's\n"
 		"                       \"instance\", else \"default\")\n"
@@ -1100,8 +1112,9 @@ static int inst_open(struct checker *c)
 }
 
 /* The instance's generation again: the same, an upgrade (same maps: nothing to reopen), or
- * unloaded / loaded again: the maps are closed, and opened again once it is loaded.  -EXDEV:
- * loaded again in another network namespace (said: the checker stops). */
+ * unloaded / loaded again: the maps are closed, and opened again once it is loaded.  1: they
+ * were opened again (new targets); -EXDEV: loaded again in another network namespace (said:
+ * the checker stops). */
 static int follow(struct checker *c)
 {
 	struct kr_follow_id now;
@@ -1138,17 +1151,23 @@ static int follow(struct checker *c)
 	}
 	logf_("health: checking %u backends of instance '%s' again (pid %d)\n", c->n, c->in.name,
 	      (int)getpid());
-	return 0;
+	return 1;
 }
 
 static void watchdog(struct checker *c)
 {
 	struct kr_health_wd wd = {};
+	enum kr_log_level lvl = kr_log_get_level();
+	enum kr_wd_result r;
 	struct kr_ops_meta meta;
 	__u32 zero = 0;
 	int err;
-	enum kr_wd_result r = kr_watchdog_look(c->instance, c->pin_dir, &meta, &err);
 
+	/* a failure is said once (below), not at every look */
+	if (c->wd_failed_logged)
+		kr_log_set_level(KR_LOG_QUIET);
+	r = kr_watchdog_look(c->instance, c->pin_dir, &meta, &err);
+	kr_log_set_level(lvl);
 	if (c->hm.wd < 0)
 		return;
 	bpf_map_lookup_elem(c->hm.wd, &zero, &wd);
@@ -1193,13 +1212,13 @@ static int run(struct checker *c)
 		      "%.3g s when something detaches it\n", c->in.name, c->wd_ms / 1000.0);
 	while (!stop) {
 		uint64_t now = now_ms(), next = now + BEAT_MS;
-		bool was_open = c->open;
 		int r;
 
 		if (kr_daemon_due(&last_follow, BEAT_MS, now) || c->stale) {
-			if (follow(c) == -EXDEV)
+			r = follow(c);
+			if (r == -EXDEV)
 				return 1;
-			if (c->open && !was_open) {
+			if (r == 1) {
 				sig = live_signature(c);
 				free(pf);
 				pf = NULL;
