@@ -743,8 +743,8 @@ static void want_up(struct checker *c, struct target *t)
 		/* answering again while held: the next failure is a flap of its own */
 		t->damp.seen_up = true;
 		if (!t->damp_logged)
-			logf_("health: %s (id %u, ring %s): answers again, held down by damping for "
-			      "about %.1f s more (penalty %.0f, released below %u)\n", t->label,
+			logf_("health: %s (id %u, ring %s): answers again, held down by damping "
+			      "for about %.1f s more (penalty %.0f, released below %u)\n", t->label,
 			      t->id, c->cfg->rings[t->ri].name,
 			      kr_damp_release_ms(&t->damp, &t->h.damp, now_ms()) / 1000.0,
 			      kr_damp_penalty(&t->damp, &t->h.damp, now_ms()), t->h.damp.reuse);

@@ -27,7 +27,8 @@ static void show_watchdog(const struct kr_health_maps *h, json_t *o)
 	kr_ops_fmt_time(wd.last_ns, t, sizeof(t));
 	if (o)
 		json_object_set_new(o, "watchdog", json_pack(
-			"{s:o,s:o,s:o,s:o}", "interval_s", kr_json_fixed(wd.interval_ms / 1000.0, 3),
+			"{s:o,s:o,s:o,s:o}",
+			"interval_s", kr_json_fixed(wd.interval_ms / 1000.0, 3),
 			"reattach_total", kr_json_u64(wd.reattach_total), "failed_total",
 			kr_json_u64(wd.failed_total), "last_reattach",
 			wd.last_ns ? json_string(t) : json_null()));

@@ -135,7 +135,7 @@ struct kr_damp {
 	uint64_t at_ms;			/* monotonic */
 	uint32_t flaps;			/* downs counted */
 	bool held;			/* held down */
-	bool seen_up;			/* held: the probes say it is up again (a flap to come) */
+	bool seen_up;			/* held: the probes say it is up again */
 };
 /* The penalty at now_ms (decayed). */
 double kr_damp_penalty(const struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms);

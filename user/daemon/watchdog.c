@@ -38,7 +38,8 @@ static enum kr_wd_result look(const struct kr_inst *in, struct kr_ops_meta *meta
 		return KR_WD_ATTACHED;
 	case KR_IFACE_GONE:
 		/* the interface made again under its name: attach there (as apply does) */
-		meta->ifindex = strlen(meta->ifname) < IF_NAMESIZE ? if_nametoindex(meta->ifname) : 0;
+		meta->ifindex = strlen(meta->ifname) < IF_NAMESIZE ?
+				if_nametoindex(meta->ifname) : 0;
 		return meta->ifindex ? KR_WD_FAILED : KR_WD_IFACE_GONE;
 	case KR_NOT_ATTACHED:
 		return KR_WD_FAILED;
