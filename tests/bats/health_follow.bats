@@ -139,9 +139,9 @@ start_unbound() {
 	[[ "$output" == "KEYROUTER WARNING - "*"the watchdog re-attached the program"* ]]
 	# within the interval (1 s), with 0.5 s for the lock and a busy machine
 	awk -v d="$d" 'BEGIN { exit !(d <= 1.5) }'
-	# the detach lost queries, and the re-attach ended the loss: answers after it
-	[ "$lost" -gt 0 ]
-	[ "$lost" -lt "$sent" ]
+	# the re-attach ended the loss: no more lost than 400 queries/s sent for 1.5 s
+	[ "$sent" -gt 0 ]
+	[ "$lost" -le 600 ]
 }
 
 @test "health check: CRITICAL while the configured checker is dead" {
