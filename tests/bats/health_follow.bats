@@ -32,9 +32,15 @@ setup() {
 kr() { topo_kr "$@" --instance "$TOPO_INSTANCE"; }
 ns_kr() { nsenter --net="/run/netns/$TOPO_R" -- "$TOPO_KEYROUTER" "$@"; }
 
+# The checker with the capabilities of its unit only (the watchdog's attach needs
+# CAP_NET_ADMIN: the unit must give it).
 health_start() {
+	local caps
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$E2E_ROOT/dist/systemd/keyrouter-health@.service" |
+		tr ' ' '\n' | sed 's/^CAP_//' | tr 'A-Z' 'a-z' | sed 's/^/+/' | paste -sd,)
 	: >"$TOPO_DIR/health.log"
-	nsenter --net="/run/netns/$TOPO_R" -- "$TOPO_KEYROUTER" health -c "$TOPO_DIR/h.json" \
+	nsenter --net="/run/netns/$TOPO_R" -- setpriv --inh-caps=-all --ambient-caps=-all \
+		--bounding-set=-all,"$caps" -- "$TOPO_KEYROUTER" health -c "$TOPO_DIR/h.json" \
 		</dev/null >>"$TOPO_DIR/health.log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	echo $! >"$TOPO_DIR/health.pid"
 	disown $!
