@@ -95,6 +95,30 @@ static void test_override(void)
 	kr_config_free(cfg);
 }
 
+/* The damping fields: defaults, a ring's, a backend's override; the watchdog of the rings. */
+static void test_damp_config(void)
+{
+	struct kr_health_eff h0, h1;
+	struct kr_config *cfg = cfg_of("\"health\": {\"damp_suppress\": 3000, \"damp_half_life\": 10, "
+				       "\"watchdog\": 0.5}, ", ", \"health\": {\"damp_reuse\": 500}",
+				       "dns", "", NULL);
+
+	CHECK(cfg != NULL, "damping fields parse");
+	if (!cfg)
+		return;
+	kr_health_resolve(cfg, 0, 0, 0, &h0);
+	kr_health_resolve(cfg, 0, 1, 0, &h1);
+	CHECK(h0.damp.suppress == 3000 && h0.damp.reuse == KR_HC_DEF_DAMP_REUSE &&
+	      h0.damp.half_life_ms == 10000 && h0.damp.max_hold_ms == KR_HC_DEF_DAMP_MAX_HOLD_MS,
+	      "the ring's damping over the defaults");
+	CHECK(h1.damp.suppress == 3000 && h1.damp.reuse == 500, "a backend overrides damp_reuse only");
+	CHECK_EQ_U(kr_health_watchdog_ms(cfg), 500, "the instance's watchdog: the ring's 0.5 s");
+	kr_config_free(cfg);
+	cfg = cfg_of("", "", "dns", "", NULL);
+	CHECK(cfg && kr_health_watchdog_ms(cfg) == KR_HC_DEF_WATCHDOG_MS, "default watchdog 1 s");
+	kr_config_free(cfg);
+}
+
 static void test_errors(void)
 {
 	static const struct { const char *ring, *be, *msg; } c[] = {
@@ -109,6 +133,10 @@ static void test_errors(void)
 		{ "\"health\": {\"intervall\": 1}, ", "", "unknown field 'intervall' in a ring's health" },
 		{ "", ", \"health\": {\"panic_threshold\": 0.5}", "unknown field 'panic_threshold' in a backend's health" },
 		{ "\"health\": {\"name\": \"a..b\"}, ", "", "health.name: " },
+		{ "\"health\": {\"damp_suppress\": 500}, ", "", "damp_reuse: 750 is not below damp_suppress (500)" },
+		{ "\"health\": {\"damp_half_life\": 0}, ", "", "damp_half_life: 0 s is out of range" },
+		{ "\"health\": {\"watchdog\": -1}, ", "", "watchdog: -1 s is out of range" },
+		{ "", ", \"health\": {\"watchdog\": 1}", "unknown field 'watchdog' in a backend's health" },
 	};
 
 	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
@@ -267,5 +295,6 @@ int main(void)
 	test_probes();
 	test_hsm();
 	test_damping();
+	test_damp_config();
 	return tap_done();
 }

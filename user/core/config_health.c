@@ -121,7 +121,11 @@ static void parse_damping(struct ctx *c, json_t *v, bool ring, struct kr_cfg_hea
 		h->set |= KR_HC_DAMP_HALF_LIFE;
 	if (!get_seconds(c, v, "damp_max_hold", 0.1, 86400, &h->damp_max_hold_ms))
 		h->set |= KR_HC_DAMP_MAX_HOLD;
-	if (suppress && reuse >= suppress && (h->set & (KR_HC_DAMP_SUPPRESS | KR_HC_DAMP_REUSE)))
+	/* a ring's against the defaults; a backend's only when it gives both (the ring's
+	 * values are not known here) */
+	if (suppress && reuse >= suppress &&
+	    (ring ? !!(h->set & (KR_HC_DAMP_SUPPRESS | KR_HC_DAMP_REUSE)) :
+	     (h->set & KR_HC_DAMP_SUPPRESS) && (h->set & KR_HC_DAMP_REUSE)))
 		cfg_kerr(c, "damp_reuse", "%u is not below damp_suppress (%u): a held backend "
 			 "would never be released", reuse, suppress);
 	if (ring && !get_seconds(c, v, "watchdog", 0, 3600, &h->watchdog_ms))
