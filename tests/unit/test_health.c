@@ -99,11 +99,16 @@ static void test_override(void)
 static void test_damp_config(void)
 {
 	struct kr_health_eff h0, h1;
-	struct kr_config *cfg = cfg_of("\"health\": {\"damp_suppress\": 3000, \"damp_half_life\": 10, "
-				       "\"watchdog\": 0.5}, ", ", \"health\": {\"damp_reuse\": 500}",
-				       "dns", "", NULL);
+	char *errs = NULL;
+	struct kr_config *cfg = cfg_of("\"health\": {\"damp_suppress\": 3000, "
+				       "\"damp_half_life\": 10, \"watchdog\": 0.5}, ",
+				       ", \"health\": {\"damp_reuse\": 500}", "dns", "", &errs);
 
 	CHECK(cfg != NULL, "damping fields parse");
+	if (!cfg)
+		DIAG("got: %s", errs);
+	free(errs);
+	errs = NULL;
 	if (!cfg)
 		return;
 	kr_health_resolve(cfg, 0, 0, 0, &h0);
@@ -114,9 +119,10 @@ static void test_damp_config(void)
 	CHECK(h1.damp.suppress == 3000 && h1.damp.reuse == 500, "a backend overrides damp_reuse only");
 	CHECK_EQ_U(kr_health_watchdog_ms(cfg), 500, "the instance's watchdog: the ring's 0.5 s");
 	kr_config_free(cfg);
-	cfg = cfg_of("", "", "dns", "", NULL);
+	cfg = cfg_of("", "", "dns", "", &errs);
 	CHECK(cfg && kr_health_watchdog_ms(cfg) == KR_HC_DEF_WATCHDOG_MS, "default watchdog 1 s");
 	kr_config_free(cfg);
+	free(errs);
 }
 
 static void test_errors(void)
