@@ -116,7 +116,8 @@ static void test_damp_config(void)
 	CHECK(h0.damp.suppress == 3000 && h0.damp.reuse == KR_HC_DEF_DAMP_REUSE &&
 	      h0.damp.half_life_ms == 10000 && h0.damp.max_hold_ms == KR_HC_DEF_DAMP_MAX_HOLD_MS,
 	      "the ring's damping over the defaults");
-	CHECK(h1.damp.suppress == 3000 && h1.damp.reuse == 500, "a backend overrides damp_reuse only");
+	CHECK(h1.damp.suppress == 3000 && h1.damp.reuse == 500,
+	      "a backend overrides damp_reuse only");
 	CHECK_EQ_U(kr_health_watchdog_ms(cfg), 500, "the instance's watchdog: the ring's 0.5 s");
 	kr_config_free(cfg);
 	cfg = cfg_of("", "", "dns", "", &errs);
