@@ -795,6 +795,11 @@ static bool sync_live(struct checker *c, struct target *t)
 	t->fig.flags &= ~KR_HEALTH_F_OVERRIDE;
 	if ((be.state == KR_BACKEND_UP) != t->sm.up)
 		kr_hsm_set(&t->sm, be.state == KR_BACKEND_UP);
+	/* up although damping holds it: someone (backend set ... up) took it out of the hold */
+	if (be.state == KR_BACKEND_UP && t->damp.held) {
+		t->damp.held = t->damp.seen_up = false;
+		t->damp_logged = false;
+	}
 	return false;
 }
 
