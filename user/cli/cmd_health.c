@@ -41,7 +41,7 @@
 #include "ops_kernel.h"
 #include "ops_find.h"
 #include "opts.h"
-#include "follow.h"
+#include "followed.h"
 #include "single.h"
 #include "watchdog.h"
 
@@ -128,18 +128,13 @@ struct target {
 struct checker {
 	struct kr_config *cfg;
 	const char *config;
-	struct kr_inst in;
 	const char *instance, *pin_dir;
-	struct kr_ops_maps m;
-	struct kr_health_maps hm;
+	/* the instance, followed across unload, load and upgrade (followed.h) */
+	struct kr_followed f;
 	struct target *t;
 	uint32_t n;
 	int rings_id[KR_MAX_RINGS];	/* config ring -> kernel ring id, -1 none */
 	int pkt_fd;			/* AF_PACKET, for every l2 target */
-	/* following the instance (follow.h): the generation whose maps are open */
-	char dir[4096];
-	struct kr_follow_id gen;
-	bool open;			/* its maps are open (false: not loaded, waiting) */
 	bool stale;			/* a write found another generation: look again now */
 	int single_fd;			/* one checker per instance (single.h) */
 	uint32_t wd_ms;			/* the watchdog's interval (0: off) */
@@ -395,14 +390,14 @@ static int build_targets(struct checker *c)
 	uint32_t cap = 0;
 	int err;
 
-	err = kr_ops_backends_read(&c->m, &all);
+	err = kr_ops_backends_read(&c->f.m, &all);
 	if (err) {
 		pr_warn("keyrouter: health: couldn't read kr_backends: %s\n", strerror(-err));
 		return err;
 	}
-	bpf_map_lookup_elem(c->in.meta_fd, &zero, &meta);
+	bpf_map_lookup_elem(c->f.in.meta_fd, &zero, &meta);
 	for (uint32_t ri = 0; ri < c->cfg->nrings; ri++)
-		c->rings_id[ri] = kr_ops_ring_find(&c->in, c->cfg->rings[ri].name);
+		c->rings_id[ri] = kr_ops_ring_find(&c->f.in, c->cfg->rings[ri].name);
 	for (uint32_t si = 0; si < c->cfg->nservices; si++) {
 		const struct kr_cfg_service *s = &c->cfg->services[si];
 		uint32_t ri = s->ring;
@@ -411,7 +406,7 @@ static int build_targets(struct checker *c)
 		if (c->rings_id[ri] < 0)
 			continue;
 		for (int k = 0; k < 2; k++)
-			kr_ops_slot_read(&c->m, (__u32)c->rings_id[ri], (__u32)k, true, &sl[k]);
+			kr_ops_slot_read(&c->f.m, (__u32)c->rings_id[ri], (__u32)k, true, &sl[k]);
 		for (uint32_t bi = 0; bi < c->cfg->rings[ri].nbackends; bi++) {
 			const struct kr_cfg_backend *cb = &c->cfg->rings[ri].backends[bi];
 			struct kr_health_eff h;
@@ -427,7 +422,7 @@ static int build_targets(struct checker *c)
 					struct target *t;
 					bool dup = false;
 
-					if (id >= c->m.backends_max || all[id].state > KR_BACKEND_DRAIN ||
+					if (id >= c->f.m.backends_max || all[id].state > KR_BACKEND_DRAIN ||
 					    !same_ap(&all[id], &cb->addr))
 						continue;
 					for (uint32_t j = 0; j < c->n && !dup; j++)
@@ -576,16 +571,16 @@ static void damp_write(struct checker *c, struct target *t)
 
 	if (t->damp.flaps)
 		d.last_flap_ns = kr_health_now_ns() - (now - t->damp.at_ms) * 1000000ull;
-	if (c->hm.damp >= 0)
-		bpf_map_update_elem(c->hm.damp, &t->id, &d, BPF_ANY);
+	if (c->f.hm.damp >= 0)
+		bpf_map_update_elem(c->f.hm.damp, &t->id, &d, BPF_ANY);
 }
 
 static void fig_write(struct checker *c, struct target *t)
 {
 	t->fig.up = t->sm.up;
 	t->fig.probe = t->h.probe;
-	if (c->hm.be >= 0)
-		bpf_map_update_elem(c->hm.be, &t->id, &t->fig, BPF_ANY);
+	if (c->f.hm.be >= 0)
+		bpf_map_update_elem(c->f.hm.be, &t->id, &t->fig, BPF_ANY);
 	damp_write(c, t);
 }
 
@@ -599,7 +594,7 @@ static void ring_count(struct checker *c, uint32_t ri, uint32_t *up, uint32_t *t
 		if (c->t[i].ri != ri)
 			continue;
 		(*total)++;
-		if (!bpf_map_lookup_elem(c->m.backends, &c->t[i].id, &be) && be.state == KR_BACKEND_UP)
+		if (!bpf_map_lookup_elem(c->f.m.backends, &c->t[i].id, &be) && be.state == KR_BACKEND_UP)
 			(*up)++;
 	}
 }
@@ -617,10 +612,10 @@ static void ring_record(struct checker *c, uint32_t ri, bool panic, uint32_t up,
 	uint32_t held = 0;
 	__u32 key;
 
-	if (c->rings_id[ri] < 0 || c->hm.rings < 0)
+	if (c->rings_id[ri] < 0 || c->f.hm.rings < 0)
 		return;
 	key = (__u32)c->rings_id[ri];
-	bpf_map_lookup_elem(c->hm.rings, &key, &r);
+	bpf_map_lookup_elem(c->f.hm.rings, &key, &r);
 	for (uint32_t i = 0; i < c->n; i++)
 		held += c->t[i].ri == ri && (c->t[i].fig.flags & KR_HEALTH_F_HELD);
 	if (panic && !r.panic)
@@ -632,23 +627,13 @@ static void ring_record(struct checker *c, uint32_t ri, bool panic, uint32_t up,
 	r.total = total;
 	r.held = held;
 	r.threshold_pm = (uint32_t)(ring_panic(c, ri) * 1000 + 0.5);
-	bpf_map_update_elem(c->hm.rings, &key, &r, BPF_ANY);
+	bpf_map_update_elem(c->f.hm.rings, &key, &r, BPF_ANY);
 }
 
 /* An operator's or the configuration's down/drain: the checker leaves it alone. */
 static bool overridden(const struct kr_backend *be)
 {
 	return kr_health_overridden(be->state, kr_backend_owner(be));
-}
-
-/* Are the maps open those of the instance's generation now (an upgrade keeps them)? */
-static bool same_generation(struct checker *c)
-{
-	struct kr_follow_id now;
-	int err = kr_follow_read(c->dir, &now);
-	enum kr_follow_change ch = kr_follow_compare(&c->gen, err, &now);
-
-	return ch == KR_FOLLOW_SAME || ch == KR_FOLLOW_UPGRADED;
 }
 
 /* Write state for t under the lock (bounded wait); the entry re-read under it. */
@@ -662,16 +647,16 @@ static int locked_write(struct checker *c, struct target *t, __u8 state)
 		return -EAGAIN;
 	/* under the lock no unload or load can be under way: the maps open are the instance's
 	 * now, or they belong to a generation that is gone and are never written */
-	if (!same_generation(c)) {
+	if (!kr_followed_current(&c->f)) {
 		kr_ops_inst_close(&in);
 		c->stale = true;
 		return -ESTALE;
 	}
-	err = bpf_map_lookup_elem(c->m.backends, &t->id, &be) ? -errno : 0;
+	err = bpf_map_lookup_elem(c->f.m.backends, &t->id, &be) ? -errno : 0;
 	if (!err && overridden(&be))
 		err = -EPERM;
 	else if (!err && be.state != state)
-		err = kr_health_write_state(&c->m, &c->hm, t->id, &be, state, KR_OWNER_CHECKER);
+		err = kr_health_write_state(&c->f.m, &c->f.hm, t->id, &be, state, KR_OWNER_CHECKER);
 	kr_ops_inst_close(&in);
 	return err;
 }
@@ -776,7 +761,7 @@ static bool sync_live(struct checker *c, struct target *t)
 {
 	struct kr_backend be;
 
-	if (bpf_map_lookup_elem(c->m.backends, &t->id, &be))
+	if (bpf_map_lookup_elem(c->f.m.backends, &t->id, &be))
 		return false;
 	if (overridden(&be)) {
 		if (!t->override_logged)
@@ -929,8 +914,8 @@ static void beat(struct checker *c, uint64_t started, uint64_t rounds)
 				   .beat_ms = BEAT_MS };
 	__u32 zero = 0;
 
-	if (c->hm.ck >= 0)
-		bpf_map_update_elem(c->hm.ck, &zero, &ck, BPF_ANY);
+	if (c->f.hm.ck >= 0)
+		bpf_map_update_elem(c->f.hm.ck, &zero, &ck, BPF_ANY);
 }
 
 /* Targets of the configuration, their figures and views resumed from the maps. */
@@ -944,10 +929,10 @@ static int start(struct checker *c)
 		struct target *t = &c->t[i];
 		struct kr_backend be;
 
-		if (c->hm.be >= 0)
-			bpf_map_lookup_elem(c->hm.be, &t->id, &t->fig);
+		if (c->f.hm.be >= 0)
+			bpf_map_lookup_elem(c->f.hm.be, &t->id, &t->fig);
 		t->fig.flags = KR_HEALTH_F_CHECKED;
-		t->sm.up = !bpf_map_lookup_elem(c->m.backends, &t->id, &be) &&
+		t->sm.up = !bpf_map_lookup_elem(c->f.m.backends, &t->id, &be) &&
 			   be.state == KR_BACKEND_UP;
 		t->seq = (uint32_t)random();
 		/* spread the first probes over the first interval */
@@ -978,13 +963,13 @@ static uint64_t live_signature(struct checker *c)
 
 #define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
 	for (uint32_t ri = 0; ri < c->cfg->nrings; ri++) {
-		int id = kr_ops_ring_find(&c->in, c->cfg->rings[ri].name);
+		int id = kr_ops_ring_find(&c->f.in, c->cfg->rings[ri].name);
 
 		MIX(id);
 		for (__u32 k = 0; id >= 0 && k < 2; k++) {
 			struct kr_ops_slot s = {};
 
-			kr_ops_slot_read(&c->m, (__u32)id, k, false, &s);
+			kr_ops_slot_read(&c->f.m, (__u32)id, k, false, &s);
 			MIX(s.present ? s.hdr.generation : 0);
 			kr_ops_slot_free(&s);
 		}
@@ -992,7 +977,7 @@ static uint64_t live_signature(struct checker *c)
 	for (uint32_t i = 0; i < c->n; i++) {
 		struct kr_backend be = {};
 
-		bpf_map_lookup_elem(c->m.backends, &c->t[i].id, &be);
+		bpf_map_lookup_elem(c->f.m.backends, &c->t[i].id, &be);
 		be.state = 0;
 		be.flags = 0;
 		for (size_t b = 0; b < sizeof(be); b++)
@@ -1033,7 +1018,7 @@ static int rebuild(struct checker *c)
 		c->t = now;
 		c->n = n;
 	}
-	logf_("health: checking %u backends of instance '%s'\n", c->n, c->in.name);
+	logf_("health: checking %u backends of instance '%s'\n", c->n, c->f.in.name);
 	return 0;
 }
 
@@ -1054,66 +1039,27 @@ static int load_config(struct checker *c)
 static void inst_close(struct checker *c)
 {
 	targets_free(c);
-	if (c->open) {
-		kr_health_maps_close(&c->hm);
-		kr_ops_maps_close(&c->m);
-		kr_ops_inst_close(&c->in);
-	}
-	c->open = false;
+	kr_followed_close(&c->f);
 }
 
-/* In another network namespace than the instance's, the checker would resolve its devices'
- * indexes to this namespace's (another device, or none) and probe nothing: refuse, as apply
- * does, and say where to run it. */
-static int netns_refuse(struct checker *c, const struct kr_inst *in)
+/* Open the instance's pins (followed.h).  In another network namespace than the instance's
+ * the checker would resolve its devices' indexes to this namespace's (another device, or
+ * none) and probe nothing: refused, as apply does, saying where to run it (-EXDEV). */
+static int inst_open(struct checker *c)
 {
 	char hint[320];
 	__u32 ino;
+	int err = kr_followed_open(&c->f, &ino);
 
-	if (!kr_daemon_netns_check(in, &ino))
-		return 0;
+	if (err != -EXDEV)
+		return err;
 	kr_ops_netns_hint(ino, hint, sizeof(hint));
 	pr_warn("keyrouter: health: instance '%s' is in another network namespace (net:[%u]; "
 		"the checker runs in net:[%u]): it probes through the instance's devices, so it "
-		"must run there: '%s keyrouter health -c %s --instance %s'\n", in->name, ino,
+		"must run there: '%s keyrouter health -c %s --instance %s'\n", c->f.in.name, ino,
 		kr_ops_netns_ino(), hint[0] ? hint : "nsenter --net=<its namespace>", c->config,
-		in->name);
-	return -EXDEV;
-}
-
-/* Open the instance's maps (the tool's created where missing, under the lock) and take its
- * generation.  -EXDEV: another network namespace (said); other -errno: not loaded. */
-static int inst_open(struct checker *c)
-{
-	struct kr_inst lk;
-	int err;
-
-	if ((err = kr_ops_inst_open_reader(&c->in, c->instance, c->pin_dir)))
-		return err;
-	if ((err = netns_refuse(c, &c->in)) ||
-	    (err = kr_follow_read(c->dir, &c->gen))) {
-		kr_ops_inst_close(&c->in);
-		return err;
-	}
-	/* the first open takes the lock: it creates the tool's maps where they are missing */
-	if ((err = kr_ops_inst_open(&lk, c->instance, c->pin_dir))) {
-		kr_ops_inst_close(&c->in);
-		return err;
-	}
-	if ((err = kr_ops_maps_open(&lk, &c->m))) {
-		kr_ops_inst_close(&lk);
-		kr_ops_inst_close(&c->in);
-		return err;
-	}
-	if ((err = kr_health_maps_open(&lk, &c->m, true, &c->hm))) {
-		kr_ops_maps_close(&c->m);
-		kr_ops_inst_close(&lk);
-		kr_ops_inst_close(&c->in);
-		return err;
-	}
-	kr_ops_inst_close(&lk);
-	c->open = true;
-	return 0;
+		c->f.in.name);
+	return err;
 }
 
 /* The instance's generation again: the same, an upgrade (same maps: nothing to reopen), or
@@ -1122,31 +1068,29 @@ static int inst_open(struct checker *c)
  * the checker stops). */
 static int follow(struct checker *c)
 {
-	struct kr_follow_id now;
-	int err = kr_follow_read(c->dir, &now);
-	enum kr_follow_change ch = c->open ? kr_follow_compare(&c->gen, err, &now) :
-				   err ? KR_FOLLOW_GONE : KR_FOLLOW_RELOADED;
+	bool was_open = c->f.open;
+	struct kr_follow_id was = c->f.gen, now;
+	enum kr_follow_change ch = kr_followed_poll(&c->f, &now);
+	int err;
 
 	c->stale = false;
 	if (ch == KR_FOLLOW_SAME)
 		return 0;
 	if (ch == KR_FOLLOW_UPGRADED) {
 		logf_("health: instance '%s' was upgraded (program %u -> %u): the same maps, "
-		      "checking on\n", c->in.name, c->gen.prog_id, now.prog_id);
-		c->gen = now;
+		      "checking on\n", c->f.in.name, was.prog_id, now.prog_id);
 		return 0;
 	}
+	targets_free(c);
 	if (ch == KR_FOLLOW_GONE) {
-		if (c->open)
+		if (was_open)
 			logf_("health: instance '%s' is not loaded any more: its maps closed, "
-			      "nothing probed or written until it is loaded again\n", c->in.name);
-		inst_close(c);
+			      "nothing probed or written until it is loaded again\n", c->f.in.name);
 		return 0;
 	}
-	if (c->open)
+	if (was_open)
 		logf_("health: instance '%s' was loaded again (new maps): reopening its pins\n",
-		      c->in.name);
-	inst_close(c);
+		      c->f.in.name);
 	err = inst_open(c);
 	if (err == -EXDEV)
 		return err;
@@ -1154,8 +1098,8 @@ static int follow(struct checker *c)
 		inst_close(c);	/* a load under way, or gone again: next time */
 		return 0;
 	}
-	logf_("health: checking %u backends of instance '%s' again (pid %d)\n", c->n, c->in.name,
-	      (int)getpid());
+	logf_("health: checking %u backends of instance '%s' again (pid %d)\n", c->n,
+	      c->f.in.name, (int)getpid());
 	return 1;
 }
 
@@ -1173,9 +1117,9 @@ static void watchdog(struct checker *c)
 		kr_log_set_level(KR_LOG_QUIET);
 	r = kr_watchdog_look(c->instance, c->pin_dir, &meta, &err);
 	kr_log_set_level(lvl);
-	if (c->hm.wd < 0)
+	if (c->f.hm.wd < 0)
 		return;
-	bpf_map_lookup_elem(c->hm.wd, &zero, &wd);
+	bpf_map_lookup_elem(c->f.hm.wd, &zero, &wd);
 	wd.checks++;
 	wd.interval_ms = c->wd_ms;
 	if (r == KR_WD_REATTACHED) {
@@ -1183,21 +1127,21 @@ static void watchdog(struct checker *c)
 		wd.last_ns = kr_health_now_ns();
 		logf_("health: watchdog: instance '%s': its program (id %u) was not attached to "
 		      "'%s' any more (detached behind keyrouter's back): attached it again (%s "
-		      "mode; %llu re-attaches)\n", c->in.name, meta.prog_id, meta.ifname,
+		      "mode; %llu re-attaches)\n", c->f.in.name, meta.prog_id, meta.ifname,
 		      kr_ops_mode_name(meta.mode), (unsigned long long)wd.reattach_total);
 		c->wd_failed_logged = false;
 	} else if (r == KR_WD_FAILED || r == KR_WD_IFACE_GONE) {
 		wd.failed_total++;
 		if (!c->wd_failed_logged)
 			logf_("health: watchdog: instance '%s' is not attached to '%s' and %s: "
-			      "trying again every %.3g s\n", c->in.name, meta.ifname,
+			      "trying again every %.3g s\n", c->f.in.name, meta.ifname,
 			      r == KR_WD_IFACE_GONE ? "its interface is gone" :
 			      "its program could not be attached again", c->wd_ms / 1000.0);
 		c->wd_failed_logged = true;
 	} else if (r == KR_WD_ATTACHED) {
 		c->wd_failed_logged = false;
 	}
-	bpf_map_update_elem(c->hm.wd, &zero, &wd, BPF_ANY);
+	bpf_map_update_elem(c->f.hm.wd, &zero, &wd, BPF_ANY);
 }
 
 static int run(struct checker *c)
@@ -1210,11 +1154,11 @@ static int run(struct checker *c)
 		return 1;
 	sig = live_signature(c);
 	last_scan = now_ms();
-	logf_("health: checking %u backends of instance '%s' (pid %d)\n", c->n, c->in.name,
+	logf_("health: checking %u backends of instance '%s' (pid %d)\n", c->n, c->f.in.name,
 	      (int)getpid());
 	if (c->wd_ms)
 		logf_("health: watchdog: the program of instance '%s' is attached again within "
-		      "%.3g s when something detaches it\n", c->in.name, c->wd_ms / 1000.0);
+		      "%.3g s when something detaches it\n", c->f.in.name, c->wd_ms / 1000.0);
 	while (!stop) {
 		uint64_t now = now_ms(), next = now + BEAT_MS;
 		int r;
@@ -1230,7 +1174,7 @@ static int run(struct checker *c)
 			}
 		}
 		kr_single_serve(c->single_fd);
-		if (!c->open) {
+		if (!c->f.open) {
 			/* not loaded: nothing to probe, nothing written; the follow looks again */
 			poll(NULL, 0, BEAT_MS);
 			continue;
@@ -1313,9 +1257,9 @@ static int run(struct checker *c)
 		__u32 zero = 0;
 
 		/* stopped: status says "not running" at once, not after the heartbeat ages */
-		if (c->open && c->hm.ck >= 0 && !bpf_map_lookup_elem(c->hm.ck, &zero, &ck)) {
+		if (c->f.open && c->f.hm.ck >= 0 && !bpf_map_lookup_elem(c->f.hm.ck, &zero, &ck)) {
 			ck.pid = 0;
-			bpf_map_update_elem(c->hm.ck, &zero, &ck, BPF_ANY);
+			bpf_map_update_elem(c->f.hm.ck, &zero, &ck, BPF_ANY);
 		}
 	}
 	logf_("health: stopped\n");
@@ -1327,16 +1271,16 @@ static int take_single(struct checker *c)
 {
 	pid_t pid;
 
-	c->single_fd = kr_single_take("health", c->dir, &pid);
+	c->single_fd = kr_single_take("health", c->f.dir, &pid);
 	if (c->single_fd >= 0)
 		return 0;
 	if (c->single_fd == -EEXIST)
 		pr_warn("keyrouter: health: another health checker runs on instance '%s' (pid "
 			"%d): one checker per instance (two would fight over the same backends); "
-			"stop that one first\n", c->in.name, (int)pid);
+			"stop that one first\n", c->f.in.name, (int)pid);
 	else
 		pr_warn("keyrouter: health: couldn't take the checker's token of instance '%s': "
-			"%s\n", c->in.name, strerror(-c->single_fd));
+			"%s\n", c->f.in.name, strerror(-c->single_fd));
 	return -1;
 }
 
@@ -1368,9 +1312,8 @@ static int cmd_health(int argc, char **argv)
 		c.instance = c.cfg->instance;
 	c.wd_ms = kr_health_watchdog_ms(c.cfg);
 	srandom((unsigned)(getpid() ^ time(NULL)));
-	if (kr_ops_inst_path(&c.in, c.instance, c.pin_dir))
+	if (kr_followed_init(&c.f, c.instance, c.pin_dir))
 		goto out_cfg;
-	snprintf(c.dir, sizeof(c.dir), "%s", c.in.dir);
 	if (take_single(&c) || inst_open(&c))
 		goto out;
 	sigaction(SIGTERM, &sa, NULL);
