@@ -165,7 +165,9 @@ start_unbound() {
 }
 
 @test "health damping: a 2 s down / 2 s up flapper is held down within a few flaps; its keys stop moving" {
-	local k=3 a="${TOPO_B4[3]}:53" tr0 tr n held_at=
+	local k=3 a="${TOPO_B4[3]}:53" tr0 tr n held_at= pid fd0 fd1
+	pid=$(cat "$TOPO_DIR/health.pid")
+	fd0=$(find "/proc/$pid/fd" -mindepth 1 | wc -l)
 	tr0=$(be_field "$a" .health.transitions)
 	for ((n = 0; n < 5; n++)); do
 		ip -n "${TOPO_B[$k]}" addr del "$TOPO_VIP4/32" dev lo
@@ -176,6 +178,10 @@ start_unbound() {
 			held_at=$(($(be_field "$a" .health.transitions) - tr0))
 	done
 	tr=$(($(be_field "$a" .health.transitions) - tr0))
+	# 20 s of probes, follows and watchdog looks: no descriptor grows (2 for a look in flight)
+	fd1=$(find "/proc/$pid/fd" -mindepth 1 | wc -l)
+	echo "# the checker's descriptors: $fd0 -> $fd1 over the 20 s" >&3
+	[ "$fd1" -le $((fd0 + 2)) ]
 	run -0 kr status --json
 	jq -c --arg a "$a" '.backends[] | select(.address == $a)' <<<"$output"
 	echo "# damping: 5 cycles of 2 s down / 2 s up: $tr transitions (held after ${held_at:-never} of them)" >&3
