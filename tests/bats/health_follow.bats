@@ -151,6 +151,34 @@ start_unbound() {
 	[ "$lost" -le 600 ]
 }
 
+@test "health watchdog: TC mode: after an unload and a load with --mode tc, a tc filter del is undone by the watchdog" {
+	local n r0
+	kr unload "$TOPO_R_IN"
+	e2e_load "$TOPO_DIR/h.json" tc >"$TOPO_DIR/load-tc.log" 2>&1 || { cat "$TOPO_DIR/load-tc.log"; false; }
+	# the checker follows the new load (its heartbeat in the new maps)
+	for ((n = 0; n < 100; n++)); do
+		[ "$(kr status --json | jq -r '.health_checker.running // false')" = true ] && break
+		sleep 0.05
+	done
+	r0=$(kr status --json | jq -r '.health_checker.watchdog.reattach_total // 0')
+	ip netns exec "$TOPO_R" tc filter del dev "$TOPO_R_IN" ingress
+	for ((n = 0; n < 150; n++)); do
+		ip netns exec "$TOPO_R" tc filter show dev "$TOPO_R_IN" ingress | grep -q bpf && break
+		sleep 0.02
+	done
+	ip netns exec "$TOPO_R" tc filter show dev "$TOPO_R_IN" ingress | grep -q bpf
+	[ "$(kr status --json | jq -r '.health_checker.watchdog.reattach_total')" = $((r0 + 1)) ]
+	grep -q "^health: watchdog: .*attached it again (tc mode" "$TOPO_DIR/health.log"
+	# back to native XDP for the tests after this one
+	kr unload "$TOPO_R_IN"
+	e2e_load "$TOPO_DIR/h.json" >"$TOPO_DIR/load3.log" 2>&1 || { cat "$TOPO_DIR/load3.log"; false; }
+	for ((n = 0; n < 100; n++)); do
+		[ "$(kr status --json | jq -r '.health_checker.running // false')" = true ] && return 0
+		sleep 0.05
+	done
+	false
+}
+
 @test "health check: CRITICAL while the configured checker is dead" {
 	kill -9 "$(cat "$TOPO_DIR/health.pid")"
 	sleep 1.6	# 3 heartbeat periods
