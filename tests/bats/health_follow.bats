@@ -59,6 +59,16 @@ health_stop() {
 	rm -f "$TOPO_DIR/health.pid"
 }
 
+# kill -9 the checker and wait until it is gone (its descriptors closed: its token free)
+kill_checker() {
+	local p
+	p=$(cat "$TOPO_DIR/health.pid")
+	kill -9 "$p"
+	while [ -d "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; do
+		sleep 0.01
+	done
+}
+
 be_field() { kr status --json | jq -r --arg a "$1" ".backends[] | select(.address == \$a) | $2"; }
 
 wait_state() { # ADDR STATE SECONDS
@@ -180,7 +190,7 @@ start_unbound() {
 }
 
 @test "health check: CRITICAL while the configured checker is dead" {
-	kill -9 "$(cat "$TOPO_DIR/health.pid")"
+	kill_checker
 	sleep 1.6	# 3 heartbeat periods
 	run -2 kr check
 	echo "$output"
@@ -226,4 +236,12 @@ start_unbound() {
 	grep -q "^keyrouter_health_damped{.*backend=\"${TOPO_B4[3]}:53\".*} 1$" <<<"$output"
 	run -0 kr status
 	[[ "$output" == *"HELD DOWN by flap damping until about "* ]]
+	# a restarted checker resumes the hold (the penalty from kr_health_damp): still down
+	# after more than rise answers
+	kill_checker
+	health_start
+	sleep 1
+	[ "$(be_field "$a" .state)" = down ]
+	[ "$(be_field "$a" .health.damping.held)" = true ]
+	[ "$(be_field "$a" .health.transitions)" = $((tr0 + tr)) ]
 }

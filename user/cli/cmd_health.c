@@ -918,6 +918,25 @@ static void beat(struct checker *c, uint64_t started, uint64_t rounds)
 		bpf_map_update_elem(c->f.hm.ck, &zero, &ck, BPF_ANY);
 }
 
+/* The damping left by a checker that ran before (killed, restarted): its penalty, decayed
+ * since it was written (at the backend's last result), and its hold while the backend is
+ * still down by the checker. */
+static void damp_resume(struct checker *c, struct target *t, const struct kr_backend *be)
+{
+	struct kr_health_damp d;
+	uint64_t real = kr_health_now_ns(), age_ms, now = now_ms();
+
+	if (c->f.hm.damp < 0 || bpf_map_lookup_elem(c->f.hm.damp, &t->id, &d) || !d.penalty ||
+	    !t->fig.last_ns || real < t->fig.last_ns)
+		return;
+	age_ms = (real - t->fig.last_ns) / 1000000;
+	t->damp.penalty = d.penalty;
+	t->damp.at_ms = now > age_ms ? now - age_ms : 0;
+	t->damp.flaps = d.flaps;
+	t->damp.held = d.held_until_ns && be->state == KR_BACKEND_DOWN &&
+		       kr_backend_owner(be) == KR_OWNER_CHECKER;
+}
+
 /* Targets of the configuration, their figures and views resumed from the maps. */
 static int start(struct checker *c)
 {
@@ -928,12 +947,15 @@ static int start(struct checker *c)
 	for (uint32_t i = 0; i < c->n; i++) {
 		struct target *t = &c->t[i];
 		struct kr_backend be;
+		bool have;
 
 		if (c->f.hm.be >= 0)
 			bpf_map_lookup_elem(c->f.hm.be, &t->id, &t->fig);
 		t->fig.flags = KR_HEALTH_F_CHECKED;
-		t->sm.up = !bpf_map_lookup_elem(c->f.m.backends, &t->id, &be) &&
-			   be.state == KR_BACKEND_UP;
+		have = !bpf_map_lookup_elem(c->f.m.backends, &t->id, &be);
+		t->sm.up = have && be.state == KR_BACKEND_UP;
+		if (have)
+			damp_resume(c, t, &be);
 		t->seq = (uint32_t)random();
 		/* spread the first probes over the first interval */
 		t->next_ms = t0 + (t->h.interval_ms ? (uint64_t)random() % t->h.interval_ms : 0);
