@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "follow.h"
 #include "followed.h"
 #include "watchdog.h"
 
@@ -29,7 +30,7 @@ int kr_followed_open(struct kr_followed *f, __u32 *netns_ino)
 	*netns_ino = 0;
 	if ((err = kr_ops_inst_open_reader(&f->in, f->instance, f->pin_dir)))
 		return err;
-	if ((err = kr_daemon_netns_check(&f->in, netns_ino)) ||
+	if ((err = kr_follow_netns(&f->in, netns_ino)) ||
 	    (err = kr_follow_read(f->dir, &f->gen)))
 		goto out_in;
 	/* the lock only while the tool's maps are created where they are missing */

@@ -8,21 +8,8 @@
 #include "log.h"
 #include "ops_attach.h"
 #include "ops_find.h"
+#include "follow.h"
 #include "watchdog.h"
-
-int kr_daemon_netns_check(const struct kr_inst *in, __u32 *ino)
-{
-	struct kr_ops_meta meta = {};
-	__u32 key = 0;
-
-	*ino = 0;
-	if (in->meta_fd < 0 || bpf_map_lookup_elem(in->meta_fd, &key, &meta) ||
-	    !kr_ops_meta_recorded(&meta) || !meta.netns_ino ||
-	    meta.netns_ino == kr_ops_netns_ino())
-		return 0;
-	*ino = meta.netns_ino;
-	return -EXDEV;
-}
 
 /* The state of the record in in->meta_fd (KR_WD_SKIPPED: nothing to look after). */
 static enum kr_wd_result look(const struct kr_inst *in, struct kr_ops_meta *meta)
@@ -31,7 +18,7 @@ static enum kr_wd_result look(const struct kr_inst *in, struct kr_ops_meta *meta
 
 	memset(meta, 0, sizeof(*meta));
 	if (in->meta_fd < 0 || bpf_map_lookup_elem(in->meta_fd, &key, meta) ||
-	    meta->magic != KR_OPS_META_MAGIC || kr_daemon_netns_check(in, &ino))
+	    meta->magic != KR_OPS_META_MAGIC || kr_follow_netns(in, &ino))
 		return KR_WD_SKIPPED;
 	switch (kr_ops_attach_state(meta, NULL)) {
 	case KR_ATTACHED:

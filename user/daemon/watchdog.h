@@ -27,10 +27,6 @@ enum kr_wd_result {
 enum kr_wd_result kr_watchdog_look(const char *instance, const char *pin_dir,
 				   struct kr_ops_meta *meta, int *err);
 
-/* The instance recorded in another network namespace than the caller's: its inode
- * (*ino), -EXDEV; 0 when the same, or nothing recorded (an instance made by hand). */
-int kr_daemon_netns_check(const struct kr_inst *in, __u32 *ino);
-
 /* Is a periodic task due (every_ms, last run at *last, now: monotonic ms)?  Then *last = now.
  * every_ms 0: never. */
 static inline int kr_daemon_due(uint64_t *last, uint32_t every_ms, uint64_t now)
