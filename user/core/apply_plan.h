@@ -117,6 +117,11 @@ struct kr_plan_ring {
 	uint32_t was_digest;		/* ... with this digest */
 	struct kr_ring *ring;		/* the built ring */
 	uint64_t build_ns;		/* time the build took */
+	/* set by the kernel layer for a PUBLISH over an active version (the guard against
+	 * big moves, docs/operations.md "apply"): the share of the key space (units of
+	 * 2^-32) that changes backend between the active version and the built ring */
+	bool has_moved;
+	uint64_t moved;
 	/* set by the executor */
 	bool done;
 	uint64_t encode_ns, publish_ns;

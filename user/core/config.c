@@ -1338,6 +1338,19 @@ static void parse_root(struct ctx *c, json_t *root)
 		else
 			c->cfg->instance = strdup(inst);
 	}
+	c->cfg->max_move = KR_CFG_DEFAULT_MAX_MOVE;
+	if (json_object_get(root, "max_move")) {
+		json_t *m = json_object_get(root, "max_move");
+		double d = json_is_number(m) ? json_number_value(m) : -1;
+
+		if (!(d > 0 && d <= 1))
+			cfg_kerr(c, "max_move", "expected a share 0..1 (above 0) of a ring's keys "
+				 "that one apply may move at once (default %g; 1: no limit)",
+				 KR_CFG_DEFAULT_MAX_MOVE);
+		else
+			c->cfg->max_move = d;
+		c->cfg->has_max_move = true;
+	}
 	parse_hash(c, root);
 	parse_rings(c, root);
 	if (!c->nerr)

@@ -608,6 +608,44 @@ int kr_ops_apply_precheck(const struct kr_config *cfg, struct kr_err *err)
 	return rc;
 }
 
+/*
+ * The guard against big moves: each ring that would replace its active version says what
+ * share of its keys changes backend (read back from the active slot and diffed against the
+ * built ring); more than the configuration's max_move of one ring's keys at once, and the
+ * whole apply is refused before anything is written (-ERANGE, err says how to stage it),
+ * unless forced.  A share that cannot be read (no CAP_SYS_ADMIN to read the image back) is
+ * left unknown and refuses nothing: the check is a guard rail, not a gate.
+ */
+static int guard_moves(const struct kr_ops_maps *m, const struct kr_config *cfg,
+		       const struct kr_ops_apply_opts *o, struct kr_apply_plan *p,
+		       struct kr_err *err)
+{
+	uint64_t limit = (uint64_t)(cfg->max_move * 4294967296.0);
+	int rc = 0;
+
+	for (uint32_t i = 0; i < p->nrings; i++) {
+		struct kr_plan_ring *pr = &p->rings[i];
+
+		if (pr->act != KR_PLAN_PUBLISH || pr->why == KR_PLAN_WHY_NEW || !pr->ring)
+			continue;
+		if (kr_ops_ring_moved(m, pr->ring_id, pr->active, pr->ring, pr->unit->gid,
+				      &pr->moved))
+			continue;
+		pr->has_moved = true;
+		if (pr->moved <= limit || o->force || rc)
+			continue;
+		kr_errf(err, "ring '%s' would move %.1f%% of its keys at once, more than "
+			"max_move %g%%: nothing was changed. Move it gradually through the "
+			"standby slot: 'keyrouter ring stage %s -c %s', then 'keyrouter ring "
+			"migrate %s --percent P' for growing P, then 'keyrouter ring commit %s' "
+			"(or apply --force to move them all now)", pr->unit->name,
+			100.0 * (double)pr->moved / 4294967296.0, 100.0 * cfg->max_move,
+			pr->unit->name, cfg->file, pr->unit->name, pr->unit->name);
+		rc = -ERANGE;
+	}
+	return rc;
+}
+
 int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
 		 const struct kr_ops_apply_opts *o, struct kr_apply_plan *p, struct kr_err *err)
 {
@@ -637,6 +675,8 @@ int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
 			}
 		rc = -EBUSY;
 	}
+	if (!rc && !o->stage)
+		rc = guard_moves(&m, cfg, o, p, err);
 	if (!rc && !o->dry_run)
 		rc = kr_ops_apply_exec(in, &m, p, err);
 	kr_live_free(lv);

@@ -103,6 +103,36 @@ int kr_ops_slot_images_moved(const struct kr_ops_maps *m, __u32 ring_id, uint64_
 	return err;
 }
 
+int kr_ops_ring_moved(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot,
+		      const struct kr_ring *r, const uint32_t *gid, uint64_t *moved)
+{
+	struct kr_an_ring a = {}, b = {};
+	uint32_t no;
+	void *buf = NULL;
+	size_t size;
+	int err;
+
+	err = kr_ops_slot_image(m, ring_id, slot, &buf, &size);
+	if (!err && !buf)
+		err = -ENOENT;
+	if (err)
+		return err;
+	no = max_owner(buf);
+	for (uint32_t i = 0; i < r->nbackends; i++)
+		no = gid[i] > no ? gid[i] : no;
+	err = -ENOMEM;
+	if (!kr_ops_image_an(buf, &a, no + 1) &&
+	    !kr_an_ring_borrow(&b, r->hash, r->npoints, no + 1)) {
+		for (uint32_t i = 0; i < r->npoints; i++)
+			b.owner[i] = gid[r->backend[i]];
+		err = kr_an_diff(&a, &b, moved, NULL, NULL) ? -ENOMEM : 0;
+	}
+	kr_an_ring_free(&a);
+	kr_an_ring_free(&b);
+	free(buf);
+	return err;
+}
+
 /* Publishing into the standby slot (ring stage) next to an active image: note in the new
  * image's header what share of the key space it moves, against which generation. */
 static void note_moved(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot,
