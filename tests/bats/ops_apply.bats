@@ -291,3 +291,49 @@ ring_names() { jq -r '.rings[0].backends[].address' "$1"; }
 	run -1 kr apply -c "$KR_TMP/a0.json" --instance "$P"
 	assert_output --partial "max_move: expected a share 0..1 (above 0)"
 }
+
+@test "guard rails (issue 36 #1): a MAC other than the router's neighbour entry, one MAC for two backends, an l2 backend the router routes through another device, a VIP of the router's own: warnings naming the fields in config check (--live) and apply, --strict refuses, nothing changed" {
+	run -0 kr load r0 -c "$KR_TMP/ab.json" --mode generic --instance "$P"
+	before=$(kr status --json --instance "$P" | jq -c '[.rings, .backends]')
+	b1=$(kr_bip 1) b2=$(kr_bip 2)
+	# the router knows backend 1's real MAC (a permanent neighbour entry, as an operator's)
+	ip -n "$P-r" neigh replace "$b1" lladdr "$(kr_bmac 1)" dev r0 nud permanent
+	# backend 1 given backend 2's MAC: the copy-paste slip
+	jq --arg m "$(kr_bmac 2)" '.rings[0].backends[0].mac = $m' "$KR_TMP/ab.json" > "$KR_TMP/slip.json"
+	run -0 "$KR_BIN" config check -c "$KR_TMP/slip.json"
+	assert_output --regexp "slip.json:[0-9]+:[0-9]+: rings\[0\]\.backends\[1\]\.mac: warning: backend $b2 has the MAC of backend $b1 \(rings\[0\]\.backends\[0\]\) on the same device"
+	run -0 kr config check --live -c "$KR_TMP/slip.json" --instance "$P"
+	assert_output --partial "slip.json: rings[0].backends[0].mac: warning: backend $b1 has MAC $(kr_bmac 2) here, but the router's neighbour entry for $b1 on r0 says $(kr_bmac 1)"
+	assert_line "live: 1 warning in this network namespace"
+	run -1 kr config check --live --strict -c "$KR_TMP/slip.json" --instance "$P"
+	run -0 kr apply --dry-run -c "$KR_TMP/slip.json" --instance "$P"
+	assert_output --partial "rings[0].backends[0].mac: warning: backend $b1 has MAC"
+	run -1 kr apply --strict -c "$KR_TMP/slip.json" --instance "$P"
+	assert_output --partial "1 warning about this router's network (above, --strict): nothing was changed"
+	[ "$(kr status --json --instance "$P" | jq -c '[.rings, .backends]')" = "$before" ]
+	# the same file's MACs right: no live warning
+	run -0 kr config check --live -c "$KR_TMP/ab.json" --instance "$P"
+	assert_line "live: 0 warnings in this network namespace"
+	# a backend the router reaches through another device, with no "dev": its frames would
+	# leave by the ingress r0
+	ip -n "$P-r" link add "krg$$" type veth peer name "krh$$"
+	ip -n "$P-r" link set "krg$$" up
+	ip -n "$P-r" route add 10.78.0.0/24 dev "krg$$"
+	jq '.rings[0].backends[1].address = "10.78.0.5:'"$PORT"'"' "$KR_TMP/ab.json" > "$KR_TMP/far.json"
+	run -0 kr config check --live -c "$KR_TMP/far.json" --instance "$P"
+	assert_output --partial "far.json: rings[0].backends[1].dev: warning: service 'web' forwards l2 and backend 10.78.0.5 names no \"dev\": its frames go back out of the ingress device r0, but the router reaches 10.78.0.5 through krg$$ (give it \"dev\": \"krg$$\")"
+	# without the instance the ingress is unknown: that check is left out, and said so
+	run -0 kr config check --live -c "$KR_TMP/far.json"
+	assert_line "live: 0 warnings in this network namespace (no loaded instance: the ingress device check was left out)"
+	# the VIP on the router itself
+	ip -n "$P-r" addr add "$VIP/32" dev lo
+	run -0 kr config check --live -c "$KR_TMP/ab.json" --instance "$P"
+	assert_output --partial "ab.json: services[0].vip: warning: service 'web': $VIP is an address of this router"
+	run -1 kr apply --strict -c "$KR_TMP/ab.json" --instance "$P"
+	ip -n "$P-r" addr del "$VIP/32" dev lo
+	ip -n "$P-r" link del "krg$$"
+	[ "$(kr status --json --instance "$P" | jq -c '[.rings, .backends]')" = "$before" ]
+	# and with nothing to warn about, --strict applies as before
+	run -0 kr apply --strict -c "$KR_TMP/ab.json" --instance "$P"
+	assert_output "apply: nothing changed (1 rings, 1 services, 2 backends up to date)"
+}

@@ -427,6 +427,8 @@ int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_c
 	if (in_instance_netns(in, "apply", config))
 		return 1;
 	rc = kr_ops_apply(in, cfg, o, &p, &err);
+	if (p.live_warnings)
+		pr_warn("%s", p.live_warnings);
 	if (err.msg[0])
 		pr_warn("keyrouter: %s\n", err.msg);
 	if (json) {

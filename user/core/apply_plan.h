@@ -194,6 +194,10 @@ struct kr_apply_counts {
 
 struct kr_apply_plan {
 	const struct kr_config *cfg;	/* the configuration planned (QUIC-LB entries) */
+	/* set by the kernel layer: the configuration's slips the router's network stack
+	 * shows (user/kernel/ops_lint.h), one "FILE: PATH: warning: ..." line each */
+	char *live_warnings;
+	unsigned nlive_warnings;
 	const char *stage;		/* ring stage of this unit; NULL: a whole apply */
 	bool write_hash_key;
 	struct kr_hash_secret hash_key;

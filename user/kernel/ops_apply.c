@@ -17,6 +17,7 @@
 #include "ring_sm.h"
 #include "ops_backends.h"
 #include "ops_health.h"
+#include "ops_lint.h"
 #include "ops_ports.h"
 #include "ops_publish.h"
 #include "ops_quic_lb.h"
@@ -665,6 +666,16 @@ int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
 	rc = kr_ops_live_read(in, &m, cfg, lv, err);
 	if (!rc)
 		rc = kr_apply_plan(cfg, lv, o->stage, p, err);
+	if (!rc && !o->stage) {
+		int n = kr_ops_lint(cfg, lv->loaded_ifindex, &p->live_warnings);
+
+		p->nlive_warnings = n > 0 ? (unsigned)n : 0;
+	}
+	if (!rc && o->strict && p->nlive_warnings) {
+		kr_errf(err, "%u warning%s about this router's network (above, --strict): nothing "
+			"was changed", p->nlive_warnings, p->nlive_warnings == 1 ? "" : "s");
+		rc = -EBUSY;
+	}
 	if (!rc && o->strict && p->n.rings_skipped) {
 		for (uint32_t i = 0; i < p->nrings; i++)
 			if (p->rings[i].act == KR_PLAN_SKIP) {
