@@ -36,6 +36,12 @@ static int reset_slot_stats(const struct kr_ops_maps *m, __u32 ring_id, __u32 sl
 /* The deduplicated ring of an image (kept duplicates dropped), owners = global ids. */
 int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
 {
+	return kr_ops_image_an_map(buf, r, nowners, NULL);
+}
+
+int kr_ops_image_an_map(const void *buf, struct kr_an_ring *r, uint32_t nowners,
+			const uint32_t *map)
+{
 	const struct kr_image_hdr *h = buf;
 	const char *base = buf;
 	const __u32 *bt = (const __u32 *)(base + kr_image_bt_off(h));
@@ -55,7 +61,7 @@ int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
 		if (p->backend >= h->nbackends)
 			return -EBADMSG;
 		r->hash[n] = hash;
-		r->owner[n++] = bt[p->backend];
+		r->owner[n++] = map ? map[p->backend] : bt[p->backend];
 	}
 	r->npoints = n;
 	return 0;
@@ -100,36 +106,6 @@ int kr_ops_slot_images_moved(const struct kr_ops_maps *m, __u32 ring_id, uint64_
 		err = images_moved(ia, ib, moved);
 	free(ia);
 	free(ib);
-	return err;
-}
-
-int kr_ops_ring_moved(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot,
-		      const struct kr_ring *r, const uint32_t *gid, uint64_t *moved)
-{
-	struct kr_an_ring a = {}, b = {};
-	uint32_t no;
-	void *buf = NULL;
-	size_t size;
-	int err;
-
-	err = kr_ops_slot_image(m, ring_id, slot, &buf, &size);
-	if (!err && !buf)
-		err = -ENOENT;
-	if (err)
-		return err;
-	no = max_owner(buf);
-	for (uint32_t i = 0; i < r->nbackends; i++)
-		no = gid[i] > no ? gid[i] : no;
-	err = -ENOMEM;
-	if (!kr_ops_image_an(buf, &a, no + 1) &&
-	    !kr_an_ring_borrow(&b, r->hash, r->npoints, no + 1)) {
-		for (uint32_t i = 0; i < r->npoints; i++)
-			b.owner[i] = gid[r->backend[i]];
-		err = kr_an_diff(&a, &b, moved, NULL, NULL) ? -ENOMEM : 0;
-	}
-	kr_an_ring_free(&a);
-	kr_an_ring_free(&b);
-	free(buf);
 	return err;
 }
 

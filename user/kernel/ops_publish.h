@@ -21,18 +21,15 @@ int kr_ops_publish(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot,
 /* The share of the key space (units of 2^-32) the rings of ring_id's two slots own
  * differently (both images read and diffed).  0 or -errno. */
 int kr_ops_slot_images_moved(const struct kr_ops_maps *m, __u32 ring_id, uint64_t *moved);
-/* The share of the key space (units of 2^-32) that ring R, its ring-local backends given
- * global ids gid[], owns differently from the image in slot `slot` of ring_id.  0 or
- * -errno (-ENOENT: nothing published there). */
-struct kr_ring;
-int kr_ops_ring_moved(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot,
-		      const struct kr_ring *r, const uint32_t *gid, uint64_t *moved);
 /* Empty slot `slot` of ring_id (and zero its counters).  0 or -errno. */
 /* The deduplicated ring of an image buffer (kept duplicates dropped), owners = global
  * backend ids (< nowners): what analytics measures (top: each backend's share).  0 or
  * -errno. */
 struct kr_an_ring;
 int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners);
+/* The same with owners map[ring-local backend of the image] (< nowners). */
+int kr_ops_image_an_map(const void *buf, struct kr_an_ring *r, uint32_t nowners,
+			const uint32_t *map);
 int kr_ops_unpublish(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot);
 
 #endif
