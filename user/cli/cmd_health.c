@@ -835,7 +835,10 @@ static void result(struct checker *c, struct target *t, bool ok, uint32_t rtt_us
 		want_up(c, t);
 	else if (!ov && !ok)
 		held_flap(c, t);
-	if (!ov && ok && failed && failed < t->h.fall)
+	/* a short failure that lasted a second or more: one or two probes lost at a fast
+	 * interval (0.2 s) are noise, not a backend out of service */
+	if (!ov && ok && failed && failed < t->h.fall &&
+	    (uint64_t)failed * t->h.interval_ms >= KR_DAMP_BLIP_MIN_MS)
 		short_failure(c, t, failed);
 	fig_write(c, t);
 }

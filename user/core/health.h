@@ -62,6 +62,9 @@ enum kr_probe_type {
  * a row, yet loses half its queries) is held down at its fifth short failure within about
  * a minute; one lost probe now and then (1 a minute decays to ~1000) never is. */
 #define KR_DAMP_BLIP			500
+/* ... when its failed probes span at least this long (failed x interval): at a fast interval
+ * a probe or two lost now and then is noise, not a backend out of service. */
+#define KR_DAMP_BLIP_MIN_MS		1000
 #define KR_HC_DEF_DAMP_SUPPRESS		2000	/* 0: no damping */
 #define KR_HC_DEF_DAMP_REUSE		750
 #define KR_HC_DEF_DAMP_HALF_LIFE_MS	30000
