@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "announce_out.h"
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
@@ -42,8 +43,8 @@ static int backends(struct kr_inst *in, const char *where)
 	struct kr_ops_maps m;
 	struct kr_backend *all = NULL;
 	unsigned n = 0, up = 0, down = 0, drain = 0;
-	char perf[160];
-	int rc, err;
+	char perf[160], an[512];
+	int rc, err, an_rc;
 
 	err = kr_ops_maps_open(in, &m);
 	if (err)
@@ -67,9 +68,15 @@ static int backends(struct kr_inst *in, const char *where)
 	snprintf(perf, sizeof(perf), "backends=%u backends_up=%u backends_down=%u "
 		 "backends_drain=%u", n, up, down, drain);
 	rc = !n ? CHECK_WARNING : !up ? CHECK_CRITICAL : up < n ? CHECK_WARNING : CHECK_OK;
-	return say(rc, perf, "instance %s: %s; backends %u up, %u down, %u drain%s", in->name,
+	/* a VIP withdrawn from BGP for another reason than a drain: this router serves no
+	 * traffic of it (`keyrouter announce`) */
+	an_rc = kr_announce_check(in, an, sizeof(an));
+	if (an_rc && rc == CHECK_OK)
+		rc = CHECK_WARNING;
+	return say(rc, perf, "instance %s: %s; backends %u up, %u down, %u drain%s%s%s", in->name,
 		   where, up, down, drain, !n ? " (no backend configured)" :
-		   !up ? " (no backend takes keys)" : "");
+		   !up ? " (no backend takes keys)" : "", an_rc ? "; announce: " : "",
+		   an_rc ? an : "");
 }
 
 static int check(const char *instance, const char *pin_dir)
@@ -136,7 +143,9 @@ static void usage(FILE *f, const void *ctx)
 		"  0 OK        the program is attached where `keyrouter load` attached it, and\n"
 		"              every backend is up\n"
 		"  1 WARNING   attached, but some backends are down or draining (or none is\n"
-		"              configured), or a load is under way\n"
+		"              configured), or a load is under way, or `keyrouter announce`\n"
+		"              has withdrawn a VIP from BGP for another reason than a drain\n"
+		"              (or is not running, or BIRD refuses its routes)\n"
 		"  2 CRITICAL  not loaded, a load that did not finish, the program not attached\n"
 		"              any more or its interface gone (traffic bypasses keyrouter), the\n"
 		"              maps missing, or no backend up\n"
