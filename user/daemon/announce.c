@@ -388,7 +388,7 @@ static void bird_push(struct kr_announcer *a)
 	}
 	if (rc >= 8000) {
 		out[strcspn(out, "\n")] = 0;
-		snprintf(a->ck.bird_error, sizeof(a->ck.bird_error), "configure: %.50s", out);
+		snprintf(a->ck.bird_error, sizeof(a->ck.bird_error), "configure: %.110s", out);
 		goto fail;
 	}
 	if (!a->ck.bird_ok)

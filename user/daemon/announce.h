@@ -47,9 +47,9 @@ struct kr_announce_ck {
 	__u32 nvips;
 	__u32 nsessions;
 	__u32 bird_ok;		/* BIRD took the last configuration */
-	char bird_error[64];	/* else why */
+	char bird_error[128];	/* else why */
 };
-_Static_assert(sizeof(struct kr_announce_ck) == 120, "kr_announce_ck layout");
+_Static_assert(sizeof(struct kr_announce_ck) == 184, "kr_announce_ck layout");
 
 struct kr_announce_ctl {
 	__u32 drain;		/* 1: `announce --drain` */
