@@ -31,6 +31,8 @@ setup_file() {
 	local miss k
 	miss=$(e2e_missing)
 	for k in bird birdc nft chrt; do command -v $k >/dev/null || miss+=" $k"; done
+	PROMTOOL=$("$E2E_ROOT"/scripts/promtool.sh) || miss+=" promtool (scripts/promtool.sh)"
+	export PROMTOOL
 	[ -z "$miss" ] || { echo "e2e: missing: $miss (scripts/deps.sh installs the packages)" >&2; return 1; }
 	TOPO_QUIET=1 topo_init "kr-e2e-$$" 4 || return 1
 	bgp_create || return 1
@@ -118,15 +120,22 @@ vip_json() { kr_of "$1" status --json | jq -r '.announce.vips[0] | "\(.route) \(
 }
 
 @test "bgp: every backend of router 2 down withdraws it; back up, it is announced again" {
-	local b i
-	local t0
+	local b i t0 r
+	load_start 3
 	t0=$(date +%s.%N)
 	for i in 1 2 3 4; do kr_of 2 backend set "${TOPO_B4[i]}" down >/dev/null; done
-	b=$(bgp_wait_nexthops "$(bgp_hops 1 3)" 10)
-	b=$(awk -v a="$t0" -v n="$(date +%s.%N)" -v w="$b" 'BEGIN { printf "%.3f\n", n - a }')
+	bgp_wait_nexthops "$(bgp_hops 1 3)" 10 >/dev/null
+	b=$(awk -v a="$t0" -v n="$(date +%s.%N)" 'BEGIN { printf "%.3f\n", n - a }')
 	[ "$(vip_json 2)" = "withdrawn backends down" ]
+	load_wait >/dev/null
+	r=$(cat "$TOPO_DIR/load.res")
+	kr_of 2 status --prometheus >"$TOPO_DIR/prom"
+	"$PROMTOOL" check metrics <"$TOPO_DIR/prom"
+	grep -Fx "keyrouter_vip_announced{keyrouter_instance=\"$TOPO_INSTANCE-2\",vip=\"$TOPO_VIP4\"} 0" "$TOPO_DIR/prom"
+	grep -Fx "keyrouter_vip_reason{keyrouter_instance=\"$TOPO_INSTANCE-2\",vip=\"$TOPO_VIP4\",reason=\"backends_down\"} 1" "$TOPO_DIR/prom"
+	grep -Fx "keyrouter_bgp_session_up{keyrouter_instance=\"$TOPO_INSTANCE-2\",session=\"upstream1\"} 1" "$TOPO_DIR/prom"
 	run kr_of 2 check
-	echo "# backends down: withdrawn in $b s (from the first backend set); check: $output" >&3
+	echo "# backends down: withdrawn in $b s (from the first backend set); $r; check: $output" >&3
 	[ "$status" != 0 ]
 	[[ $output == *"announce: VIP $TOPO_VIP4 withdrawn (backends down)"* ]]
 	fig backends "$b"
