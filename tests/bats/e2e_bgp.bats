@@ -9,10 +9,12 @@
 #
 # 1. Start: three next hops; 1000 names answered by the backends `lookup` predicts.
 # 2. The program detached on router 1 behind keyrouter's back: the upstream drops router 1
-#    within D s (D <= 2, the issue's bound); apply attaches it again: announced again.
+#    within D s (D <= 2, the issue's bound); apply attaches it again: announced again; an
+#    upgrade in place withdraws nothing.
 # 3. Every backend of router 2 marked down: withdrawn (B s); up again: announced.
 # 4. Router 3 drained under dnsperf load: the upstream first holds its path with local
 #    preference 0 (GRACEFUL_SHUTDOWN), then it is withdrawn; 0 queries lost; undrained.
+#    The announcer killed -9: the routes stay; status and check say it does not run.
 # 5. Router 1 goes silent (nft drops everything its kernel sees): BFD drops it in T s (T <= 1).
 # 6. Router 2 unloaded and loaded again with an older configuration: not announced (status
 #    says "not converged") until apply made it current.
@@ -104,7 +106,7 @@ vip_json() { kr_of "$1" status --json | jq -r '.announce.vips[0] | "\(.route) \(
 }
 
 @test "bgp: the program detached on router 1 behind keyrouter's back is withdrawn within 2 s; apply attaches it again and it is announced" {
-	local d r
+	local d r n
 	load_start 3
 	ip -n "$TOPO_R" link set dev r0 xdp off
 	d=$(bgp_wait_nexthops "$(bgp_hops 2 3)" 10)
@@ -117,6 +119,13 @@ vip_json() { kr_of "$1" status --json | jq -r '.announce.vips[0] | "\(.route) \(
 	kr_of 1 apply -c "$TOPO_DIR/fleet.json"
 	bgp_wait_nexthops "$(bgp_hops 1 2 3)" 10
 	[ "$(vip_json 1)" = "announced ok" ]
+	# an upgrade in place never withdraws: two rounds later nothing was withdrawn
+	n=$(grep -c withdrawn "$TOPO_DIR/announce-1.log")
+	kr_of 1 upgrade r0 >/dev/null
+	sleep 2.2
+	[ "$(grep -c withdrawn "$TOPO_DIR/announce-1.log")" = "$n" ]
+	[ "$(vip_json 1)" = "announced ok" ]
+	[ "$(bgp_nexthops | wc -l)" = 3 ]
 }
 
 @test "bgp: every backend of router 2 down withdraws it; back up, it is announced again" {
@@ -169,6 +178,23 @@ vip_json() { kr_of "$1" status --json | jq -r '.announce.vips[0] | "\(.route) \(
 	kr_of 3 check
 	kr_of 3 announce --undrain
 	bgp_wait_nexthops "$(bgp_hops 1 2 3)" 10
+}
+
+@test "bgp: the announcer killed leaves the routes as they are; status and check say it does not run; restarted, the same" {
+	kill -9 "$(cat "$TOPO_DIR/announce-3.pid")"
+	# stale after 3 rounds + 1 s
+	sleep 4.5
+	[ "$(bgp_nexthops | wc -l)" = 3 ]
+	run kr_of 3 status
+	[[ $output == *"announce: NOT RUNNING (no heartbeat: killed or hung"* ]]
+	run kr_of 3 check
+	[ "$status" = 1 ]
+	[[ $output == *"announce: announcer not running"* ]]
+	bgp_announce_start 3 "$TOPO_DIR/fleet.json"
+	for _ in $(seq 50); do [ "$(vip_json 3)" = "announced ok" ] && break; sleep 0.1; done
+	[ "$(vip_json 3)" = "announced ok" ]
+	[ "$(bgp_nexthops | wc -l)" = 3 ]
+	kr_of 3 check
 }
 
 @test "bgp: router 1 goes silent (nft drops everything): BFD withdraws it within 1 s" {

@@ -396,14 +396,16 @@ static void bird_push(struct kr_announcer *a)
 			a->bird_file);
 	a->ck.bird_ok = 1;
 	a->ck.bird_error[0] = 0;
+	a->last_error[0] = 0;
 	a->file_dirty = false;
 	free(a->file_text);
 	a->file_text = text;
 	return;
 fail:
-	if (a->ck.bird_ok || !a->file_text)
+	if (strcmp(a->ck.bird_error, a->last_error))	/* said once per error */
 		pr_warn("announce: BIRD did not take the routes: %s (tried again every round)\n",
 			a->ck.bird_error);
+	memcpy(a->last_error, a->ck.bird_error, sizeof(a->last_error));
 	a->ck.bird_ok = 0;
 	a->file_dirty = true;
 	free(text);

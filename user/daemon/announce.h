@@ -119,6 +119,7 @@ struct kr_announcer {
 	__u32 done_seq;
 	struct kr_follow_id gen;		/* the instance followed */
 	struct kr_announce_ck ck;
+	char last_error[128];		/* the BIRD error logged last */
 	struct kr_announce_bgp bgp[KR_ANNOUNCE_MAX_BGP];
 	__u32 nbgp;
 };
