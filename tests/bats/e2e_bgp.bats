@@ -22,6 +22,7 @@
 # Prints one line:
 #   bgp: routers 3; detach withdrawn in D s; backends down withdrawn in B s; drain lost L of Q; silent death detected in T s lost X; unload lost U
 
+bats_require_minimum_version 1.5.0
 load ../lib/e2e_common
 load ../lib/bgp_topo
 
@@ -185,7 +186,7 @@ vip_json() { kr_of "$1" status --json | jq -r '.announce.vips[0] | "\(.route) \(
 	# stale after 3 rounds + 1 s
 	sleep 4.5
 	[ "$(bgp_nexthops | wc -l)" = 3 ]
-	run kr_of 3 status
+	run -0 kr_of 3 status
 	[[ $output == *"announce: NOT RUNNING (no heartbeat: killed or hung"* ]]
 	run kr_of 3 check
 	[ "$status" = 1 ]
