@@ -121,11 +121,66 @@ static void test_step(void)
 	      !strcmp(kr_vip_route_name(KR_VIP_GSHUT), "draining"), "names");
 }
 
+/* The include file, against the text BIRD is to read (written out here by hand). */
+static void test_bird_file(void)
+{
+	struct kr_vip v[3] = {};
+	struct kr_vip_track t[3] = {};
+	char *f;
+
+	v[0].addr.family = 4;
+	memcpy(v[0].addr.ip, (uint8_t[]){ 10, 200, 0, 1 }, 4);
+	v[1].addr.family = 6;
+	memcpy(v[1].addr.ip, (uint8_t[]){ 0xfd, 0, 2, 0, [15] = 1 }, 16);
+	v[2].addr.family = 4;
+	memcpy(v[2].addr.ip, (uint8_t[]){ 192, 0, 2, 7 }, 4);
+	t[0].route = KR_VIP_ANNOUNCED;
+	t[1].route = KR_VIP_GSHUT;
+	t[2].route = KR_VIP_WITHDRAWN;
+	f = kr_vip_bird_file("keyrouter_eth1", "eth1", "/etc/keyrouter/eth1.json", v, t, 3);
+	CHECK(f && strstr(f, "protocol static keyrouter_eth1_4 {\n\tipv4;\n"
+			  "\troute 10.200.0.1/32 blackhole { keyrouter_vip = 1; };\n}\n"),
+	      "the IPv4 protocol: the announced VIP, no community");
+	CHECK(f && strstr(f, "protocol static keyrouter_eth1_6 {\n\tipv6;\n"
+			  "\troute fd00:200::1/128 blackhole { keyrouter_vip = 1; "
+			  "bgp_community.add((65535, 0)); };\n}\n"),
+	      "the IPv6 protocol: the draining VIP with GRACEFUL_SHUTDOWN");
+	CHECK(f && !strstr(f, "192.0.2.7"), "a withdrawn VIP is not in the file");
+	CHECK(f && strstr(f, "instance 'eth1' (/etc/keyrouter/eth1.json)"), "the comment names both");
+	free(f);
+}
+
+/* `show protocols` as BIRD 2.0.12 answers on its socket (codes removed by the reader). */
+static void test_bird_protocols(void)
+{
+	char text[] =
+		"Name       Proto      Table      State  Since         Info\n"
+		"device1    Device     ---        up     06:16:22.593  \n"
+		"keyrouter_x_4 Static     master4    up     06:16:22.593  \n"
+		"upstream1  BGP        ---        up     06:27:51.798  Established   \n"
+		"upstream2  BGP        ---        start  06:28:43.546  Idle          Error: BFD session down\n"
+		"\n";
+	struct kr_bird_proto p[8];
+	int n = kr_bird_protocols_parse(text, p, 8);
+
+	CHECK_EQ_U(n, 4, "four rows, the header left out");
+	CHECK(n == 4 && !strcmp(p[2].name, "upstream1") && !strcmp(p[2].proto, "BGP") &&
+	      !strcmp(p[2].state, "up") && !strcmp(p[2].info, "Established"),
+	      "an established session (trailing blanks cut)");
+	CHECK(n == 4 && !strcmp(p[3].state, "start") &&
+	      !strcmp(p[3].info, "Idle          Error: BFD session down"),
+	      "a session down: its info as BIRD gives it");
+	CHECK(n == 4 && !strcmp(p[0].info, ""), "no info: empty");
+	CHECK_EQ_U(kr_bird_protocols_parse((char[]){ "" }, p, 8), 0, "an empty reply: none");
+}
+
 int main(void)
 {
 	test_collect();
 	test_min_up();
 	test_decide();
 	test_step();
+	test_bird_file();
+	test_bird_protocols();
 	return tap_done();
 }

@@ -2,6 +2,9 @@
 /* Which VIPs to announce over BGP, and why (vip_state.h). */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <arpa/inet.h>
 #include <string.h>
 #include "vip_state.h"
 
@@ -135,4 +138,63 @@ bool kr_vip_step(struct kr_vip_track *t, enum kr_vip_why why, uint64_t pkts, uin
 	t->route = route;
 	t->since_ns = now_ns;
 	return true;
+}
+
+char *kr_vip_bird_file(const char *proto, const char *instance, const char *config,
+		       const struct kr_vip *v, const struct kr_vip_track *t, uint32_t n)
+{
+	size_t len = 1024 + strlen(instance) + strlen(config) + (size_t)n * 160, o = 0;
+	char *out = malloc(len);
+
+	if (!out)
+		return NULL;
+	o += (size_t)snprintf(out + o, len - o,
+		"# Written by `keyrouter announce` for instance '%s' (%s): do not edit.\n"
+		"# Included at the top level of the router's BIRD configuration (the template\n"
+		"# keyrouter-router.conf declares the attribute keyrouter_vip and exports the routes\n"
+		"# that carry it); `birdc configure` after each change.\n", instance, config);
+	for (int fam = 4; fam <= 6; fam += 2) {
+		o += (size_t)snprintf(out + o, len - o, "protocol static %s_%d {\n\tipv%d;\n",
+				      proto, fam, fam);
+		for (uint32_t i = 0; i < n; i++) {
+			char ip[INET6_ADDRSTRLEN];
+
+			if (v[i].addr.family != fam || t[i].route == KR_VIP_WITHDRAWN)
+				continue;
+			inet_ntop(fam == 4 ? AF_INET : AF_INET6, v[i].addr.ip, ip, sizeof(ip));
+			o += (size_t)snprintf(out + o, len - o,
+					      "\troute %s/%d blackhole { keyrouter_vip = 1;%s };\n",
+					      ip, fam == 4 ? 32 : 128, t[i].route == KR_VIP_GSHUT ?
+					      " bgp_community.add((65535, 0));" : "");
+		}
+		o += (size_t)snprintf(out + o, len - o, "}\n");
+	}
+	return out;
+}
+
+/* "name proto table state since info...": the header ("Name Proto ...") is no row. */
+int kr_bird_protocols_parse(char *text, struct kr_bird_proto *out, int max)
+{
+	char *save = NULL;
+	int n = 0;
+
+	for (char *l = strtok_r(text, "\n", &save); l && n < max; l = strtok_r(NULL, "\n", &save)) {
+		char name[64], proto[32], table[64], state[32], since[32];
+		struct kr_bird_proto *b = &out[n];
+		int off = 0;
+		size_t k;
+
+		if (sscanf(l, "%63s %31s %63s %31s %31s %n", name, proto, table, state, since,
+			   &off) < 5 || !strcmp(name, "Name"))
+			continue;
+		memset(b, 0, sizeof(*b));
+		snprintf(b->name, sizeof(b->name), "%.31s", name);
+		snprintf(b->proto, sizeof(b->proto), "%.15s", proto);
+		snprintf(b->state, sizeof(b->state), "%.15s", state);
+		snprintf(b->info, sizeof(b->info), "%.79s", off ? l + off : "");
+		for (k = strlen(b->info); k && b->info[k - 1] == ' '; k--)
+			b->info[k - 1] = 0;
+		n++;
+	}
+	return n;
 }

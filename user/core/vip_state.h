@@ -89,6 +89,20 @@ enum kr_vip_why kr_vip_decide(const struct kr_vip_facts *f, uint32_t up, uint32_
 bool kr_vip_step(struct kr_vip_track *t, enum kr_vip_why why, uint64_t pkts, uint64_t now_ns,
 		 const struct kr_vip_timing *tm);
 
+/* BIRD's include file for these VIPs (malloc'd text, NULL: no memory): one `protocol static
+ * PROTO_4` and one `PROTO_6`, a blackhole route per VIP not withdrawn, each with the
+ * attribute keyrouter_vip = 1 (what the router template exports) and, while draining, the
+ * GRACEFUL_SHUTDOWN community (65535:0).  instance and config only go into its comment. */
+char *kr_vip_bird_file(const char *proto, const char *instance, const char *config,
+		       const struct kr_vip *v, const struct kr_vip_track *t, uint32_t n);
+
+/* One row of BIRD's `show protocols` (the reply's text, codes removed). */
+struct kr_bird_proto {
+	char name[32], proto[16], state[16], info[80];
+};
+/* The rows of TEXT (modified) into out; returns how many (at most max). */
+int kr_bird_protocols_parse(char *text, struct kr_bird_proto *out, int max);
+
 const char *kr_vip_why_name(enum kr_vip_why w);
 const char *kr_vip_route_name(enum kr_vip_route r);
 

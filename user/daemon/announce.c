@@ -270,62 +270,32 @@ int kr_bird_cmd(const char *sock, const char *cmd, char *out, size_t len)
 /* BIRD's BGP protocols from `show protocols`: name, state, info. */
 static void bird_sessions(struct kr_announcer *a)
 {
-	char out[16384], *save = NULL;
-	int rc = kr_bird_cmd(a->bird_socket, "show protocols", out, sizeof(out));
+	struct kr_bird_proto p[64];
+	char out[16384];
+	int rc = kr_bird_cmd(a->bird_socket, "show protocols", out, sizeof(out)), n;
 
 	a->nbgp = 0;
 	if (rc < 0 || rc >= 8000)
 		return;
-	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char name[64], proto[32], table[64], state[32], since[32];
-		struct kr_announce_bgp *b;
-		int off = 0;
+	n = kr_bird_protocols_parse(out, p, 64);
+	for (int i = 0; i < n && a->nbgp < KR_ANNOUNCE_MAX_BGP; i++) {
+		struct kr_announce_bgp *b = &a->bgp[a->nbgp];
 
-		if (sscanf(l, "%63s %31s %63s %31s %31s %n", name, proto, table, state, since,
-			   &off) < 5 || strcmp(proto, "BGP") || a->nbgp == KR_ANNOUNCE_MAX_BGP)
+		if (strcmp(p[i].proto, "BGP"))
 			continue;
-		b = &a->bgp[a->nbgp++];
 		memset(b, 0, sizeof(*b));
-		snprintf(b->name, sizeof(b->name), "%.31s", name);
-		snprintf(b->state, sizeof(b->state), "%.15s", state);
-		snprintf(b->info, sizeof(b->info), "%s", off ? l + off : "");
-		for (size_t n = strlen(b->info); n && b->info[n - 1] == ' '; n--)
-			b->info[n - 1] = 0;
+		memcpy(b->name, p[i].name, sizeof(b->name));
+		memcpy(b->state, p[i].state, sizeof(b->state));
+		memcpy(b->info, p[i].info, sizeof(b->info));
+		a->nbgp++;
 	}
 }
 
 /* The include file: one `protocol static` per family, a route per VIP not withdrawn. */
 static char *bird_text(const struct kr_announcer *a)
 {
-	size_t len = 4096 + (size_t)a->nvips * 160, o = 0;
-	char *t = malloc(len);
-
-	if (!t)
-		return NULL;
-	o += (size_t)snprintf(t + o, len - o,
-		"# Written by `keyrouter announce` for instance '%s' (%s): do not edit.\n"
-		"# Included at the top level of the router's BIRD configuration (the template\n"
-		"# keyrouter-router.conf declares the attribute keyrouter_vip and exports the routes\n"
-		"# that carry it); `birdc configure` after each change.\n",
-		a->instance ? a->instance : "", a->config);
-	for (int fam = 4; fam <= 6; fam += 2) {
-		o += (size_t)snprintf(t + o, len - o, "protocol static %s_%d {\n\tipv%d;\n",
-				      a->proto, fam, fam);
-		for (uint32_t i = 0; i < a->nvips; i++) {
-			char ip[INET6_ADDRSTRLEN];
-
-			if (a->vips[i].addr.family != fam || a->track[i].route == KR_VIP_WITHDRAWN)
-				continue;
-			inet_ntop(fam == 4 ? AF_INET : AF_INET6, a->vips[i].addr.ip, ip, sizeof(ip));
-			o += (size_t)snprintf(t + o, len - o,
-					      "\troute %s/%d blackhole { keyrouter_vip = 1;%s };\n",
-					      ip, fam == 4 ? 32 : 128,
-					      a->track[i].route == KR_VIP_GSHUT ?
-					      " bgp_community.add((65535, 0));" : "");
-		}
-		o += (size_t)snprintf(t + o, len - o, "}\n");
-	}
-	return t;
+	return kr_vip_bird_file(a->proto, a->instance ? a->instance : a->pin_dir, a->config,
+				a->vips, a->track, a->nvips);
 }
 
 static int write_all(int fd, const char *t, size_t n)
