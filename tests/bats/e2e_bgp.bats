@@ -49,6 +49,7 @@ setup_file() {
 		    .rings |= map(select(.name == "dns4"))' "$TOPO_DIR/$k.tmp" >"$TOPO_DIR/$k.json" || return 1
 	done
 	mv "$TOPO_DIR/all.json" "$TOPO_DIR/fleet.json"
+	e2e_names $N e >"$TOPO_DIR/names"
 	for k in 1 2 3; do
 		bgp_kr $k load r0 -c "$TOPO_DIR/fleet.json" --mode native --instance "$TOPO_INSTANCE-$k" \
 			>>"$TOPO_DIR/load.log" 2>&1 || { cat "$TOPO_DIR/load.log" >&2; return 1; }
@@ -90,10 +91,10 @@ fig() { echo "$2" >"$TOPO_DIR/fig.$1"; }
 
 # the VIP's route and reason in router K's status --json
 vip_json() { kr_of "$1" status --json | jq -r '.announce.vips[0] | "\(.route) \(.reason)"'; }
+routed() { kr_of "$1" stats --json | jq .counters.routed; }
 
 @test "bgp: three routers announce the VIP; the upstream has three next hops and every name is answered by the backend lookup predicts" {
 	[ "$(bgp_nexthops | wc -l)" = 3 ]
-	e2e_names $N e >"$TOPO_DIR/names"
 	e2e_predict "$TOPO_DIR/fleet.json" dns4 "$TOPO_DIR/names" >"$TOPO_DIR/pred"
 	TOPO_C=$(bgp_cl) e2e_dns_batch "$TOPO_VIP4" "$TOPO_DIR/names" >"$TOPO_DIR/ans"
 	run e2e_compare "$TOPO_DIR/pred" "$TOPO_DIR/ans"
@@ -101,7 +102,7 @@ vip_json() { kr_of "$1" status --json | jq -r '.announce.vips[0] | "\(.route) \(
 	[ "$status" = 0 ]
 	# every router carried some of them
 	for k in 1 2 3; do
-		[ "$(kr_of $k stats --json | jq .counters.routed)" -gt 0 ]
+		[ "$(routed $k)" -gt 0 ]
 		[ "$(vip_json $k)" = "announced ok" ]
 	done
 }
@@ -155,8 +156,11 @@ vip_json() { kr_of "$1" status --json | jq -r '.announce.vips[0] | "\(.route) \(
 }
 
 @test "bgp: router 3 drained under load: GRACEFUL_SHUTDOWN first, then withdrawn, 0 queries lost; undrained, announced" {
-	local r gs=0 dpid
+	local r gs=0 dpid r0
+	r0=$(routed 3)
 	load_start 5
+	# the load reaches router 3 before the drain (else 0 lost would say nothing)
+	[ "$(routed 3)" -gt "$r0" ]
 	kr_of 3 announce --drain --wait 20 >"$TOPO_DIR/drain.out" 2>&1 &
 	dpid=$!
 	# the upstream keeps router 3's path with local preference 0, out of the multipath route
@@ -232,8 +236,10 @@ vip_json() { kr_of "$1" status --json | jq -r '.announce.vips[0] | "\(.route) \(
 }
 
 @test "bgp: unload of router 3 under load withdraws first: 0 queries lost" {
-	local r
+	local r r0
+	r0=$(routed 3)
 	load_start 5
+	[ "$(routed 3)" -gt "$r0" ]
 	kr_of 3 unload r0 2>"$TOPO_DIR/unload.err"
 	grep -q 'the announcer withdrew every VIP' "$TOPO_DIR/unload.err"
 	[ "$(bgp_nexthops)" = "$(bgp_r_addr 2)" ]

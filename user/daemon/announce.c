@@ -521,7 +521,9 @@ static __u64 router_pkts(const struct kr_inst *in, __u64 last)
  * set) may be half-way: the facts of the last round stand, but an unload's request. */
 static void gather(struct kr_announcer *a, struct kr_inst *in, struct amaps *m, bool have)
 {
+	struct kr_vip_track track[KR_VIP_MAX];
 	struct kr_announce_ctl ctl = {};
+	struct kr_vip_facts was;
 	__u32 k = 0;
 	bool unloading;
 
@@ -537,6 +539,8 @@ static void gather(struct kr_announcer *a, struct kr_inst *in, struct amaps *m, 
 		a->facts.unloading = unloading;
 		return;
 	}
+	was = a->facts;
+	memcpy(track, a->track, sizeof(track));
 	a->facts.loaded = true;
 	a->facts.attached = attached(in);
 	a->facts.converged = a->facts.attached && converged(in, a->cfg);
@@ -544,6 +548,13 @@ static void gather(struct kr_announcer *a, struct kr_inst *in, struct amaps *m, 
 	a->facts.drained = ctl.drain;
 	for (uint32_t i = 0; i < a->nvips; i++)
 		vip_up(a, in, i);
+	/* a command that took the lock meanwhile (an upgrade between its swap and its record)
+	 * may have shown a half-way state: the last round's facts stand */
+	if (was.loaded && kr_ops_inst_busy(in)) {
+		a->facts = was;
+		a->facts.unloading = unloading;
+		memcpy(a->track, track, sizeof(track));
+	}
 }
 
 /* ---- the rounds ---------------------------------------------------------------------- */
