@@ -158,6 +158,8 @@ int kr_announce_set_drain(const struct kr_inst *in, bool drain)
 		return fd;
 	ctl.drain = drain;
 	ctl.drain_ns = now_ns();
+	if (!drain)
+		ctl.unload_seq = 0;	/* an unload that failed after the withdrawal */
 	return ctl_write(fd, &ctl);
 }
 
@@ -533,7 +535,9 @@ static void gather(struct kr_announcer *a, struct kr_inst *in, struct amaps *m, 
 	}
 	if (m->ctl >= 0)
 		bpf_map_lookup_elem(m->ctl, &k, &ctl);
-	unloading = ctl.unload_seq && ctl.unload_seq != a->done_seq;
+	/* sticky for this instance: once an unload asked, never announced again (were unload
+	 * to fail after the withdrawal: until --undrain, or the next load) */
+	unloading = ctl.unload_seq != 0;
 	a->pkts = router_pkts(in, a->pkts);	/* a drain's measure, also under a lock */
 	if (kr_ops_inst_busy(in) && a->facts.loaded) {
 		a->facts.unloading = unloading;
@@ -644,8 +648,9 @@ static void round_(struct kr_announcer *a)
 		struct kr_announce_ctl ctl = {};
 
 		bpf_map_lookup_elem(m.ctl, &(__u32){ 0 }, &ctl);
+		if (ctl.unload_seq != a->done_seq)
+			pr_info("announce: every VIP withdrawn for unload\n");
 		a->done_seq = ctl.unload_seq;
-		pr_info("announce: every VIP withdrawn for unload\n");
 	}
 	a->ck.done_seq = a->done_seq;
 	bird_sessions(a);
@@ -679,8 +684,8 @@ int kr_announce_run(struct kr_announcer *a, volatile sig_atomic_t *stop)
 	struct kr_inst in;
 
 	while (!*stop) {
-		unsigned ms = any_draining(a) || a->facts.unloading ? DRAIN_POLL_MS :
-			      a->interval_ms;
+		unsigned ms = any_draining(a) || (a->facts.unloading && !all_withdrawn(a)) ?
+			      DRAIN_POLL_MS : a->interval_ms;
 
 		round_(a);
 		poll(NULL, 0, (int)ms);

@@ -88,7 +88,8 @@ struct kr_announce_view {
 /* 0 (view->present false when no announcer ever ran), or -errno. */
 int kr_announce_view_read(const struct kr_inst *in, struct kr_announce_view *v);
 
-/* `announce --drain` / `--undrain`: write kr_announce_ctl (the caller holds the lock). */
+/* `announce --drain` / `--undrain`: write kr_announce_ctl (the caller holds the lock).
+ * --undrain also forgets an unload's request (an unload that failed after the withdrawal). */
 int kr_announce_set_drain(const struct kr_inst *in, bool drain);
 
 /* unload, before it detaches: ask a running announcer to withdraw every VIP (drain first)
