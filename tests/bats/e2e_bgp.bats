@@ -72,16 +72,34 @@ setup() { e2e_setup; }
 
 kr_of() { local k=$1; shift; bgp_kr "$k" "$@" --instance "$TOPO_INSTANCE-$k"; }
 
-# dnsperf from the client in the background for S seconds (up to 2000 queries in flight: a
-# lost query must not stall the sender, or the losses would be capped by that window);
-# load_wait waits for it and
-# prints "sent S lost L" (called in the test's shell: a $(...) subshell cannot wait)
+routed() { kr_of "$1" stats --json | jq .counters.routed; }
+# until router K has routed more than N packets (the load reaches it), at most ~3 s
+routed_past() {
+	for _ in $(seq 30); do [ "$(routed "$1")" -gt "$2" ] && return 0; sleep 0.1; done
+	return 1
+}
+
+# load_start S K: dnsperf from the client in the background for S seconds; returns once the
+# load reaches router K.  32 clients: 32 source ports, so 32 flows over the upstream's hash
+# (with 4, a router got none in one run of 5).  Up to 2000 queries in flight: a lost query
+# must not stall the sender, or the losses would be capped by that window.  load_wait waits
+# for it and prints "sent S lost L" (called in the test's shell: a $(...) subshell cannot
+# wait).
 load_start() {
+	local r0
+	r0=$(routed "$2")
 	awk '{ print $1 " A" }' "$TOPO_DIR/names" >"$TOPO_DIR/dnsperf.in"
 	ip netns exec "$(bgp_cl)" dnsperf -s "$TOPO_VIP4" -d "$TOPO_DIR/dnsperf.in" -l "$1" \
-		-Q $QPS -c 4 -q 2000 -t 1 >"$TOPO_DIR/dnsperf.out" 2>&1 3>&- &
+		-Q $QPS -c 32 -q 2000 -t 1 >"$TOPO_DIR/dnsperf.out" 2>&1 3>&- &
 	echo $! >"$TOPO_DIR/dnsperf.pid"
-	sleep 0.5
+	# the load reaches router K before its failure (else 0 lost would say nothing)
+	routed_past "$2" "$r0" || {
+		echo "router $2 routed nothing of the load (before $r0, now $(routed "$2")); next hops:" \
+			"$(bgp_nexthops | tr '\n' ' ')" >&2
+		bgp_birdc upstream show protocols >&2
+		cat "$TOPO_DIR/dnsperf.out" >&2
+		return 1
+	}
 }
 load_wait() {
 	wait "$(cat "$TOPO_DIR/dnsperf.pid")" 2>/dev/null || :
@@ -93,12 +111,6 @@ fig() { echo "$2" >"$TOPO_DIR/fig.$1"; }
 
 # the VIP's route and reason in router K's status --json
 vip_json() { kr_of "$1" status --json | jq -r '.announce.vips[0] | "\(.route) \(.reason)"'; }
-routed() { kr_of "$1" stats --json | jq .counters.routed; }
-# until router K has routed more than N packets (the load reaches it), at most ~3 s
-routed_past() {
-	for _ in $(seq 30); do [ "$(routed "$1")" -gt "$2" ] && return 0; sleep 0.1; done
-	return 1
-}
 
 @test "bgp: three routers announce the VIP; the upstream has three next hops and every name is answered by the backend lookup predicts" {
 	[ "$(bgp_nexthops | wc -l)" = 3 ]
@@ -116,7 +128,7 @@ routed_past() {
 
 @test "bgp: the program detached on router 1 behind keyrouter's back is withdrawn within 2 s; apply attaches it again and it is announced" {
 	local d r n
-	load_start 3
+	load_start 3 1
 	ip -n "$TOPO_R" link set dev r0 xdp off
 	d=$(bgp_wait_nexthops "$(bgp_hops 2 3)" 10)
 	[ "$(vip_json 1)" = "withdrawn not attached" ]
@@ -139,7 +151,7 @@ routed_past() {
 
 @test "bgp: every backend of router 2 down withdraws it; back up, it is announced again" {
 	local b i t0 r
-	load_start 3
+	load_start 3 2
 	t0=$(date +%s.%N)
 	for i in 1 2 3 4; do kr_of 2 backend set "${TOPO_B4[i]}" down >/dev/null; done
 	bgp_wait_nexthops "$(bgp_hops 1 3)" 10 >/dev/null
@@ -163,11 +175,8 @@ routed_past() {
 }
 
 @test "bgp: router 3 drained under load: GRACEFUL_SHUTDOWN first, then withdrawn, 0 queries lost; undrained, announced" {
-	local r gs=0 dpid r0
-	r0=$(routed 3)
-	load_start 5
-	# the load reaches router 3 before the drain (else 0 lost would say nothing)
-	routed_past 3 "$r0"
+	local r gs=0 dpid
+	load_start 5 3
 	kr_of 3 announce --drain --wait 20 >"$TOPO_DIR/drain.out" 2>&1 &
 	dpid=$!
 	# the upstream keeps router 3's path with local preference 0, out of the multipath route
@@ -211,7 +220,7 @@ routed_past() {
 
 @test "bgp: router 1 goes silent (nft drops everything): BFD withdraws it within 1 s" {
 	local t r
-	load_start 3
+	load_start 3 1
 	ip netns exec "$TOPO_R" nft -f - <<-'EOF'
 	table inet krsilent {
 		chain kin { type filter hook input priority -300; policy drop; }
@@ -243,10 +252,8 @@ routed_past() {
 }
 
 @test "bgp: unload of router 3 under load withdraws first: 0 queries lost" {
-	local r r0
-	r0=$(routed 3)
-	load_start 5
-	routed_past 3 "$r0"
+	local r
+	load_start 5 3
 	kr_of 3 unload r0 2>"$TOPO_DIR/unload.err"
 	grep -q 'the announcer withdrew every VIP' "$TOPO_DIR/unload.err"
 	[ "$(bgp_nexthops)" = "$(bgp_r_addr 2)" ]

@@ -136,6 +136,7 @@ bgp_upstream_conf() {
 		local as $BGP_UP_AS;
 		bfd on;
 		passive on;
+		error wait time 1, 30;
 		ipv4 { import filter from_routers; export none; };
 	}
 	EOF
@@ -211,6 +212,7 @@ bgp_wait_nexthops() {
 		fi
 		awk -v a="$t0" -v b="$now" -v m="$2" 'BEGIN { exit !(b - a > m) }' && {
 			echo "next hops now: $(bgp_nexthops | tr '\n' ' ') (wanted $1)" >&2
+			bgp_birdc upstream show protocols >&2
 			return 1
 		}
 		sleep 0.02
