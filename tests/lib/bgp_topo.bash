@@ -198,12 +198,13 @@ bgp_nexthops() {
 		grep -o 'via [0-9.]*' | awk '{ print $2 }' | sort
 }
 
-# bgp_wait_nexthops "ADDR ..." SECONDS: until the next hops are exactly those (in any order);
-# prints the time it took (s, 3 decimals); status 1 when they were not by then.
+# bgp_wait_nexthops "ADDR ..." SECONDS [T0]: until the next hops are exactly those (in any
+# order); prints the time it took (s, 3 decimals) since T0 (a `date +%s.%N` taken before
+# the event; default: now); status 1 when they were not within SECONDS.
 bgp_wait_nexthops() {
-	local want t0 now
+	local want t0=${3:-} now
 	want=$(tr ' ' '\n' <<<"$1" | grep . | sort)
-	t0=$(date +%s.%N)
+	[ -n "$t0" ] || t0=$(date +%s.%N)
 	while :; do
 		now=$(date +%s.%N)
 		if [ "$(bgp_nexthops)" = "$want" ]; then
