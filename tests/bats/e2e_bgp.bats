@@ -253,6 +253,30 @@ vip_json() { kr_of "$1" status --json | jq -r '.announce.vips[0] | "\(.route) \(
 	[ "$(vip_json 2)" = "announced ok" ]
 }
 
+@test "bgp: a configuration pushed to the fleet but not applied withdraws nothing: every router stays announced and says it drifted, until the file is current again" {
+	local hops
+	hops=$(bgp_nexthops)
+	[ -n "$hops" ]
+	cp "$TOPO_DIR/fleet.json" "$TOPO_DIR/fleet.keep"
+	# the same file on every router, one backend reweighted, applied nowhere
+	jq '.rings[0].backends[0].weight = 2' "$TOPO_DIR/fleet.keep" > "$TOPO_DIR/fleet.new"
+	mv "$TOPO_DIR/fleet.new" "$TOPO_DIR/fleet.json"
+	sleep 2.5
+	[ "$(bgp_nexthops)" = "$hops" ]
+	[ "$(vip_json 2)" = "announced ok" ]
+	[ "$(kr_of 2 status --json | jq -r .announce.config_drift)" = true ]
+	run kr_of 2 check
+	[ "$status" = 1 ]
+	[[ "$output" == *"the published state differs from the announcer's configuration (run apply)"* ]]
+	kr_of 2 status --prometheus | grep -q '^keyrouter_announce_config_drift{.*} 1$'
+	grep -q 'announce: the published state differs from' "$TOPO_DIR/announce-2.log"
+	# the file as it was: current again everywhere, no warning
+	mv "$TOPO_DIR/fleet.keep" "$TOPO_DIR/fleet.json"
+	sleep 2.5
+	[ "$(kr_of 2 status --json | jq -r .announce.config_drift)" = false ]
+	[ "$(bgp_nexthops)" = "$hops" ]
+}
+
 @test "bgp: unload of router 3 under load withdraws first: 0 queries lost" {
 	local r
 	load_start 5 3

@@ -43,9 +43,9 @@ static void show_json(const struct kr_announce_view *v, json_t *o)
 						     "state", v->bgp[i].state, "info",
 						     v->bgp[i].info));
 	json_object_set_new(o, "announce", json_pack(
-		"{s:b,s:I,s:o,s:b,s:b,s:o,s:s,s:o,s:o}", "running", v->running, "pid",
+		"{s:b,s:I,s:o,s:b,s:b,s:b,s:o,s:s,s:o,s:o}", "running", v->running, "pid",
 		(json_int_t)v->ck.pid, "heartbeat", time_or_null(v->ck.beat_ns), "drained",
-		(int)v->ctl.drain, "bird_ok", (int)v->ck.bird_ok, "bird_error",
+		(int)v->ctl.drain, "config_drift", (int)v->ck.drift, "bird_ok", (int)v->ck.bird_ok, "bird_error",
 		v->ck.bird_error[0] ? json_string(v->ck.bird_error) : json_null(), "last_change",
 		time_or_null(v->ck.change_ns), "vips", vips, "bgp_sessions", bgp));
 }
@@ -56,9 +56,11 @@ static void show_text(const struct kr_inst *in, const struct kr_announce_view *v
 
 	kr_ops_fmt_time(v->ck.beat_ns, t, sizeof(t));
 	if (v->running)
-		printf("announce: running, pid %u, %u VIPs%s%s%s\n", v->ck.pid, v->ck.nvips,
-		       v->ctl.drain ? ", DRAINED" : "", v->ck.bird_ok ? "" : "; BIRD: ",
-		       v->ck.bird_ok ? "" : v->ck.bird_error);
+		printf("announce: running, pid %u, %u VIPs%s%s%s%s\n", v->ck.pid, v->ck.nvips,
+		       v->ctl.drain ? ", DRAINED" : "",
+		       v->ck.drift ? ", the published state differs from its configuration "
+				     "(announced: it converged before; run apply)" : "",
+		       v->ck.bird_ok ? "" : "; BIRD: ", v->ck.bird_ok ? "" : v->ck.bird_error);
 	else
 		printf("announce: NOT RUNNING (%s; last round %s): the routes stay as BIRD has "
 		       "them (systemctl status keyrouter-announce@%s)\n",
@@ -99,6 +101,9 @@ int kr_announce_check(const struct kr_inst *in, char *msg, size_t len)
 		return 0;
 	if (!v.running)
 		o += (size_t)snprintf(msg + o, len - o, "announcer not running");
+	if (v.ck.drift && o < len)
+		o += (size_t)snprintf(msg + o, len - o, "%sthe published state differs from the "
+				      "announcer's configuration (run apply)", o ? "; " : "");
 	if (!v.ck.bird_ok && o < len)
 		o += (size_t)snprintf(msg + o, len - o, "%sBIRD refuses the routes (%s)",
 				      o ? "; " : "", v.ck.bird_error);

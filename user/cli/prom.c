@@ -51,7 +51,7 @@ enum fam {
 	F_HC_UP, F_HC_BEAT, F_HC_PANIC,
 	F_HC_REATTACH, F_HC_DAMP_PENALTY, F_HC_DAMP_HELD, F_HC_FLAPS,
 	F_SVC_PACKETS, F_SVC_UNROUTED, F_SVC_DROPPED, F_SVC_BYTES,
-	F_AN_UP, F_AN_DRAINED, F_VIP_ANNOUNCED, F_VIP_REASON, F_VIP_CHANGE, F_BGP_UP,
+	F_AN_UP, F_AN_DRAINED, F_AN_DRIFT, F_VIP_ANNOUNCED, F_VIP_REASON, F_VIP_CHANGE, F_BGP_UP,
 	F_N
 };
 
@@ -199,6 +199,9 @@ static const struct {
 		"once and is gone or hung (absent: never ran)." },
 	[F_AN_DRAINED] = { "keyrouter_announce_drained", "gauge",
 		"1 when the router is drained (announce --drain), else 0." },
+	[F_AN_DRIFT] = { "keyrouter_announce_config_drift", "gauge",
+		"1 when the instance converged once (its VIPs announced) but its published state "
+		"now differs from the announcer's configuration: still announced, apply it." },
 	[F_VIP_ANNOUNCED] = { "keyrouter_vip_announced", "gauge",
 		"The VIP's route in BGP: 1 announced, 0.5 announced with GRACEFUL_SHUTDOWN "
 		"(draining), 0 withdrawn." },
@@ -556,6 +559,7 @@ static void announce(struct prom *p, const struct kr_inst *in)
 		return;
 	sample(p, F_AN_UP, v.running ? "1" : "0", L_INST, in->name, NULL);
 	sample(p, F_AN_DRAINED, v.ctl.drain ? "1" : "0", L_INST, in->name, NULL);
+	sample(p, F_AN_DRIFT, v.ck.drift ? "1" : "0", L_INST, in->name, NULL);
 	for (__u32 i = 0; i < v.ck.nvips && i < KR_VIP_MAX; i++) {
 		const struct kr_announce_vip *a = &v.vip[i];
 

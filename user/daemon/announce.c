@@ -454,7 +454,7 @@ static bool attached(const struct kr_inst *in)
 /* apply's own plan, not executed: nothing to change is converged. */
 static bool converged(const struct kr_inst *in, const struct kr_config *cfg)
 {
-	struct kr_ops_apply_opts o = { .dry_run = true };
+	struct kr_ops_apply_opts o = { .dry_run = true, .plan_only = true };
 	struct kr_apply_plan p;
 	struct kr_err err = {};
 	bool same;
@@ -463,6 +463,39 @@ static bool converged(const struct kr_inst *in, const struct kr_config *cfg)
 	same = !rc && !kr_apply_plan_changes(&p);
 	kr_apply_plan_free(&p);
 	return same;
+}
+
+/*
+ * Converged, for announcing: this generation of the instance (a load; an upgrade keeps it)
+ * has once published what the configuration asks.  Until then -- a router that joins with
+ * stale state -- apply's plan is asked every round, and nothing is announced.  Afterwards a
+ * configuration that differs from the published state (a new file not applied yet, or one
+ * that fails to apply) does not withdraw: pushed to a whole fleet, it would withdraw every
+ * router at once.  It is a drift, looked at when the file changes and every
+ * KR_ANNOUNCE_DRIFT_S, logged and shown as a warning (status, check, metrics).
+ */
+#define KR_ANNOUNCE_DRIFT_S	10
+static bool joined(struct kr_announcer *a, const struct kr_inst *in)
+{
+	__u64 now = now_ns();
+	bool drift;
+
+	if (!a->joined) {
+		a->joined = converged(in, a->cfg);
+		a->drift_check_ns = now + KR_ANNOUNCE_DRIFT_S * 1000000000ull;
+		a->ck.drift = 0;
+		return a->joined;
+	}
+	if (now < a->drift_check_ns && !a->file_dirty)
+		return true;
+	a->drift_check_ns = now + KR_ANNOUNCE_DRIFT_S * 1000000000ull;
+	drift = !converged(in, a->cfg);
+	if (drift != !!a->ck.drift)
+		pr_info(drift ? "announce: the published state differs from %s: the VIPs stay "
+				"announced (this instance converged before); run 'keyrouter apply'\n" :
+			"announce: the published state is %s's again\n", a->config);
+	a->ck.drift = drift;
+	return true;
 }
 
 /* Backends up and in all of the service's ring (subset) */
@@ -547,7 +580,7 @@ static void gather(struct kr_announcer *a, struct kr_inst *in, struct amaps *m, 
 	memcpy(track, a->track, sizeof(track));
 	a->facts.loaded = true;
 	a->facts.attached = attached(in);
-	a->facts.converged = a->facts.attached && converged(in, a->cfg);
+	a->facts.converged = a->facts.attached && joined(a, in);
 	a->facts.unloading = unloading;
 	a->facts.drained = ctl.drain;
 	for (uint32_t i = 0; i < a->nvips; i++)
@@ -626,8 +659,10 @@ static void round_(struct kr_announcer *a)
 		if (amaps_open(&in, false, &m) == -ENOENT && amaps_make(&in, &m))
 			m = (struct amaps){ -1, -1, -1, -1 };
 		if (id.backends_map_id != a->gen.backends_map_id ||
-		    id.meta_map_id != a->gen.meta_map_id)
+		    id.meta_map_id != a->gen.meta_map_id) {
 			a->done_seq = 0;	/* a new instance (unload, load): its own requests */
+			a->joined = false;	/* ... and its own convergence */
+		}
 		a->gen = id;
 	}
 	gather(a, &in, &m, have);

@@ -48,8 +48,11 @@ struct kr_announce_ck {
 	__u32 nsessions;
 	__u32 bird_ok;		/* BIRD took the last configuration */
 	char bird_error[128];	/* else why */
+	__u32 drift;		/* 1: converged once, but the published state differs from the
+				 * configuration now (still announced: apply it) */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct kr_announce_ck) == 184, "kr_announce_ck layout");
+_Static_assert(sizeof(struct kr_announce_ck) == 192, "kr_announce_ck layout");
 
 struct kr_announce_ctl {
 	__u32 drain;		/* 1: `announce --drain` */
@@ -119,6 +122,8 @@ struct kr_announcer {
 	char *file_text;		/* what was written last */
 	__u32 done_seq;
 	struct kr_follow_id gen;		/* the instance followed */
+	bool joined;			/* this generation of the instance converged once */
+	__u64 drift_check_ns;		/* the next look at the drift, once joined */
 	struct kr_announce_ck ck;
 	char last_error[128];		/* the BIRD error logged last */
 	struct kr_announce_bgp bgp[KR_ANNOUNCE_MAX_BGP];

@@ -736,7 +736,7 @@ int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
 	rc = kr_ops_live_read(in, &m, cfg, lv, err);
 	if (!rc)
 		rc = kr_apply_plan(cfg, lv, o->stage, p, err);
-	if (!rc && !o->stage) {
+	if (!rc && !o->stage && !o->plan_only) {
 		int n = kr_ops_lint(cfg, lv->loaded_ifindex, &p->live_warnings);
 
 		p->nlive_warnings = n > 0 ? (unsigned)n : 0;
@@ -756,7 +756,7 @@ int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
 			}
 		rc = -EBUSY;
 	}
-	if (!rc && !o->stage)
+	if (!rc && !o->stage && !o->plan_only)
 		rc = guard_moves(&m, lv, cfg, o, p, err);
 	if (!rc && !o->dry_run)
 		rc = kr_ops_apply_exec(in, &m, p, err);
