@@ -15,7 +15,7 @@
 #
 # Every link lives inside a namespace created here (nothing in the host's namespace).
 # Names start with the caller's prefix (topo_init kr-e2e-$$), so parallel runs do not clash.
-# Namespaces of earlier runs whose owner process is dead are removed by topo_init.
+# Namespaces of earlier runs that died (their lock is free) are removed by topo_init.
 #
 #   topo_init PREFIX [NBACKENDS]    variables, stale cleanup (NBACKENDS 1..16, default 4)
 #   topo_trap                       teardown on EXIT/INT/TERM/HUP (scripts; bats uses
@@ -88,6 +88,9 @@ topo_init() {
 	TOPO_DECAP_KIND=
 	export TOPO_PREFIX TOPO_N TOPO_DIR TOPO_DECAP_KIND
 	topo_cleanup_stale
+	# this run's lock, held by this process (and what it forks) while it lives
+	mkdir -p "$TOPO_LOCKS" || return 1
+	exec {TOPO_LOCK_FD}>"$TOPO_LOCKS/$TOPO_PREFIX.lock" && flock -n "$TOPO_LOCK_FD" || return 1
 }
 
 # topo_attach: the variables again from the exported TOPO_PREFIX, TOPO_N and TOPO_DIR (bats
@@ -97,22 +100,25 @@ topo_attach() {
 	topo_vars "$TOPO_PREFIX" "$TOPO_N"
 }
 
-# Namespaces (and pin dirs) named kr-e2e-PID-* / kr-demo-PID-* whose PID is gone: a run that
-# was killed with SIGKILL could not clean up after itself.
+# The namespaces and pin dirs of a run that was killed with SIGKILL (it could not clean up
+# after itself): each run holds a lock, $TOPO_LOCKS/PREFIX.lock, from topo_init on; a lock
+# file nobody holds is a dead run's, whose PREFIX-* namespaces and PREFIX* pin dirs go.
+# Never by the PID in a name: the machine is shared, and a run in another PID namespace
+# (another session's, another CI job's) has a PID this one cannot see.  A namespace with no
+# lock file is left alone.
+TOPO_LOCKS=/run/keyrouter-topo
 topo_cleanup_stale() {
-	local ns pid
-	for ns in $(ip netns list 2>/dev/null | awk '{print $1}'); do
-		[[ $ns =~ ^kr-(e2e|demo)-([0-9]+)- ]] || continue
-		pid=${BASH_REMATCH[2]}
-		[ -d "/proc/$pid" ] && continue
-		topo_log "removing stale namespace $ns (owner $pid is gone)"
-		topo_kill_ns "$ns"
-		ip netns del "$ns" 2>/dev/null
-	done
-	for ns in /sys/fs/bpf/keyrouter/kr-e2e-* /sys/fs/bpf/keyrouter/kr-demo-*; do
-		[ -e "$ns" ] || continue
-		[[ $(basename "$ns") =~ ^kr-(e2e|demo)-([0-9]+) ]] || continue
-		[ -d "/proc/${BASH_REMATCH[2]}" ] || rm -rf "$ns"
+	local l p ns
+	for l in "$TOPO_LOCKS"/*.lock; do
+		[ -e "$l" ] && flock -n "$l" true || continue
+		p=$(basename "$l" .lock)
+		for ns in $(ip netns list 2>/dev/null | awk '{print $1}'); do
+			[[ $ns == "$p"-* ]] || continue
+			topo_log "removing stale namespace $ns (its run is gone)"
+			topo_kill_ns "$ns"
+			ip netns del "$ns" 2>/dev/null
+		done
+		rm -rf "/sys/fs/bpf/keyrouter/$p" "/sys/fs/bpf/keyrouter/$p"-* "$l"
 	done
 }
 
@@ -429,6 +435,7 @@ topo_teardown() {
 	for ns in "${TOPO_B[@]}" "$TOPO_C" "$TOPO_R" "$TOPO_SW"; do echo "netns del $ns"; done |
 		ip -force -batch - 2>/dev/null
 	[ "${TOPO_KEEP_DIR:-0}" = 1 ] || rm -rf "$TOPO_DIR"
+	rm -f "$TOPO_LOCKS/$TOPO_PREFIX.lock"
 	TOPO_PREFIX=
 	return 0
 }
