@@ -21,12 +21,14 @@
 # Debian package (deb.bats, from the same tree; KR_DEB_PREBUILT tells it where) and the QUIC
 # server (tests/lib/quic_server_build.sh, cached and locked: the QUIC files find it built).
 # KR_BATS_BACKGROUND= (empty) runs everything in the foreground, in order, as before.
-# Side lane: the bats files named in KR_BATS_SIDE (default: soak) last as long as the clock
-# says, not as the CPU makes them -- a soak runs real traffic for minutes and mostly waits.
-# They run one after the other beside the foreground, at the normal priority, from the
-# start; their results are reported after the foreground's.  They assert bounds on lost
-# queries and leaks, not on time, so sharing the machine costs them nothing but wall-clock
-# time they would spend waiting anyway.  KR_BATS_SIDE= (empty) runs them in the foreground.
+# Side lane: the bats files named in KR_BATS_SIDE (default: soak e2e_bgp) last as long as the
+# clock says, not as the CPU makes them -- a soak runs real traffic for minutes, the BGP test
+# waits on BIRD's timers; both mostly wait.  They run one after the other beside the
+# foreground, at the normal priority, from the start; their results are reported after the
+# foreground's.  They assert bounds on lost queries and leaks, and the BGP test's BIRD runs
+# at a real-time priority (its 100 ms BFD), so sharing the machine costs them little but
+# wall-clock time they would spend waiting anyway.  KR_BATS_SIDE= (empty) runs them in the
+# foreground.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build}
@@ -125,7 +127,7 @@ if ls "$bats_dir"/*.bats >/dev/null 2>&1; then
 		selected "$name" || continue
 		if [[ " ${KR_BATS_BACKGROUND-fuzz sanitizers valgrind} " == *" $name "* ]]; then
 			bg+=("$b")
-		elif [[ " ${KR_BATS_SIDE-soak} " == *" $name "* ]]; then
+		elif [[ " ${KR_BATS_SIDE-soak e2e_bgp} " == *" $name "* ]]; then
 			side+=("$b")
 		else
 			fg+=("$b")

@@ -139,9 +139,11 @@ qlb_config() {
 	rm -f "$out.base"
 }
 
-# qlb_apply CONFIG: publish CONFIG on the loaded instance.
+# qlb_apply CONFIG: publish CONFIG on the loaded instance.  Forced: the tests add a 4th
+# backend (a quarter of the keys, a little more than max_move) in one apply on purpose, to
+# see exactly which connections a ring change breaks.
 qlb_apply() {
-	topo_kr apply -c "$1" --instance "$TOPO_INSTANCE" >"$TOPO_DIR/apply.log" 2>&1 || {
+	topo_kr apply --force -c "$1" --instance "$TOPO_INSTANCE" >"$TOPO_DIR/apply.log" 2>&1 || {
 		cat "$TOPO_DIR/apply.log" >&2; return 1; }
 }
 
