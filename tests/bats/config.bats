@@ -159,13 +159,20 @@ JSON
     { "name": "s", "vip": "10.9.9.9", "port": 53, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
     { "name": "t", "vip": "::", "port": 53, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
     { "name": "u", "vip": "10.9.9.9", "port": 54, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
-    { "name": "v", "vip": "10.9.9.9", "port": 54, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } } ] }
+    { "name": "v", "vip": "10.9.9.9", "port": 54, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
+    { "name": "w", "vip": "10.9.9.9", "port": 55, "protocol": "tcp", "key": { "type": "tuple" }, "ring": "a", "forward": { "mode": "l2" } },
+    { "name": "x", "vip": "10.9.9.9", "port": 55, "protocol": "udp", "key": { "type": "tuple" }, "ring": "a", "forward": { "mode": "l2" } },
+    { "name": "y", "vip": "10.9.9.9", "port": 55, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } } ] }
 JSON
 	run -1 $K config check -c "$F"
 	assert_line "$F:3:15: rings[1].name: duplicate ring name 'a' (also rings[0])"
 	assert_line "$F:6:15: services[1].name: duplicate service name 's' (also services[0])"
-	assert_line "$F:7:27: services[2].vip: service 't' uses the same address, port 53 and protocol udp as services[0] 's' (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any address of either family)"
-	assert_line "$F:9:27: services[4].vip: service 'v' uses the same address, port 54 and protocol udp as services[3] 'u'"
+	assert_line "$F:7:27: services[2].vip: service 't' uses the same address, port 53 and protocol udp+tcp as services[0] 's' (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any address of either family)"
+	assert_line "$F:9:27: services[4].vip: service 'v' uses the same address, port 54 and protocol udp+tcp as services[3] 'u'"
+	# tcp and udp on one port are two services; a dns service (udp+tcp) clashes with each
+	refute_line --partial "services[6].vip"
+	assert_line --partial "services[7].vip: service 'y' uses the same address, port 55 and protocol tcp as services[5] 'w'"
+	assert_line --partial "services[7].vip: service 'y' uses the same address, port 55 and protocol udp as services[6] 'x'"
 }
 
 @test "service referencing a missing ring, subset tag nobody carries" {
@@ -251,7 +258,7 @@ JSON
 		 { "name": "c", "vip": "10.1.1.1", "port": 3, "key": { "type": "quic", "cid_length": 21 }, "ring": "r", "forward": { "mode": "ipip", "source4": "2001:db8::1" } },
 		 { "name": "d", "vip": "10.1.1.1", "port": 4, "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "ipip", "source4": "10.0.0.9" } },
 		 { "name": "e", "vip": "10.1.1.1", "port": 5, "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "l2" } },
-		 { "name": "f", "vip": "10.1.1.1", "port": 6, "protocol": "tcp", "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "ipip", "source4": "10.0.0.9", "source6": "::9" }, "policy": { "no_key": "reject" } }'
+		 { "name": "f", "vip": "10.1.1.1", "port": 6, "protocol": "sctp", "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "ipip", "source4": "10.0.0.9", "source6": "::9" }, "policy": { "no_key": "reject" } }'
 	run -1 $K config check -c "$F"
 	assert_output --partial "services[0].key.type: 'sha1' is not valid: expected one of \"tuple\", \"payload\", \"dns\", \"memcache\", \"quic\""
 	assert_output --partial "services[1].key.delimiter: give either 'length' or 'delimiter', not both"
@@ -259,7 +266,7 @@ JSON
 	assert_output --partial "services[2].forward.source4: '2001:db8::1' is an IPv6 address: expected an IPv4 address"
 	assert_output --partial "services[3].forward: mode \"ipip\" needs \"source6\" (outer IPv6 source): ring 'r' has IPv6 backends"
 	assert_output --partial "services[4].forward: mode \"l2\" needs the MAC of every backend: rings[0].backends[0] (10.0.0.1:80) has no \"mac\""
-	assert_output --partial "services[5].protocol: 'tcp' is not supported: expected \"udp\""
+	assert_output --partial "services[5].protocol: 'sctp': expected \"udp\", \"tcp\" or \"udp+tcp\" (both on the same VIP and port)"
 	assert_output --partial "services[5].policy.no_key: 'reject' is not valid: expected one of \"pass\", \"drop\""
 }
 

@@ -155,7 +155,7 @@ static inline size_t pkt_build(const struct pkt_spec *s, uint8_t *out)
 	if (proto == 6) {
 		pkt_put16(out + o + 4, 0x1000);			/* sequence number */
 		pkt_put16(out + o + 10, 0x2000);		/* acknowledgment */
-		out[o + 12] = (uint8_t)((s->doff_override ? s->doff_override : hlen / 4) << 4);
+		out[o + 12] = (uint8_t)((s->doff_override ? (size_t)s->doff_override : hlen / 4) << 4);
 		out[o + 13] = s->tcp_flags;
 		pkt_put16(out + o + 14, 65535);			/* window */
 		for (int i = 0; i < s->tcp_opts; i++)
