@@ -321,8 +321,9 @@ static __always_inline int kr_parse_tcp(const struct kr_cur *c, struct kr_pkt *p
 	return KR_PARSE_OK;
 }
 
-/* The header parse; with tcp false a TCP segment is KR_PARSE_NOT_OURS (pkt->proto says
- * so).  pkt must be zeroed by the caller. */
+/* The header parse; with tcp false a TCP segment is checked (a malformed header is an
+ * error either way) and then KR_PARSE_NOT_OURS (pkt->proto says so).  pkt must be zeroed
+ * by the caller. */
 static __always_inline int kr_parse_l4(const __u8 *data, const __u8 *end, struct kr_pkt *pkt,
 				       const int tcp)
 {
@@ -345,8 +346,10 @@ static __always_inline int kr_parse_l4(const __u8 *data, const __u8 *end, struct
 		return rc;
 	if (pkt->proto == KR_IPPROTO_UDP)
 		return kr_parse_udp(&c, pkt);
-	if (tcp && pkt->proto == KR_IPPROTO_TCP)
-		return kr_parse_tcp(&c, pkt);
+	if (pkt->proto == KR_IPPROTO_TCP) {
+		rc = kr_parse_tcp(&c, pkt);
+		return tcp || rc != KR_PARSE_OK ? rc : KR_PARSE_NOT_OURS;
+	}
 	return KR_PARSE_NOT_OURS;
 }
 
