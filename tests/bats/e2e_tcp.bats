@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# DNS over TCP through keyrouter, end to end (issue 33, first part): real unbound on 3
+# backends, real dig on the client, keyrouter in TC mode (the program that routes TCP:
+# docs/datapath.md "TCP") with a dns service (udp+tcp by default) forwarded l2.  Each TCP
+# query comes from its own source port, so each is a new flow that the ring routes by its
+# tuple: it must be answered by the backend `keyrouter lookup` predicts for that address and
+# port.  The prediction asks lookup for a tuple-keyed UDP service (port 5353) on the dns
+# service's own ring.
+# Every segment after the SYN follows the flow table (the counters say so).
+
+load ../lib/e2e_common
+
+setup_file() {
+	e2e_require_keyrouter || return 0
+	e2e_setup_file 3 || return 1
+	topo_start_dns || return 1
+	e2e_config "$TOPO_DIR/l2.json" l2 "1 2 3" dns:dns:53 tup:tuple:5353
+	# the tuple services on the dns rings: lookup's prediction for a TCP flow of dns4/dns6
+	/usr/bin/python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+for s in c["services"]:
+    if s["name"].startswith("dns"):
+        del s["protocol"]	# a dns service takes udp+tcp by default
+    if s["name"].startswith("tup"):
+        s["ring"] = "dns" + s["name"][3:]
+c["rings"] = [r for r in c["rings"] if not r["name"].startswith("tup")]
+json.dump(c, open(sys.argv[1], "w"), indent=1)' "$TOPO_DIR/l2.json" || return 1
+	e2e_load "$TOPO_DIR/l2.json" tc >"$TOPO_DIR/load.log" 2>&1 || { cat "$TOPO_DIR/load.log" >&2; return 1; }
+}
+
+teardown_file() { e2e_teardown_file; }
+setup() { e2e_setup; }
+
+# tcp_batch CLIENT VIP FIRSTPORT N: N queries over TCP, query i from CLIENT port FIRSTPORT+i;
+# prints "CLIENT:PORT BACKEND_INDEX" per answer (the A record 10.250.0.I names backend I).
+tcp_batch() {
+	local c=$1 vip=$2 p0=$3 n=$4 i
+	for ((i = 0; i < n; i++)); do
+		printf -- '-b %s#%d @%s +tcp +noall +answer +time=2 +tries=1 t%d.kr.test A\n' "$c" $((p0 + i)) "$vip" $((p0 + i))
+	done >"$TOPO_DIR/tcp.batch"
+	topo_exec "$TOPO_C" dig +tcp -f "$TOPO_DIR/tcp.batch" 2>/dev/null |
+		awk -v c="$c" '$4 == "A" && $5 ~ /^10\.250\.0\./ { split($5, a, "."); n = $1; sub(/^t/, "", n); sub(/\..*/, "", n); print n, a[4] }' |
+		while read -r port idx; do
+			case $c in *:*) echo "[$c]:$port $idx" ;; *) echo "$c:$port $idx" ;; esac
+		done
+}
+
+tcp_check() { # CLIENT VIP SERVICE FIRSTPORT N
+	local i
+	for ((i = 0; i < $5; i++)); do
+		case $1 in *:*) echo "[$1]:$(($4 + i))" ;; *) echo "$1:$(($4 + i))" ;; esac
+	done >"$TOPO_DIR/tcp.keys"
+	e2e_predict "$TOPO_DIR/l2.json" "$3" "$TOPO_DIR/tcp.keys" >"$TOPO_DIR/pred" || return 1
+	tcp_batch "$1" "$2" "$4" "$5" >"$TOPO_DIR/ans"
+	e2e_compare "$TOPO_DIR/pred" "$TOPO_DIR/ans"
+}
+
+@test "dns over tcp (tc mode), IPv4: 300 queries, each from its own port, answered by the backend lookup predicts for its tuple; segments after the SYN follow the flow table" {
+	run tcp_check "$TOPO_CLIENT4" "$TOPO_VIP4" tup4 40000 300
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx 'keys 300 answered 300 matching 300 lost 0 wrong 0' <<<"$output"
+	[ "$(grep -c 'answered [1-9]' <<<"$output")" -ge 4 ]	# all three backends got flows
+	# every flow was written once (its SYN), promoted once (its first ACK), then followed
+	bpftool map dump pinned "/sys/fs/bpf/keyrouter/$TOPO_INSTANCE/kr_flow_stats" \
+		>"$BATS_TEST_TMPDIR/fs.json"
+	run python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+t = {}
+for e in d:
+    for c in e["values"]:
+        for k, v in c["value"].items():
+            t[k] = t.get(k, 0) + v
+print("flow stats", t)
+# only the SYNs were routed by the ring, each wrote its embryonic entry, each flow was
+# promoted by its ACK, and every later segment followed its entry
+assert t["syn_inserts"] == 300 and t["promoted"] == 300 and t["ring"] == 300, t
+assert t["hits"] >= 2 * 300 and t["down"] == 0, t' "$BATS_TEST_TMPDIR/fs.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "dns over tcp (tc mode), IPv6: 200 queries, each answered by the backend lookup predicts for its tuple" {
+	run tcp_check "$TOPO_CLIENT6" "$TOPO_VIP6" tup6 41000 200
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qx 'keys 200 answered 200 matching 200 lost 0 wrong 0' <<<"$output"
+}
+
+@test "dns over udp still by name in tc mode (udp+tcp service): dig answers" {
+	run topo_exec "$TOPO_C" dig @"$TOPO_VIP4" +noall +answer +time=2 +tries=1 www.kr.test A
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qE 'A[[:space:]]+10\.250\.0\.[123]' <<<"$output"
+}
