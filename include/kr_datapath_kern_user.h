@@ -274,6 +274,12 @@ struct kr_service_key {
 	__u8 family;		/* 4, 6, or 0 for the wildcard entry */
 };
 KR_LAYOUT_SIZE(kr_service_key, 20);
+
+/* A kr_service_key's protocol as the tool prints it. */
+static inline const char *kr_proto_name(__u8 proto)
+{
+	return proto == 17 ? "udp" : proto == 6 ? "tcp" : "?";
+}
 KR_LAYOUT_AT(kr_service_key, addr, 0);
 KR_LAYOUT_AT(kr_service_key, port, 16);
 KR_LAYOUT_AT(kr_service_key, proto, 18);

@@ -31,7 +31,7 @@ JSON
 	assert_line "examples/keyrouter.json: valid: 3 rings, 5 services, instance edge1"
 	assert_line --regexp '^ring dns: format v2 point_multiple 160 backends 4 points 640 kernel [0-9.]+ KiB$'
 	assert_line --regexp '^ring cache: format v1 point_multiple 160 backends 3 points 1280 '
-	assert_line "service dns-secure: 192.0.2.54:53/udp key dns ring dns subset dnssec (2 of 4 backends) forward l2"
+	assert_line "service dns-secure: 192.0.2.54:53/udp+tcp key dns ring dns subset dnssec (2 of 4 backends) forward l2"
 	assert_line "service memcache: *:11211/udp key memcache ring cache forward ipip"
 	assert_line "service quic: [2001:db8::443]:443/udp key quic ring quic forward l2"
 }

@@ -205,7 +205,7 @@ static void show_service(struct view *v, const struct kr_service_key *k,
 		json_array_append_new(arr, json_pack(
 			"{s:s,s:I,s:s,s:s,s:s,s:I,s:s,s:I,s:i,s:s,s:{s:s,s:s,s:s}}", "name", name,
 			"stats_id", (json_int_t)s->stats_id, "vip", addr, "proto",
-			k->proto == 17 ? "udp" : "?", "ring", rn, "ring_id", (json_int_t)s->ring_id,
+			kr_proto_name(k->proto), "ring", rn, "ring_id", (json_int_t)s->ring_id,
 			"key_type", kt, "subset_id", (json_int_t)s->subset_id, "subset_members",
 			members, "forward", fwd, "policy", "no_key", policy_name(s->policy_no_key),
 			"key_too_long", policy_name(s->policy_too_long), "all_down",
@@ -219,7 +219,7 @@ static void show_service(struct view *v, const struct kr_service_key *k,
 	else
 		name[0] = 0;
 	printf("service %s%s/%s: key %s, ring %s%s, forward %s, policy no_key %s, key_too_long %s, "
-	       "all_down %s\n", name, addr, k->proto == 17 ? "udp" : "?", kt, rn, sub, fwd,
+	       "all_down %s\n", name, addr, kr_proto_name(k->proto), kt, rn, sub, fwd,
 	       policy_name(s->policy_no_key), policy_name(s->policy_too_long),
 	       policy_name(s->policy_no_route));
 }
