@@ -78,6 +78,17 @@ assert t["syn_inserts"] == 300 and t["promoted"] == 300 and t["ring"] == 300, t
 assert t["hits"] >= 2 * 300 and t["down"] == 0, t' "$BATS_TEST_TMPDIR/fs.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	# status says the same: 300 established entries (FIN does not free them), none evicted
+	run topo_kr status --json --instance "$TOPO_INSTANCE"
+	[ "$status" -eq 0 ]
+	run /usr/bin/python3 -c 'import json, sys
+f = json.loads(sys.stdin.read())["tcp_flows"]
+print(f)
+assert f["established"] == 300 and f["inserts"] == 300 and f["evicted"] == 0, f
+assert f["embryonic"] == 0 and f["embryonic_inserts"] == 300 and f["embryonic_evicted"] == 0, f' <<<"$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	topo_kr status --instance "$TOPO_INSTANCE" | grep -q '^tcp flows: established 300 of 131072 (inserts 300, '
 }
 
 @test "dns over tcp (tc mode), IPv6: 200 queries, each answered by the backend lookup predicts for its tuple" {

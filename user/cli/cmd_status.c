@@ -15,6 +15,7 @@
 #include "log.h"
 #include "ops.h"
 #include "ops_find.h"
+#include "ops_flows.h"
 #include "ops_kernel.h"
 #include "ops_backends.h"
 #include "ops_report.h"
@@ -426,6 +427,40 @@ static void show_quic_lb(struct view *v)
 	close(fd);
 }
 
+/* The TCP flow tables (docs/datapath.md "TCP"): occupancy, inserts, hits, evictions (an
+ * estimate: inserts - deletes - occupancy).  Nothing from a data path without them. */
+static void show_flows(struct view *v)
+{
+	struct kr_ops_flows f;
+	json_t *o;
+
+	if (kr_ops_flows_read(v->in, &f))
+		return;
+	if (!v->j) {
+		printf("tcp flows: established %u of %u (inserts %llu, hits %llu, deletes %llu, "
+		       "evicted ~%llu), embryonic %u of %u (inserts %llu, hits %llu, evicted ~%llu), "
+		       "by the ring %llu, moved off a down backend %llu\n", f.flows, f.flows_max,
+		       (unsigned long long)f.st.promoted, (unsigned long long)f.st.hits,
+		       (unsigned long long)f.st.deletes, (unsigned long long)f.evicted, f.syn,
+		       f.syn_max, (unsigned long long)f.st.syn_inserts,
+		       (unsigned long long)f.st.syn_hits, (unsigned long long)f.syn_evicted,
+		       (unsigned long long)f.st.ring, (unsigned long long)f.st.down);
+		return;
+	}
+	o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		      "established", (json_int_t)f.flows, "established_max",
+		      (json_int_t)f.flows_max, "inserts", (json_int_t)f.st.promoted, "hits",
+		      (json_int_t)f.st.hits, "deletes", (json_int_t)f.st.deletes, "evicted",
+		      (json_int_t)f.evicted, "embryonic", (json_int_t)f.syn, "embryonic_max",
+		      (json_int_t)f.syn_max, "embryonic_inserts", (json_int_t)f.st.syn_inserts,
+		      "embryonic_hits", (json_int_t)f.st.syn_hits, "embryonic_deletes",
+		      (json_int_t)f.st.syn_deletes, "embryonic_evicted",
+		      (json_int_t)f.syn_evicted, "ring", (json_int_t)f.st.ring, "moved",
+		      (json_int_t)f.st.down);
+	if (o)
+		json_object_set_new(v->j, "tcp_flows", o);
+}
+
 /* One round: text, or (--json) one object on one line. */
 static int show(struct view *v)
 {
@@ -438,6 +473,7 @@ static int show(struct view *v)
 	if (v->full)
 		kr_health_show_checker(v->in, &v->hm, v->j);
 	show_quic_lb(v);
+	show_flows(v);
 	if (v->full)
 		show_services(v);
 	if (v->j)	/* per-service counters (svc_out.c) */
