@@ -80,6 +80,12 @@ assert f["embryonic"] == 0 and f["embryonic_inserts"] == 300 and f["embryonic_ev
 	echo "$output"
 	[ "$status" -eq 0 ]
 	topo_kr status --instance "$TOPO_INSTANCE" | grep -q '^tcp flows: established 300 of 131072 (inserts 300, '
+	# and Prometheus (promtool checks the exposition in prometheus.bats)
+	run topo_kr status --prometheus --instance "$TOPO_INSTANCE"
+	[ "$status" -eq 0 ]
+	grep -qx "keyrouter_tcp_flows{keyrouter_instance=\"$TOPO_INSTANCE\",table=\"established\"} 300" <<<"$output"
+	grep -qx "keyrouter_tcp_flow_inserts_total{keyrouter_instance=\"$TOPO_INSTANCE\",table=\"embryonic\"} 300" <<<"$output"
+	grep -qx "keyrouter_tcp_flow_evictions{keyrouter_instance=\"$TOPO_INSTANCE\",table=\"established\"} 0" <<<"$output"
 }
 
 @test "dns over tcp (tc mode), IPv6: 200 queries, each answered by the backend lookup predicts for its tuple" {
