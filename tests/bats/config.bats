@@ -270,6 +270,22 @@ JSON
 	assert_output --partial "services[5].policy.no_key: 'reject' is not valid: expected one of \"pass\", \"drop\""
 }
 
+@test "protocol: quic is UDP only; udp+tcp services take two kernel entries, counted against 1024" {
+	echo '{ "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.0.0.1:443", "mac": "02:00:00:00:00:01" } ] } ],
+	  "services": [ { "name": "q", "vip": "10.1.1.1", "port": 443, "protocol": "udp+tcp", "key": { "type": "quic" }, "ring": "r", "forward": { "mode": "l2" } } ] }' > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "services[0].protocol: 'udp+tcp': a quic key is carried by UDP only: expected \"udp\""
+	/usr/bin/python3 -c 'import json, sys
+rings = [{"name": "r", "format": "v2", "backends": [{"address": "10.0.0.1:53", "mac": "02:00:00:00:00:01"}]}]
+svcs = [{"name": "s%d" % i, "vip": "10.1.0.1", "port": 1 + i, "key": {"type": "dns"}, "ring": "r",
+         "forward": {"mode": "l2"}} for i in range(int(sys.argv[1]))]
+print(json.dumps({"rings": rings, "services": svcs}))' 513 > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "services: 1026 kernel service entries (a \"udp+tcp\" service, a dns service's default, takes two): at most 1024"
+	sed -i 's/"type": "dns"}/"type": "dns"}, "protocol": "udp"/g' "$F"
+	run -0 $K config check -c "$F"
+}
+
 @test "hash: crc32 by default; siphash13 needs a secret_file; unknown fields are errors" {
 	echo '{ "hash": { "function": "siphash13", "key": "00" }, "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.0.0.1:80" } ] } ] }' > "$F"
 	run -1 $K config check -c "$F"

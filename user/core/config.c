@@ -1268,6 +1268,18 @@ static bool vip_clash(const struct kr_cfg_service *a, const struct kr_cfg_servic
 	return a->vip.family == b->vip.family && !memcmp(a->vip.ip, b->vip.ip, 16);
 }
 
+/* Each protocol of a service is a kr_services entry: "udp+tcp" takes two. */
+static void check_service_entries(struct ctx *c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < c->cfg->nservices; i++)
+		n += c->cfg->services[i].protocol == (KR_CFG_PROTO_UDP | KR_CFG_PROTO_TCP) ? 2 : 1;
+	if (n > KR_CFG_MAX_SERVICES)
+		cfg_kerr(c, "services", "%u kernel service entries (a \"udp+tcp\" service, a dns "
+			 "service's default, takes two): at most %u", n, KR_CFG_MAX_SERVICES);
+}
+
 static void parse_services(struct ctx *c, json_t *root)
 {
 	struct kr_config *cfg = c->cfg;
@@ -1310,6 +1322,7 @@ static void parse_services(struct ctx *c, json_t *root)
 		cfg_pop(c);
 	}
 	cfg_pop(c);
+	check_service_entries(c);
 }
 
 /* ---- top level -------------------------------------------------------------------- */
