@@ -5,7 +5,9 @@
 # query comes from its own source port, so each is a new flow that the ring routes by its
 # tuple: it must be answered by the backend `keyrouter lookup` predicts for that address and
 # port (`keyrouter lookup --service dnsN --tcp ADDR:PORT`).
-# Every segment after the SYN follows the flow table (the counters say so).
+# Every segment after the SYN follows the flow table (the counters say so).  Long-lived
+# connections (tests/lib/tcp_hold.py) stay on their backend through a drain of it; a backend
+# marked down loses exactly its connections.
 
 load ../lib/e2e_common
 
@@ -100,4 +102,34 @@ assert f["embryonic"] == 0 and f["embryonic_inserts"] == 300 and f["embryonic_ev
 	echo "$output"
 	[ "$status" -eq 0 ]
 	grep -qE 'A[[:space:]]+10\.250\.0\.[123]' <<<"$output"
+}
+
+@test "24 long-lived TCP connections (one query every 100 ms each): a drain keeps every one on its backend; a backend marked down moves exactly its connections" {
+	local out="$TOPO_DIR/hold" pid
+	# 24: unbound serves 10 TCP connections at a time per thread (incoming-num-tcp), so a
+	# backend with more would close some itself; these ports put at most 10 on each
+	topo_exec "$TOPO_C" /usr/bin/python3 "$BATS_TEST_DIRNAME/../lib/tcp_hold.py" \
+		"$TOPO_VIP4" 53 "$TOPO_CLIENT4" 43000 24 6 >"$out" 2>"$TOPO_DIR/hold.err" &
+	pid=$!
+	sleep 2
+	topo_kr backend set "${TOPO_B4[1]}:53" drain --instance "$TOPO_INSTANCE"
+	sleep 2
+	topo_kr backend set "${TOPO_B4[2]}:53" down --instance "$TOPO_INSTANCE"
+	wait "$pid"
+	topo_kr backend set "${TOPO_B4[1]}:53" up --instance "$TOPO_INSTANCE"
+	topo_kr backend set "${TOPO_B4[2]}:53" up --instance "$TOPO_INSTANCE"
+	cat "$TOPO_DIR/hold.err"; awk '$2 !~ /^2/' "$out" | head -30
+	# "SPORT BACKENDS ANSWERS BROKEN": the drained backend 1 and backend 3 keep theirs
+	# (one backend, never broken); backend 2's connections, marked down, all break
+	run awk '{ split($2, s, ","); first = s[1] }
+		first == 2 { d++; if ($4 == 1 || $2 != "2") moved++; next }
+		{ c++; if ($4 == 0 && $2 !~ /,/ && $3 > 30) kept++; else broken++ }
+		first == 1 { drained++ }
+		END { printf "connections %d kept %d broken %d (%d on the drained backend); down moved %d of %d\n",
+			c, kept, broken + 0, drained, moved + 0, d }' "$out"
+	echo "$output"
+	[ "$(wc -l <"$out")" -eq 24 ]
+	[[ "$output" =~ ^connections\ ([0-9]+)\ kept\ ([0-9]+)\ broken\ 0\ \(([0-9]+)\ on\ the\ drained\ backend\)\;\ down\ moved\ ([0-9]+)\ of\ ([0-9]+)$ ]]
+	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[3]}" -gt 0 ]
+	[ "${BASH_REMATCH[4]}" = "${BASH_REMATCH[5]}" ] && [ "${BASH_REMATCH[5]}" -gt 0 ]
 }
