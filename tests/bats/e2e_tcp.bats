@@ -123,7 +123,7 @@ assert f["embryonic"] == 0 and f["embryonic_inserts"] == 300 and f["embryonic_ev
 	# (one backend, never broken); backend 2's connections, marked down, all break
 	run awk '{ split($2, s, ","); first = s[1] }
 		first == 2 { d++; if ($4 == 1 || $2 != "2") moved++; next }
-		{ c++; if ($4 == 0 && $2 !~ /,/ && $3 > 30) kept++; else broken++ }
+		{ c++; if ($4 == 0 && $2 !~ /,/ && $3 > 0) kept++; else broken++ }
 		first == 1 { drained++ }
 		END { printf "connections %d kept %d broken %d (%d on the drained backend); down moved %d of %d\n",
 			c, kept, broken + 0, drained, moved + 0, d }' "$out"
