@@ -2,9 +2,11 @@
 /*
  * The data path of keyrouter.bpf.c: its stages, in order, and the pipeline that runs them.
  *
- *   parse (Ethernet, VLANs, IPv4/IPv6, UDP) -> service lookup -> key extraction -> crc32
+ *   parse (Ethernet, VLANs, IPv4/IPv6, UDP/TCP) -> service lookup
+ *   -> [TCP: the flow's entry -> its backend, kr_flow.h] -> key extraction -> crc32
  *   -> [quic + QUIC-LB: server ID in the DCID -> its backend, kr_quic_lb_stage.h]
- *   -> ring stage (slot, bucket lookup, failover walk: kr_ring.h) -> forward -> counters
+ *   -> ring stage (slot, bucket lookup, failover walk: kr_ring.h)
+ *   -> [TCP SYN: its embryonic entry] -> forward -> counters
  *
  * Each stage is a small function returning a verdict or KR_ACT_CONTINUE.  The parser and
  * the extractors (include/kr_parse.h, include/kr_key.h) are the same source as the
@@ -61,6 +63,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "kr_key_trace.h"	/* kr_cfg_trace, kr_trace_last */
 #include "kr_quic_lb_stage.h"	/* QUIC-LB maps and stage */
 #include "kr_trace.h"		/* per-service counters, run-time decision trace */
+#include "kr_flow.h"		/* TCP flow tables and stage */
 
 #define TC_ACT_OK	0
 #define TC_ACT_SHOT	2
@@ -258,8 +261,9 @@ static __always_inline int kr_stage_parse(void *ctx, const bool xdp, struct kr_s
 	if (xdp) {	/* inline: one call less per packet (TC keeps its global function) */
 		struct xdp_md *x = ctx;
 
-		rc = kr_parse((const __u8 *)(long)x->data, (const __u8 *)(long)x->data_end,
-			      &st->pkt);
+		rc = kr_parse_l4((const __u8 *)(long)x->data, (const __u8 *)(long)x->data_end,
+				 &st->pkt, 0);
+
 	} else {
 		rc = kr_parse_tc(ctx, &st->pkt);
 	}
@@ -279,6 +283,8 @@ static __always_inline int kr_stage_parse(void *ctx, const bool xdp, struct kr_s
 
 	switch (rc) {
 	case KR_PARSE_OK:
+		if (!xdp && st->pkt.proto == KR_IPPROTO_TCP)
+			return KR_ACT_TCP;
 		return KR_ACT_CONTINUE;
 	case KR_PARSE_FRAGMENT:
 		st->cnt->fragment++;
@@ -329,17 +335,47 @@ static __always_inline void kr_svc_copy(struct kr_service *d, const struct kr_se
 		dw[i] = sw[i];
 }
 
-/* (VIP, port, UDP) exactly, else the port's wildcard entry.  The lookup key is built only
- * for a hash lookup, its port from the port in a register (a 16-bit load of the port's two
- * bytes in kr_pkt, stored separately, waited for both stores: -2 ns a packet, issue 14). */
-static __always_inline int kr_stage_service(struct kr_state *st)
+/* (VIP, port, protocol) exactly, else the port's wildcard entry.  The lookup key is built
+ * only for a hash lookup, its port from the port in a register (a 16-bit load of the port's
+ * two bytes in kr_pkt, stored separately, waited for both stores: -2 ns a packet, issue 14).
+ * The port tables (kr_service_ports, kr_port_wild) are UDP's: TCP looks in kr_services. */
+/* TCP: (VIP, port, TCP), else the port's wildcard (VIP 0, family 0), the key in the flow
+ * scratch (the UDP path's key is on the stack, which has no room for a second one). */
+static __always_inline const struct kr_service *kr_tcp_service(struct kr_state *st, __u32 port,
+							      const __u32 *zero)
+{
+	struct kr_flow_scratch *fs;
+	const struct kr_service *svc;
+	int i;
+
+	fs = bpf_map_lookup_elem(&kr_flow_scratch, zero);
+	if (!fs)
+		return NULL;
+	for (i = 0; i < 16; i++)
+		fs->svc.addr[i] = st->pkt.dst[i];
+	fs->svc.port = bpf_htons(port);
+	fs->svc.proto = KR_IPPROTO_TCP;
+	fs->svc.family = st->pkt.family;
+	svc = bpf_map_lookup_elem(&kr_services, &fs->svc);
+	if (svc)
+		return svc;
+	for (i = 0; i < 16; i++)
+		fs->svc.addr[i] = 0;
+	fs->svc.family = 0;
+	return bpf_map_lookup_elem(&kr_services, &fs->svc);
+}
+
+static __always_inline int kr_stage_service(struct kr_state *st, const bool tcp,
+					    const __u32 *zero)
 {
 	struct kr_service_key k;
 	const struct kr_service *svc = NULL;
 	__u32 port = (__u32)st->pkt.dport[0] << 8 | st->pkt.dport[1];
 	int i;
 
-	if (!kr_port_no_exact(port)) {
+	if (tcp)
+		svc = kr_tcp_service(st, port, zero);
+	else if (!kr_port_no_exact(port)) {
 		for (i = 0; i < 16; i++)
 			k.addr[i] = st->pkt.dst[i];
 		k.port = bpf_htons(port);
@@ -347,9 +383,9 @@ static __always_inline int kr_stage_service(struct kr_state *st)
 		k.family = st->pkt.family;
 		svc = bpf_map_lookup_elem(&kr_services, &k);
 	}
-	if (!svc)
+	if (!svc && !tcp)
 		svc = kr_port_wildcard(port);
-	if (!svc) {
+	if (!svc && !tcp) {
 		for (i = 0; i < 16; i++)
 			k.addr[i] = 0;
 		k.port = bpf_htons(port);
@@ -487,24 +523,12 @@ static __always_inline int kr_stage_key(void *ctx, const bool xdp, struct kr_sta
 	}
 }
 
-/* Ring slot, point, failover walk (kr_ring.h). */
-static __always_inline int kr_stage_ring(const bool xdp, struct kr_state *st)
+/* The ring stage's outcome rc (enum kr_route_reason): counted, traced (key: the debug
+ * trace of the key, kr_cfg_trace), the policy when it did not route. */
+static __always_inline int kr_ring_verdict(struct kr_state *st, int rc, const bool key)
 {
-	const struct kr_service *svc = KR_SVC(st);
-	int rc;
-
-	/* a QUIC connection ID must not move while the connection lives: no spill, no
-	 * replicas for its keys */
-	st->route.flags = svc->key_type == KR_KEY_QUIC ? KR_RT_F_NOSPILL : 0;
-	if (xdp)
-		rc = kr_route_inline(svc->ring_id, svc->subset_id, st->hash, st->frame_len,
-				     &st->route);
-	else
-		rc = kr_route(svc->ring_id, svc->subset_id, st->hash, st->frame_len, &st->route);
-	if (rc == KR_ROUTE_HOT)		/* a hot key: the replica of this client */
-		rc = kr_ring_replica(&st->pkt, st->frame_len, &st->route);
-
-	kr_trace(st, rc);
+	if (key)
+		kr_trace(st, rc);
 	switch (rc) {
 	case KR_ROUTE_OK:
 		if (kr_route_failover(&st->route))
@@ -525,6 +549,69 @@ static __always_inline int kr_stage_ring(const bool xdp, struct kr_state *st)
 	}
 	st->why = KR_TW_NO_ROUTE | (__u32)rc << 8;
 	return kr_policy(st, KR_SVC(st)->policy_no_route, &st->cnt->dropped_no_route);
+}
+
+/* Ring slot, point, failover walk (kr_ring.h). */
+static __always_inline int kr_stage_ring(const bool xdp, struct kr_state *st)
+{
+	const struct kr_service *svc = KR_SVC(st);
+	int rc;
+
+	/* a QUIC connection ID must not move while the connection lives: no spill, no
+	 * replicas for its keys */
+	st->route.flags = svc->key_type == KR_KEY_QUIC ? KR_RT_F_NOSPILL : 0;
+	if (xdp)
+		rc = kr_route_inline(svc->ring_id, svc->subset_id, st->hash, st->frame_len,
+				     &st->route);
+	else
+		rc = kr_route(svc->ring_id, svc->subset_id, st->hash, st->frame_len, &st->route);
+	if (rc == KR_ROUTE_HOT)		/* a hot key: the replica of this client */
+		rc = kr_ring_replica(&st->pkt, st->frame_len, &st->route);
+	return kr_ring_verdict(st, rc, true);
+}
+
+/*
+ * TCP: the flow's tuple (source address and port, whatever the service's extractor: its
+ * UDP packets keep theirs) into s->key, and its crc32.  A global function (the verifier
+ * checks it once, apart from the UDP pipeline, whose program is close to the verifier's
+ * limit) that calls none: its frame is the last of the three the stack limit counts.
+ */
+__noinline int kr_tcp_key(const struct kr_pkt *pkt, struct kr_scratch *s)
+{
+	__u32 klen = 0;
+
+	if (!pkt || !s)
+		return 0;
+	kr_key_tuple(pkt, s, &klen);
+	return (int)kr_crc32_key(s->key, klen);
+}
+
+/* A TCP segment: its flow's entry, else the ring (never spilled, no replicas: the ring
+ * stage never answers KR_ROUTE_HOT here); a SYN the ring routed writes its embryonic
+ * entry. */
+static __always_inline int kr_stage_tcp(const bool xdp, struct kr_state *st)
+{
+	const struct kr_service *svc = KR_SVC(st);
+	__u32 id = svc->stats_id;
+	int rc = KR_ROUTE_OK;
+
+	if (!kr_flow_find(&st->pkt, &st->route, id < KR_MAX_SVC_STATS ? id : 0)) {
+		st->hash = (__u32)kr_tcp_key(&st->pkt, st->s);
+		st->klen = st->pkt.family == 6 ? 18 : 6;	/* the tuple */
+		if (svc->flags & KR_SVC_F_KEYED_HASH)
+			st->hash = (__u32)kr_keyed_hash(st->s, st->klen);
+		st->route.flags = KR_RT_F_NOSPILL | KR_RT_F_TCP |
+				  (kr_tcp_is_syn(st->pkt.tcp_flags) ? KR_RT_F_SYN : 0);
+		if (xdp)
+			rc = kr_route_inline(svc->ring_id, svc->subset_id, st->hash,
+					     st->frame_len, &st->route);
+		else
+			rc = kr_route(svc->ring_id, svc->subset_id, st->hash, st->frame_len,
+				      &st->route);
+		if (rc == KR_ROUTE_OK && (st->route.flags & KR_RT_F_SYN))
+			kr_flow_syn(&st->route);
+	}
+	return kr_ring_verdict(st, rc, false);	/* (a TCP key is its tuple: not traced) */
 }
 
 /* QUIC-LB (kr_quic_lb_stage.h): true when the DCID's server ID chose the backend (no
@@ -584,17 +671,26 @@ static __always_inline int kr_stage_forward(void *ctx, const bool xdp, struct kr
 	return act;
 }
 
-/* A packet of a service after its service stage: key, QUIC-LB, ring, forwarding. */
-static __always_inline int kr_core_service(void *ctx, const bool xdp, struct kr_state *st)
+/* A packet of a service after its service stage: key, QUIC-LB, ring, forwarding; a TCP
+ * segment: its flow, else the ring, forwarding. */
+static __always_inline int kr_core_service(void *ctx, const bool xdp, const bool tcp,
+					   struct kr_state *st)
 {
-	int act = kr_stage_key(ctx, xdp, st);
+	int act;
 
-	if (act != KR_ACT_CONTINUE)
-		return act;
-	if (!kr_stage_quic_lb(st)) {
-		act = kr_stage_ring(xdp, st);
+	if (tcp) {
+		act = kr_stage_tcp(xdp, st);
 		if (act != KR_ACT_CONTINUE)
 			return act;
+	} else {
+		act = kr_stage_key(ctx, xdp, st);
+		if (act != KR_ACT_CONTINUE)
+			return act;
+		if (!kr_stage_quic_lb(st)) {
+			act = kr_stage_ring(xdp, st);
+			if (act != KR_ACT_CONTINUE)
+				return act;
+		}
 	}
 	return kr_stage_forward(ctx, xdp, st);
 }
@@ -685,6 +781,20 @@ static __always_inline void kr_trace_decision(struct kr_state *st, __u32 verdict
 #endif
 }
 
+/* After the parse: service, the rest, counters, trace. */
+static __always_inline int kr_core_l4(void *ctx, const bool xdp, const bool tcp,
+				      struct kr_state *st, __u32 *key /* 0 */)
+{
+	int act = kr_stage_service(st, tcp, key);
+
+	if (act != KR_ACT_CONTINUE)
+		return act;
+	act = kr_core_service(ctx, xdp, tcp, st);
+	kr_svc_count(st, kr_verdict(act), key);
+	kr_trace_decision(st, kr_verdict(act), key);
+	return act;
+}
+
 /* The whole pipeline; `xdp` is a constant, so each program keeps only its own helpers. */
 static __always_inline int kr_core(void *ctx, const bool xdp)
 {
@@ -720,15 +830,11 @@ static __always_inline int kr_core(void *ctx, const bool xdp)
 			(void)bpf_skb_pull_data(skb, skb->len < 256 ? skb->len : 256);
 	}
 	act = kr_stage_parse(ctx, xdp, &st);
+	if (act == KR_ACT_TCP)	/* a path of its own: the verifier checks it apart */
+		return kr_core_l4(ctx, xdp, true, &st, &zero);
 	if (act != KR_ACT_CONTINUE)
 		return act;
-	act = kr_stage_service(&st);
-	if (act != KR_ACT_CONTINUE)
-		return act;
-	act = kr_core_service(ctx, xdp, &st);
-	kr_svc_count(&st, kr_verdict(act), &zero);
-	kr_trace_decision(&st, kr_verdict(act), &zero);
-	return act;
+	return kr_core_l4(ctx, xdp, false, &st, &zero);
 }
 
 /* The verdicts of the two entry points. */

@@ -23,6 +23,7 @@
 
 enum kr_act {
 	KR_ACT_CONTINUE = -1,	/* stage done, next stage */
+	KR_ACT_TCP = -2,	/* parse done: a TCP segment (its own path) */
 	KR_ACT_PASS = 0,
 	KR_ACT_DROP = 1,
 	KR_ACT_TX = 2,		/* out of the ingress device (XDP_TX) */

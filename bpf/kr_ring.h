@@ -540,7 +540,7 @@ static __always_inline int kr_ring_route_subset(__u32 ring_id, __u32 subset, __u
 	out->subset.subset_id = subset;
 	out->subset.backend_id = 0;
 	out->slot = 0;
-	out->flags &= KR_RT_F_NOSPILL;
+	out->flags &= KR_RT_F_NOSPILL | KR_RT_F_TCP | KR_RT_F_SYN;
 	out->replica = out->nrep = 0;
 	out->backend_id = out->image_index = out->first_index = out->walk = 0;
 	ctl = bpf_map_lookup_elem(&kr_ring_ctl, &ring_id);

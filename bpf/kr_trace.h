@@ -164,7 +164,10 @@ static __noinline int kr_trace_emit(const struct kr_trace_ctl *c, const struct k
 	e->route_flags = (r->walk && (r->flags & KR_RT_F_FAILOVER) ? KR_TRACE_RF_FAILOVER : 0) |
 			 (r->flags & KR_RT_F_SPILLED ? KR_TRACE_RF_SPILLED : 0) |
 			 (r->flags & KR_RT_F_REPLICA ?
-			  KR_TRACE_RF_REPLICA | (r->replica & 15) << KR_TRACE_RF_REPLICA_SHIFT : 0);
+			  KR_TRACE_RF_REPLICA | (r->replica & 15) << KR_TRACE_RF_REPLICA_SHIFT : 0) |
+			 (r->flags & KR_RT_F_TCP ? KR_TRACE_RF_TCP |
+			  (r->flags & KR_RT_F_FLOW ? KR_TRACE_RF_FLOW : 0) |
+			  (r->flags & KR_RT_F_SYN ? KR_TRACE_RF_SYN : 0) : 0);
 	e->generation = why == KR_TW_QUIC_LB ? 0 : kr_trace_generation(svc->ring_id, r->slot);
 	n = (e->key_len + 7) / 8;
 	for (i = 0; i < KR_KEY_BUF / 8; i++) {

@@ -173,6 +173,9 @@ KR_LAYOUT_AT(kr_route, nrep, 19);
 #define KR_RT_F_FAILOVER	(1u << 1)	/* the walk passed a down / non-member backend */
 #define KR_RT_F_SPILLED		(1u << 2)	/* the walk passed a backend the key spills from */
 #define KR_RT_F_REPLICA		(1u << 3)	/* routed as a hot key (replica, nrep) */
+#define KR_RT_F_TCP		(1u << 4)	/* a TCP segment (never spills, no replicas) */
+#define KR_RT_F_FLOW		(1u << 5)	/* TCP: routed by its flow entry, not the ring */
+#define KR_RT_F_SYN		(1u << 6)	/* TCP: a SYN, its embryonic entry written */
 KR_LAYOUT_AT(kr_route, key_hash, 20);
 KR_LAYOUT_AT(kr_route, subset, 24);
 
@@ -267,10 +270,16 @@ enum kr_policy {
 struct kr_service_key {
 	__u8 addr[16];		/* destination (VIP) address; IPv4 in the first 4 bytes */
 	__be16 port;		/* destination port, network order */
-	__u8 proto;		/* IPPROTO_UDP (17) */
+	__u8 proto;		/* IPPROTO_UDP (17) or IPPROTO_TCP (6) */
 	__u8 family;		/* 4, 6, or 0 for the wildcard entry */
 };
 KR_LAYOUT_SIZE(kr_service_key, 20);
+
+/* A kr_service_key's protocol as the tool prints it. */
+static inline const char *kr_proto_name(__u8 proto)
+{
+	return proto == 17 ? "udp" : proto == 6 ? "tcp" : "?";
+}
 KR_LAYOUT_AT(kr_service_key, addr, 0);
 KR_LAYOUT_AT(kr_service_key, port, 16);
 KR_LAYOUT_AT(kr_service_key, proto, 18);
@@ -348,6 +357,90 @@ KR_LAYOUT_AT(kr_service, tun_src6, 20);
 KR_LAYOUT_AT(kr_service, subset_id, 36);
 KR_LAYOUT_AT(kr_service, stats_id, 40);
 KR_LAYOUT_AT(kr_service, pad, 44);
+
+/* ---- TCP: the flow tables (bpf/kr_flow.h; docs/datapath.md "TCP") ------------------ */
+/* A TCP segment of a service is routed by its flow: an entry of kr_flows (established) or
+ * kr_flows_syn (embryonic: a SYN seen, no later segment yet), else the ring (the service's
+ * tuple key: source address and port).  Both are LRU hashes sized at load ("tcp" in the
+ * configuration); the defaults: */
+#define KR_FLOWS_DEFAULT	131072	/* kr_flows: established flows */
+#define KR_FLOWS_SYN_DEFAULT	32768	/* kr_flows_syn: embryonic flows */
+#define KR_FLOWS_MIN		1024
+#define KR_FLOWS_MAX		(1u << 24)
+
+struct kr_flow_key {
+	__u8 src[16];		/* client address (IPv4: first 4 bytes, the rest 0) */
+	__u8 dst[16];		/* VIP */
+	__u8 sport[2];		/* network order */
+	__u8 dport[2];
+	__u8 family;		/* 4 or 6 */
+	__u8 pad[3];
+};
+KR_LAYOUT_SIZE(kr_flow_key, 40);
+KR_LAYOUT_AT(kr_flow_key, src, 0);
+KR_LAYOUT_AT(kr_flow_key, dst, 16);
+KR_LAYOUT_AT(kr_flow_key, sport, 32);
+KR_LAYOUT_AT(kr_flow_key, dport, 34);
+KR_LAYOUT_AT(kr_flow_key, family, 36);
+
+struct kr_flow {
+	__u32 backend_id;	/* global backend id the flow's first segments went to */
+	__u8 slot;		/* the ring slot that chose it */
+	__u8 pad[3];
+};
+KR_LAYOUT_SIZE(kr_flow, 8);
+KR_LAYOUT_AT(kr_flow, backend_id, 0);
+KR_LAYOUT_AT(kr_flow, slot, 4);
+
+/* Per-CPU figures of the flow tables (map kr_flow_stats, one entry).  An LRU hash does not
+ * say when it evicts: evictions are estimated as inserts - deletes - occupancy (the tool
+ * counts the entries), exact while no insert replaced an entry of the same flow (the data
+ * path inserts only flows it just did not find). */
+struct kr_flow_stats {
+	__u64 syn_inserts;	/* SYNs routed by the ring: an embryonic entry written */
+	__u64 syn_hits;		/* SYN retransmissions that found their embryonic entry */
+	__u64 promoted;		/* later segments that moved their entry to kr_flows */
+	__u64 syn_deletes;	/* embryonic entries removed (promoted, RST, backend down) */
+	__u64 hits;		/* segments that followed their kr_flows entry */
+	__u64 deletes;		/* kr_flows entries removed (RST, backend down) */
+	__u64 ring;		/* segments without an entry: routed by the ring, nothing written */
+	__u64 down;		/* entries whose backend was down or gone: the ring decided */
+};
+KR_LAYOUT_SIZE(kr_flow_stats, 64);
+KR_LAYOUT_AT(kr_flow_stats, syn_inserts, 0);
+KR_LAYOUT_AT(kr_flow_stats, syn_hits, 8);
+KR_LAYOUT_AT(kr_flow_stats, promoted, 16);
+KR_LAYOUT_AT(kr_flow_stats, syn_deletes, 24);
+KR_LAYOUT_AT(kr_flow_stats, hits, 32);
+KR_LAYOUT_AT(kr_flow_stats, deletes, 40);
+KR_LAYOUT_AT(kr_flow_stats, ring, 48);
+KR_LAYOUT_AT(kr_flow_stats, down, 56);
+
+/* Per-service TCP counters (map kr_svc_tcp, per-CPU, by kr_service.stats_id): the TCP
+ * segments of the service (its kr_svc_stats count them too, with its UDP packets). */
+struct kr_svc_tcp {
+	__u64 segments;		/* TCP segments that matched the service */
+	__u64 syn;		/* of those, SYNs (without ACK) */
+	__u64 flow;		/* routed by their flow entry (established or embryonic) */
+	__u64 ring;		/* routed by the ring (a new flow, or no entry) */
+	__u64 moved;		/* their entry's backend was down or gone: the ring decided */
+	__u64 rst;		/* RSTs (their entry freed) */
+};
+KR_LAYOUT_SIZE(kr_svc_tcp, 48);
+KR_LAYOUT_AT(kr_svc_tcp, segments, 0);
+KR_LAYOUT_AT(kr_svc_tcp, syn, 8);
+KR_LAYOUT_AT(kr_svc_tcp, flow, 16);
+KR_LAYOUT_AT(kr_svc_tcp, ring, 24);
+KR_LAYOUT_AT(kr_svc_tcp, moved, 32);
+KR_LAYOUT_AT(kr_svc_tcp, rst, 40);
+
+/* The data path's per-CPU scratch of the TCP path: its lookup keys, off the stack. */
+struct kr_flow_scratch {
+	struct kr_flow_key k;
+	struct kr_flow v;
+	struct kr_service_key svc;	/* the kr_services key of a TCP segment */
+	__u32 pad;
+};
 
 /* ---- per-service counters (map kr_svc_stats, per-CPU, by kr_service.stats_id) ------- */
 #define KR_MAX_SVC_STATS	(KR_MAX_SERVICES + 1)	/* ids 1..KR_MAX_SERVICES; 0: unnamed */
@@ -501,6 +594,10 @@ KR_LAYOUT_AT(kr_trace_event, route_flags, 55);
 #define KR_TRACE_RF_SPILLED	(1u << 1)	/* ... a backend the key spills from */
 #define KR_TRACE_RF_REPLICA	(1u << 2)	/* a hot key: routed to a replica */
 #define KR_TRACE_RF_REPLICA_SHIFT	3	/* bits 3..6: the replica (0 = the owner) */
+/* A TCP segment (never a hot key's replica): bit 7, and bits 3..4 say how it was routed */
+#define KR_TRACE_RF_TCP		(1u << 7)
+#define KR_TRACE_RF_FLOW	(1u << 3)	/* with RF_TCP: followed its flow entry */
+#define KR_TRACE_RF_SYN		(1u << 4)	/* with RF_TCP: a SYN, routed by the ring */
 _Static_assert(KR_MAX_REPLICAS <= 16, "the trace's replica field has 4 bits");
 KR_LAYOUT_AT(kr_trace_event, generation, 56);
 KR_LAYOUT_AT(kr_trace_event, key, 64);

@@ -47,6 +47,12 @@
 #define KR_MAP_NAME_TRACE_CTL		kr_trace_ctl
 #define KR_MAP_NAME_TRACE_RB		kr_trace_rb
 #define KR_MAP_NAME_TRACE_STATS		kr_trace_stats
+/* bpf/kr_flow.h: TCP flows */
+#define KR_MAP_NAME_FLOWS		kr_flows
+#define KR_MAP_NAME_FLOWS_SYN		kr_flows_syn
+#define KR_MAP_NAME_FLOW_STATS		kr_flow_stats
+#define KR_MAP_NAME_SVC_TCP		kr_svc_tcp
+#define KR_MAP_NAME_FLOW_SCRATCH	kr_flow_scratch
 
 /* The same as strings (the tool's side: pin names, bpf_object__find_map_by_name). */
 #define KR_MAP_BACKENDS		KR_MAP_STR(KR_MAP_NAME_BACKENDS)
@@ -77,5 +83,10 @@
 #define KR_MAP_TRACE_CTL	KR_MAP_STR(KR_MAP_NAME_TRACE_CTL)
 #define KR_MAP_TRACE_RB		KR_MAP_STR(KR_MAP_NAME_TRACE_RB)
 #define KR_MAP_TRACE_STATS	KR_MAP_STR(KR_MAP_NAME_TRACE_STATS)
+#define KR_MAP_FLOWS		KR_MAP_STR(KR_MAP_NAME_FLOWS)
+#define KR_MAP_FLOWS_SYN	KR_MAP_STR(KR_MAP_NAME_FLOWS_SYN)
+#define KR_MAP_FLOW_STATS	KR_MAP_STR(KR_MAP_NAME_FLOW_STATS)
+#define KR_MAP_SVC_TCP		KR_MAP_STR(KR_MAP_NAME_SVC_TCP)
+#define KR_MAP_FLOW_SCRATCH	KR_MAP_STR(KR_MAP_NAME_FLOW_SCRATCH)
 
 #endif

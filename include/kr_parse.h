@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Packet header parsing: Ethernet (+ up to two VLAN tags), IPv4 (any valid ihl), IPv6 (a
- * bounded walk over hop-by-hop, routing, destination-options and fragment headers), UDP.
+ * bounded walk over hop-by-hop, routing, destination-options and fragment headers), UDP
+ * and TCP (the ports and flags; TCP options are skipped by the data offset).
  *
  * The same source compiles into the BPF programs (clang -target bpf, direct packet
  * access: `data`/`end` are the packet pointers) and into userspace (gcc, `data`/`end`
@@ -11,7 +12,8 @@
  * kr_parse() fills struct kr_pkt with offsets from the start of the frame and returns
  * enum kr_parse_rc.  Lengths that lie are errors: an IPv4 total length below the header
  * length or beyond the frame, an IPv6 payload length beyond the frame (or 0: jumbograms
- * are not supported), a UDP length below 8 or beyond the IP packet.  Ethernet padding
+ * are not supported), a UDP length below 8 or beyond the IP packet, a TCP data offset below
+ * 5 words or beyond the IP packet.  Ethernet padding
  * after the IP packet is allowed.
  */
 #ifndef KR_PARSE_H
@@ -42,6 +44,7 @@ enum kr_ether {
 enum kr_ipproto {
 	KR_IPPROTO_HOPOPTS = 0,
 	KR_IPPROTO_IPIP = 4,
+	KR_IPPROTO_TCP = 6,
 	KR_IPPROTO_UDP = 17,
 	KR_IPPROTO_IPV6 = 41,
 	KR_IPPROTO_ROUTING = 43,
@@ -68,10 +71,17 @@ static inline __u32 kr_idx(__u32 x, __u32 mask)
 #define KR_MAX_HDR_OFF	0x4000u
 #define KR_IPV6_HLEN	40
 #define KR_UDP_HLEN	8
+#define KR_TCP_HLEN	20
+
+/* TCP flags (kr_pkt.tcp_flags: the header's byte 13) */
+#define KR_TCP_FIN	0x01
+#define KR_TCP_SYN	0x02
+#define KR_TCP_RST	0x04
+#define KR_TCP_ACK	0x10
 
 enum kr_parse_rc {
-	KR_PARSE_OK = 0,	/* UDP: kr_pkt complete */
-	KR_PARSE_NOT_OURS = 1,	/* not IPv4/IPv6, not UDP, 3+ VLAN tags: pass untouched */
+	KR_PARSE_OK = 0,	/* UDP or TCP: kr_pkt complete */
+	KR_PARSE_NOT_OURS = 1,	/* not IPv4/IPv6, not UDP/TCP, 3+ VLAN tags: pass untouched */
 	KR_PARSE_FRAGMENT = 2,	/* non-first fragment: pass untouched */
 	KR_PARSE_ERROR = 3,	/* malformed or truncated header: pass untouched */
 };
@@ -79,13 +89,13 @@ enum kr_parse_rc {
 struct kr_pkt {
 	__u32 l3_off;		/* IP header */
 	__u32 l3_len;		/* IP packet length (IPv4 total length, IPv6 40 + payload) */
-	__u32 l4_off;		/* UDP header */
-	__u32 pl_off;		/* UDP payload */
-	__u32 pl_len;		/* UDP payload length (UDP length - 8) */
+	__u32 l4_off;		/* UDP / TCP header */
+	__u32 pl_off;		/* UDP / TCP payload */
+	__u32 pl_len;		/* UDP payload length (UDP length - 8); TCP: up to the IP end */
 	__u8 family;		/* 4 or 6 */
-	__u8 proto;		/* L4 protocol (IPPROTO_UDP when OK) */
+	__u8 proto;		/* L4 protocol (IPPROTO_UDP or IPPROTO_TCP when OK) */
 	__u8 nvlan;		/* VLAN tags seen (0..2) */
-	__u8 pad;
+	__u8 tcp_flags;		/* TCP: KR_TCP_* (0 for UDP) */
 	__u8 src[16];		/* source address (IPv4: first 4 bytes) */
 	__u8 dst[16];		/* destination address */
 	__u8 sport[2];		/* source port, network order bytes */
@@ -288,8 +298,34 @@ static __always_inline int kr_parse_udp(const struct kr_cur *c, struct kr_pkt *p
 	return KR_PARSE_OK;
 }
 
-/* The whole header parse.  pkt must be zeroed by the caller. */
-static __always_inline int kr_parse(const __u8 *data, const __u8 *end, struct kr_pkt *pkt)
+/* TCP at pkt->l4_off, inside the IP packet: a data offset of 5..15 words that fits. */
+static __always_inline int kr_parse_tcp(const struct kr_cur *c, struct kr_pkt *pkt)
+{
+	__u32 l3_end = pkt->l3_off + pkt->l3_len;
+	const __u8 *t;
+	__u32 doff;
+
+	if (pkt->l4_off + KR_TCP_HLEN > l3_end)
+		return KR_PARSE_ERROR;
+	t = kr_at(c, pkt->l4_off, KR_TCP_HLEN);
+	if (!t)
+		return KR_PARSE_ERROR;
+	doff = (__u32)(t[12] >> 4) * 4;
+	if (doff < KR_TCP_HLEN || pkt->l4_off + doff > l3_end)
+		return KR_PARSE_ERROR;
+	kr_copy2(pkt->sport, t);
+	kr_copy2(pkt->dport, t + 2);
+	pkt->tcp_flags = t[13];
+	pkt->pl_off = pkt->l4_off + doff;
+	pkt->pl_len = l3_end - pkt->pl_off;
+	return KR_PARSE_OK;
+}
+
+/* The header parse; with tcp false a TCP segment is checked (a malformed header is an
+ * error either way) and then KR_PARSE_NOT_OURS (pkt->proto says so).  pkt must be zeroed
+ * by the caller. */
+static __always_inline int kr_parse_l4(const __u8 *data, const __u8 *end, struct kr_pkt *pkt,
+				       const int tcp)
 {
 	struct kr_cur c = { .data = data, .end = end };
 	__u16 proto = 0;
@@ -308,9 +344,19 @@ static __always_inline int kr_parse(const __u8 *data, const __u8 *end, struct kr
 		return KR_PARSE_NOT_OURS;
 	if (rc != KR_PARSE_OK)
 		return rc;
-	if (pkt->proto != KR_IPPROTO_UDP)
-		return KR_PARSE_NOT_OURS;
-	return kr_parse_udp(&c, pkt);
+	if (pkt->proto == KR_IPPROTO_UDP)
+		return kr_parse_udp(&c, pkt);
+	if (pkt->proto == KR_IPPROTO_TCP) {
+		rc = kr_parse_tcp(&c, pkt);
+		return tcp || rc != KR_PARSE_OK ? rc : KR_PARSE_NOT_OURS;
+	}
+	return KR_PARSE_NOT_OURS;
+}
+
+/* The whole header parse (UDP and TCP).  pkt must be zeroed by the caller. */
+static __always_inline int kr_parse(const __u8 *data, const __u8 *end, struct kr_pkt *pkt)
+{
+	return kr_parse_l4(data, end, pkt, 1);
 }
 
 #endif /* KR_PARSE_H */

@@ -31,7 +31,7 @@ JSON
 	assert_line "examples/keyrouter.json: valid: 3 rings, 5 services, instance edge1"
 	assert_line --regexp '^ring dns: format v2 point_multiple 160 backends 4 points 640 kernel [0-9.]+ KiB$'
 	assert_line --regexp '^ring cache: format v1 point_multiple 160 backends 3 points 1280 '
-	assert_line "service dns-secure: 192.0.2.54:53/udp key dns ring dns subset dnssec (2 of 4 backends) forward l2"
+	assert_line "service dns-secure: 192.0.2.54:53/udp+tcp key dns ring dns subset dnssec (2 of 4 backends) forward l2"
 	assert_line "service memcache: *:11211/udp key memcache ring cache forward ipip"
 	assert_line "service quic: [2001:db8::443]:443/udp key quic ring quic forward l2"
 }
@@ -159,13 +159,20 @@ JSON
     { "name": "s", "vip": "10.9.9.9", "port": 53, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
     { "name": "t", "vip": "::", "port": 53, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
     { "name": "u", "vip": "10.9.9.9", "port": 54, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
-    { "name": "v", "vip": "10.9.9.9", "port": 54, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } } ] }
+    { "name": "v", "vip": "10.9.9.9", "port": 54, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } },
+    { "name": "w", "vip": "10.9.9.9", "port": 55, "protocol": "tcp", "key": { "type": "tuple" }, "ring": "a", "forward": { "mode": "l2" } },
+    { "name": "x", "vip": "10.9.9.9", "port": 55, "protocol": "udp", "key": { "type": "tuple" }, "ring": "a", "forward": { "mode": "l2" } },
+    { "name": "y", "vip": "10.9.9.9", "port": 55, "key": { "type": "dns" }, "ring": "a", "forward": { "mode": "l2" } } ] }
 JSON
 	run -1 $K config check -c "$F"
 	assert_line "$F:3:15: rings[1].name: duplicate ring name 'a' (also rings[0])"
 	assert_line "$F:6:15: services[1].name: duplicate service name 's' (also services[0])"
-	assert_line "$F:7:27: services[2].vip: service 't' uses the same address, port 53 and protocol udp as services[0] 's' (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any address of either family)"
-	assert_line "$F:9:27: services[4].vip: service 'v' uses the same address, port 54 and protocol udp as services[3] 'u'"
+	assert_line "$F:7:27: services[2].vip: service 't' uses the same address, port 53 and protocol udp+tcp as services[0] 's' (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any address of either family)"
+	assert_line "$F:9:27: services[4].vip: service 'v' uses the same address, port 54 and protocol udp+tcp as services[3] 'u'"
+	# tcp and udp on one port are two services; a dns service (udp+tcp) clashes with each
+	refute_line --partial "services[6].vip"
+	assert_line --partial "services[7].vip: service 'y' uses the same address, port 55 and protocol tcp as services[5] 'w'"
+	assert_line --partial "services[7].vip: service 'y' uses the same address, port 55 and protocol udp as services[6] 'x'"
 }
 
 @test "service referencing a missing ring, subset tag nobody carries" {
@@ -251,7 +258,7 @@ JSON
 		 { "name": "c", "vip": "10.1.1.1", "port": 3, "key": { "type": "quic", "cid_length": 21 }, "ring": "r", "forward": { "mode": "ipip", "source4": "2001:db8::1" } },
 		 { "name": "d", "vip": "10.1.1.1", "port": 4, "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "ipip", "source4": "10.0.0.9" } },
 		 { "name": "e", "vip": "10.1.1.1", "port": 5, "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "l2" } },
-		 { "name": "f", "vip": "10.1.1.1", "port": 6, "protocol": "tcp", "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "ipip", "source4": "10.0.0.9", "source6": "::9" }, "policy": { "no_key": "reject" } }'
+		 { "name": "f", "vip": "10.1.1.1", "port": 6, "protocol": "sctp", "key": { "type": "dns" }, "ring": "r", "forward": { "mode": "ipip", "source4": "10.0.0.9", "source6": "::9" }, "policy": { "no_key": "reject" } }'
 	run -1 $K config check -c "$F"
 	assert_output --partial "services[0].key.type: 'sha1' is not valid: expected one of \"tuple\", \"payload\", \"dns\", \"memcache\", \"quic\""
 	assert_output --partial "services[1].key.delimiter: give either 'length' or 'delimiter', not both"
@@ -259,8 +266,24 @@ JSON
 	assert_output --partial "services[2].forward.source4: '2001:db8::1' is an IPv6 address: expected an IPv4 address"
 	assert_output --partial "services[3].forward: mode \"ipip\" needs \"source6\" (outer IPv6 source): ring 'r' has IPv6 backends"
 	assert_output --partial "services[4].forward: mode \"l2\" needs the MAC of every backend: rings[0].backends[0] (10.0.0.1:80) has no \"mac\""
-	assert_output --partial "services[5].protocol: 'tcp' is not supported: expected \"udp\""
+	assert_output --partial "services[5].protocol: 'sctp': expected \"udp\", \"tcp\" or \"udp+tcp\" (both on the same VIP and port)"
 	assert_output --partial "services[5].policy.no_key: 'reject' is not valid: expected one of \"pass\", \"drop\""
+}
+
+@test "protocol: quic is UDP only; udp+tcp services take two kernel entries, counted against 1024" {
+	echo '{ "rings": [ { "name": "r", "format": "v2", "backends": [ { "address": "10.0.0.1:443", "mac": "02:00:00:00:00:01" } ] } ],
+	  "services": [ { "name": "q", "vip": "10.1.1.1", "port": 443, "protocol": "udp+tcp", "key": { "type": "quic" }, "ring": "r", "forward": { "mode": "l2" } } ] }' > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "services[0].protocol: 'udp+tcp': a quic key is carried by UDP only: expected \"udp\""
+	/usr/bin/python3 -c 'import json, sys
+rings = [{"name": "r", "format": "v2", "backends": [{"address": "10.0.0.1:53", "mac": "02:00:00:00:00:01"}]}]
+svcs = [{"name": "s%d" % i, "vip": "10.1.0.1", "port": 1 + i, "key": {"type": "dns"}, "ring": "r",
+         "forward": {"mode": "l2"}} for i in range(int(sys.argv[1]))]
+print(json.dumps({"rings": rings, "services": svcs}))' 513 > "$F"
+	run -1 $K config check -c "$F"
+	assert_output --partial "services: 1026 kernel service entries (a \"udp+tcp\" service, a dns service's default, takes two): at most 1024"
+	sed -i 's/"type": "dns"}/"type": "dns"}, "protocol": "udp"/g' "$F"
+	run -0 $K config check -c "$F"
 }
 
 @test "hash: crc32 by default; siphash13 needs a secret_file; unknown fields are errors" {

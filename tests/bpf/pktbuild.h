@@ -4,8 +4,9 @@
  *   struct pkt_spec s = PKT_V4("10.0.0.1", 1234, "192.0.2.1", 53);
  *   s.nvlan = 2; s.payload = q; s.plen = n;
  *   size_t len = pkt_build(&s, buf);
- * Lengths (IPv4 total, IPv6 payload, UDP) and checksums (IPv4 header, UDP) are filled in
- * unless a lie_* field asks for a wrong one.
+ * Lengths (IPv4 total, IPv6 payload, UDP) and checksums (IPv4 header, UDP, TCP) are filled
+ * in unless a lie_* field asks for a wrong one.  proto 6 builds a TCP header (tcp_opts
+ * option bytes, tcp_flags, data offset doff_override when set) before the payload.
  */
 #ifndef KR_PKTBUILD_H
 #define KR_PKTBUILD_H
@@ -29,7 +30,10 @@ struct pkt_spec {
 	int family;			/* 4 or 6 */
 	const char *src, *dst;		/* addresses */
 	uint16_t sport, dport;
-	uint8_t proto;			/* 0 = UDP */
+	uint8_t proto;			/* 0 = UDP; 6 = TCP */
+	uint8_t tcp_flags;		/* TCP: the flags byte (0x02 SYN, 0x10 ACK, ...) */
+	int tcp_opts;			/* TCP option bytes (multiple of 4, <= 40) */
+	int doff_override;		/* TCP: write this data offset (words) instead (lies) */
 	int nvlan;			/* 0..3 tags; tpid[i] (0 = 802.1Q, then 802.1ad outer) */
 	uint16_t tpid[3];
 	uint16_t ethertype;		/* 0 = by family */
@@ -79,8 +83,8 @@ static inline size_t pkt_build(const struct pkt_spec *s, uint8_t *out)
 {
 	uint8_t src[16] = { 0 }, dst[16] = { 0 };
 	int af = s->family == 6 ? AF_INET6 : AF_INET, alen = s->family == 6 ? 16 : 4;
-	size_t o = 0, l3, l4, ulen = 8 + s->plen;
 	uint8_t proto = s->proto ? s->proto : 17;
+	size_t o = 0, l3, l4, hlen = proto == 6 ? 20 + s->tcp_opts : 8, ulen = hlen + s->plen;
 	uint32_t sum;
 
 	inet_pton(af, s->src, src);
@@ -148,16 +152,29 @@ static inline size_t pkt_build(const struct pkt_spec *s, uint8_t *out)
 	l4 = o;
 	pkt_put16(out + o, s->sport);
 	pkt_put16(out + o + 2, s->dport);
-	pkt_put16(out + o + 4, (uint16_t)(ulen + s->lie_udp));
+	if (proto == 6) {
+		pkt_put16(out + o + 4, 0x1000);			/* sequence number */
+		pkt_put16(out + o + 10, 0x2000);		/* acknowledgment */
+		out[o + 12] = (uint8_t)((s->doff_override ? (size_t)s->doff_override : hlen / 4) << 4);
+		out[o + 13] = s->tcp_flags;
+		pkt_put16(out + o + 14, 65535);			/* window */
+		for (int i = 0; i < s->tcp_opts; i++)
+			out[o + 20 + i] = 1;			/* NOP options */
+	} else {
+		pkt_put16(out + o + 4, (uint16_t)(ulen + s->lie_udp));
+	}
 	if (s->plen)
-		memcpy(out + o + 8, s->payload, s->plen);
+		memcpy(out + o + hlen, s->payload, s->plen);
 	o += ulen;
-	/* UDP checksum over the pseudo header */
+	/* UDP / TCP checksum over the pseudo header */
 	sum = pkt_sum(src, alen, 0);
 	sum = pkt_sum(dst, alen, sum);
 	sum += proto + ulen;
 	sum = pkt_sum(out + l4, ulen, sum);
-	pkt_put16(out + l4 + 6, pkt_fold(sum) ? pkt_fold(sum) : 0xffff);
+	if (proto == 6)
+		pkt_put16(out + l4 + 16, pkt_fold(sum));
+	else
+		pkt_put16(out + l4 + 6, pkt_fold(sum) ? pkt_fold(sum) : 0xffff);
 	(void)l3;
 	if (s->pad_to && (size_t)s->pad_to > o)
 		o = s->pad_to;

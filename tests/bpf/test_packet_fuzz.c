@@ -261,6 +261,8 @@ static const struct kr_service *svc_find(const struct kr_ref_out *r)
 {
 	const struct kr_service *wild = NULL;
 
+	if (r->proto != KR_IPPROTO_UDP)		/* the services are UDP's */
+		return NULL;
 	for (size_t i = 0; i < NSVC; i++) {
 		if (svcs[i].port != r->dport)
 			continue;

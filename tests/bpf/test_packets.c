@@ -12,7 +12,11 @@
  *   - forwarding: exact output bytes of l2 and of ipip (IPv4, IPv6 and mixed outer/inner),
  *     outer checksum verified, next hop from bpf_fib_lookup in a private netns;
  *   - failover with one backend and with all backends down;
- *   - the global counters after every packet (delta over the XDP and the TC run).
+ *   - the global counters after every packet (delta over the XDP and the TC run);
+ *   - TCP (TC program): SYN -> ring, embryonic entry; its ACK -> promoted, same backend;
+ *     drain keeps the flow, down moves it to the ring; no entry -> ring, nothing written;
+ *     RST frees; options, VLANs, IPv4 options, IPv6 extension headers; bad data offsets
+ *     and fragments counted; XDP passes TCP untouched (passed_nomatch).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1007,6 +1011,240 @@ static void table_forward(void)
 	}
 }
 
+
+/* ---- TCP --------------------------------------------------------------------------------- */
+
+static int flows_fd, flows_syn_fd;
+
+static uint32_t map_count(int fd)
+{
+	struct kr_flow_key k, n;
+	uint32_t c = 0;
+	void *pk = NULL;
+
+	while (!bpf_map_get_next_key(fd, pk, &n)) {
+		k = n;
+		pk = &k;
+		c++;
+	}
+	return c;
+}
+
+/* The flow's entry in fd (the backend id), or -1. */
+static int64_t flow_of(int fd, const struct pkt_spec *sp)
+{
+	struct kr_flow_key k = { .family = (uint8_t)sp->family };
+	struct kr_flow v;
+	int af = sp->family == 6 ? AF_INET6 : AF_INET;
+
+	inet_pton(af, sp->src, k.src);
+	inet_pton(af, sp->dst, k.dst);
+	pkt_put16(k.sport, sp->sport);
+	pkt_put16(k.dport, sp->dport);
+	if (bpf_map_lookup_elem(fd, &k, &v))
+		return -1;
+	return v.backend_id;
+}
+
+/* The ring's backend (index into ids) for the flow: crc32 of address + port, the point. */
+static uint32_t tcp_point(const struct pkt_spec *sp, uint32_t n)
+{
+	uint8_t key[18];
+	int alen = sp->family == 6 ? 16 : 4;
+
+	inet_pton(sp->family == 6 ? AF_INET6 : AF_INET, sp->src, key);
+	pkt_put16(key + alen, sp->sport);
+	return ring_point(kr_crc32(key, (size_t)alen + 2), n);
+}
+
+/* One segment through TC (and XDP: passed untouched); returns the TC output's backend
+ * index by destination MAC (-1: not forwarded). */
+static int tcp_run(const char *name, const struct pkt_spec *sp, const uint8_t (*macs)[6], int n,
+		   size_t reason)
+{
+	static uint8_t in[PKT_MAX], out[PKT_MAX];
+	size_t len = pkt_build(sp, in);
+	uint64_t before[NCNT], after[NCNT];
+	uint32_t olen, ret;
+	int got = -1;
+
+	counters(before);
+	CHECK(!run(true, in, len, out, &olen, &ret, 0) && ret == XDP_PASS_ && olen == len &&
+	      !memcmp(out, in, len), "%s [xdp]: passed untouched (TCP is routed by the TC "
+	      "program)", name);
+	if (run(false, in, len, out, &olen, &ret, 0)) {
+		CHECK(0, "%s [tc]: test_run", name);
+		return -1;
+	}
+	counters(after);
+	if (ret == TC_REDIRECT_)
+		for (int i = 0; i < n; i++)
+			if (!memcmp(out, macs[i], 6))
+				got = i;
+	/* XDP checks the TCP header too (a fragment or a malformed header counts in both) */
+	if (reason != NONE)
+		CHECK(after[reason / 8] - before[reason / 8] ==
+		      (reason == CNT(fragment) || reason == CNT(parse_error) ? 2u : 1u),
+		      "%s: counted in %s", name, cnt_name(reason));
+	return got;
+}
+
+static void table_tcp(void)
+{
+	static const uint8_t be_mac[4][6] = { { 2, 0, 0, 0, 6, 0x10 }, { 2, 0, 0, 0, 6, 0x11 },
+					      { 2, 0, 0, 0, 6, 0x12 }, { 2, 0, 0, 0, 6, 0x13 } };
+	const uint32_t ids[4] = { 60, 61, 62, 63 };
+	struct kr_service t = { .ring_id = 6, .key_type = KR_KEY_TUPLE, .fwd_mode = KR_FWD_L2 };
+	struct kr_service_key k = { .proto = 6, .family = 4 };
+	struct pkt_spec s4 = PKT_V4(V4C, 40000, "192.0.2.60", 53), s6 = PKT_V6(V6C, 40001, VIP6, 53);
+	uint32_t syn0, est0, p;
+	int b;
+
+	flows_fd = bpf_map__fd(skel->maps.kr_flows);
+	flows_syn_fd = bpf_map__fd(skel->maps.kr_flows_syn);
+	for (int i = 0; i < 4; i++)
+		backend_set(ids[i], "10.9.0.60", be_mac[i], KR_BACKEND_UP);
+	ring_publish(6, ids, 4);
+	k.port = htons(53);
+	inet_pton(AF_INET, "192.0.2.60", k.addr);
+	if (bpf_map_update_elem(svc_fd, &k, &t, BPF_ANY))
+		perror("tcp service");
+	k = (struct kr_service_key){ .proto = 6, .port = htons(53) };	/* wildcard: v6 */
+	if (bpf_map_update_elem(svc_fd, &k, &t, BPF_ANY))
+		perror("tcp service");
+
+	/* a SYN: the ring on the tuple, an embryonic entry, nothing established */
+	s4.proto = 6;
+	s4.tcp_flags = 0x02;
+	p = tcp_point(&s4, 4);
+	syn0 = map_count(flows_syn_fd);
+	est0 = map_count(flows_fd);
+	b = tcp_run("v4 SYN", &s4, be_mac, 4, CNT(routed));
+	CHECK(b == (int)p, "v4 SYN: routed to the ring's backend %u of its tuple (got %d)", p, b);
+	CHECK(flow_of(flows_syn_fd, &s4) == ids[p] && flow_of(flows_fd, &s4) < 0,
+	      "v4 SYN: an embryonic entry only (backend %u)", ids[p]);
+	/* the handshake's ACK: promoted, same backend */
+	s4.tcp_flags = 0x10;
+	b = tcp_run("v4 ACK after the SYN", &s4, be_mac, 4, CNT(routed));
+	CHECK(b == (int)p && flow_of(flows_fd, &s4) == ids[p] && flow_of(flows_syn_fd, &s4) < 0,
+	      "v4 ACK: same backend, moved to the established table");
+	/* the flow's backend drained: the flow stays; new flows avoid it */
+	backend_state(ids[p], KR_BACKEND_DRAIN);
+	b = tcp_run("v4 ACK, its backend draining", &s4, be_mac, 4, CNT(routed));
+	CHECK(b == (int)p, "drain: the established flow stays on backend %u (got %d)", p, b);
+	{
+		struct pkt_spec n = s4;
+		int seen_other = 1;
+
+		n.tcp_flags = 0x02;
+		for (uint16_t port = 41000; port < 41064; port++) {
+			n.sport = port;
+			if (tcp_point(&n, 4) != p)
+				continue;
+			b = tcp_run("new SYN, its ring backend draining", &n, be_mac, 4, NONE);
+			seen_other &= b >= 0 && b != (int)p;
+		}
+		CHECK(seen_other, "drain: new flows of the drained backend's points go elsewhere");
+	}
+	/* down: the entry is dropped, the ring (its walk) decides */
+	backend_state(ids[p], KR_BACKEND_DOWN);
+	b = tcp_run("v4 ACK, its backend down", &s4, be_mac, 4, CNT(failover_walks));
+	CHECK(b >= 0 && b != (int)p && flow_of(flows_fd, &s4) < 0,
+	      "down: the flow moves by the ring (to %d), its entry removed", b);
+	backend_state(ids[p], KR_BACKEND_UP);
+	/* no entry, not a SYN: the ring decides, nothing is written */
+	syn0 = map_count(flows_syn_fd);
+	est0 = map_count(flows_fd);
+	for (uint16_t port = 42000; port < 42032; port++) {
+		struct pkt_spec a = s4;
+
+		a.sport = port;
+		a.tcp_flags = 0x10;
+		b = tcp_run("ACK without an entry", &a, be_mac, 4, NONE);
+		if (b != (int)tcp_point(&a, 4))
+			CHECK(0, "ACK without an entry from port %u: the ring's backend", port);
+	}
+	CHECK(map_count(flows_syn_fd) == syn0 && map_count(flows_fd) == est0,
+	      "32 ACKs without entries: routed by the ring, no entry written (%u, %u)",
+	      map_count(flows_syn_fd), map_count(flows_fd));
+	/* RST frees the entry */
+	s4.sport = 40002;
+	s4.tcp_flags = 0x02;
+	tcp_run("v4 SYN 2", &s4, be_mac, 4, NONE);
+	s4.tcp_flags = 0x10;
+	tcp_run("v4 ACK 2", &s4, be_mac, 4, NONE);
+	CHECK(flow_of(flows_fd, &s4) >= 0, "flow 2 established");
+	s4.tcp_flags = 0x14;
+	b = tcp_run("v4 RST", &s4, be_mac, 4, CNT(routed));
+	CHECK(b == (int)tcp_point(&s4, 4) && flow_of(flows_fd, &s4) < 0,
+	      "RST: routed to its backend, its entry freed");
+
+	/* headers: VLANs, IPv4 options, TCP options; IPv6 extension headers */
+	{
+		struct pkt_spec v = s4;
+
+		v.sport = 40003;
+		v.tcp_flags = 0x02;
+		v.nvlan = 2;
+		v.ip_opts = 8;
+		v.tcp_opts = 20;
+		b = tcp_run("v4 SYN, 2 VLANs, IPv4 and TCP options", &v, be_mac, 4, CNT(routed));
+		CHECK(b == (int)tcp_point(&v, 4) && flow_of(flows_syn_fd, &v) == ids[b < 0 ? 0 : b],
+		      "v4 SYN with VLANs and options: its ring backend, its entry");
+	}
+	s6.proto = 6;
+	s6.tcp_flags = 0x02;
+	s6.ext[0] = 0;
+	s6.ext[1] = 60;
+	s6.ext[2] = 43;
+	s6.next = 3;
+	s6.tcp_opts = 12;
+	p = tcp_point(&s6, 4);
+	b = tcp_run("v6 SYN, hop-by-hop, destination, routing headers, TCP options", &s6, be_mac, 4,
+		    CNT(routed));
+	CHECK(b == (int)p && flow_of(flows_syn_fd, &s6) == ids[p], "v6 SYN: backend %u", p);
+	s6.tcp_flags = 0x18;
+	b = tcp_run("v6 ACK+PSH", &s6, be_mac, 4, CNT(routed));
+	CHECK(b == (int)p && flow_of(flows_fd, &s6) == ids[p], "v6: promoted, same backend");
+
+	/* malformed: data offset below 5 words, beyond the packet; fragments */
+	{
+		struct pkt_spec m = s4;
+
+		m.doff_override = 4;
+		tcp_run("v4 TCP data offset 4", &m, be_mac, 4, CNT(parse_error));
+		m.doff_override = 15;
+		tcp_run("v4 TCP data offset 15 beyond the packet", &m, be_mac, 4, CNT(parse_error));
+		m = s6;
+		m.doff_override = 2;
+		tcp_run("v6 TCP data offset 2", &m, be_mac, 4, CNT(parse_error));
+		m = s4;
+		m.frag = 2;
+		tcp_run("v4 TCP non-first fragment", &m, be_mac, 4, CNT(fragment));
+		m = s4;
+		m.lie_tot = -10;	/* the TCP header runs past the IP packet */
+		tcp_run("v4 TCP header beyond the IP length", &m, be_mac, 4, CNT(parse_error));
+	}
+	{
+		struct kr_flow_stats fs[ncpu];
+		uint32_t zero = 0;
+		uint64_t syn = 0, prom = 0, hits = 0, ring = 0;
+
+		if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.kr_flow_stats), &zero, fs))
+			for (int c = 0; c < ncpu; c++) {
+				syn += fs[c].syn_inserts;
+				prom += fs[c].promoted;
+				hits += fs[c].hits;
+				ring += fs[c].ring;
+			}
+		/* promoted: the three handshakes; hits: the drained flow's ACK and the RST */
+		CHECK(syn >= 4 && prom == 3 && hits == 2 && ring >= 32,
+		      "flow counters: %llu embryonic inserts, %llu promoted, %llu hits, %llu by the "
+		      "ring", (unsigned long long)syn, (unsigned long long)prom,
+		      (unsigned long long)hits, (unsigned long long)ring);
+	}
+}
+
 int main(void)
 {
 	struct kr_err err;
@@ -1069,6 +1307,7 @@ int main(void)
 	table_extractors();
 	table_truncation();
 	table_forward();
+	table_tcp();
 	ret = 0;
 out:
 	keyrouter_bpf__destroy(skel);

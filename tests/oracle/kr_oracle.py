@@ -309,6 +309,13 @@ def parse(f):
         proto = nh
     else:
         return R_NOMATCH, None
+    if proto == 6:
+        # TCP (docs/datapath.md "TCP"): a 20-byte header whose data offset (5..15 words)
+        # fits in the IP packet; a valid one is not ours here (the world has no TCP
+        # service), a malformed one a parse error, in both programs
+        if l4 + 20 > p.l3_end or f[l4 + 12] >> 4 < 5 or l4 + (f[l4 + 12] >> 4) * 4 > p.l3_end:
+            return R_PARSE_ERROR, None
+        return R_NOMATCH, None
     if proto != 17:
         return R_NOMATCH, None
     if l4 + 8 > p.l3_end:

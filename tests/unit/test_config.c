@@ -83,7 +83,8 @@ static void test_values(void)
 	CHECK(c->rings[1].format == 1 && c->rings[1].point_multiple == 160, "v1: 160 per weight");
 
 	s = &c->services[0];
-	CHECK(s->vip_any && s->vip.family == 0 && s->port == 53 && s->protocol == 17,
+	CHECK(s->vip_any && s->vip.family == 0 && s->port == 53 &&
+	      s->protocol == KR_CFG_PROTO_UDP,
 	      "'::' is the wildcard, udp default");
 	CHECK(s->key.type == KR_KEY_PAYLOAD && s->key.offset == 4 && s->key.length == 0 &&
 	      s->key.delimiter == '|', "payload key spec");

@@ -110,12 +110,12 @@ static void service_str(const struct kr_service_key *k, char *buf, size_t len)
 	char s[KR_SOCKADDR_STRLEN];
 
 	if (!k->family) {
-		snprintf(buf, len, "*:%u/%s", ntohs(k->port), k->proto == 17 ? "udp" : "?");
+		snprintf(buf, len, "*:%u/%s", ntohs(k->port), kr_proto_name(k->proto));
 		return;
 	}
 	memcpy(a.ip, k->addr, 16);
 	kr_sockaddr_format(&a, s);
-	snprintf(buf, len, "%s/%s", s, k->proto == 17 ? "udp" : "?");
+	snprintf(buf, len, "%s/%s", s, kr_proto_name(k->proto));
 }
 
 static const char *state_name(uint8_t s)

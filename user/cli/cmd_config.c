@@ -85,8 +85,9 @@ static void print_summary(const struct kr_config *cfg)
 			snprintf(vip, sizeof(vip), "*");
 		else
 			snprintf(vip, sizeof(vip), s->vip.family == 6 ? "[%s]" : "%s", ip);
-		printf("service %s: %s:%u/udp key %s ring %s", s->name, vip, s->port,
-		       kr_key_type_name(s->key.type), cfg->rings[s->ring].name);
+		printf("service %s: %s:%u/%s key %s ring %s", s->name, vip, s->port,
+		       kr_cfg_proto_name(s->protocol), kr_key_type_name(s->key.type),
+		       cfg->rings[s->ring].name);
 		if (s->nsubset) {
 			const struct kr_cfg_ring *r = &cfg->rings[s->ring];
 			uint32_t in = 0;

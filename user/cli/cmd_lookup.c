@@ -29,7 +29,7 @@ static const char lookup_help[] =
 	"       keyrouter lookup -c CONFIG --ring NAME [--key-type TYPE] [--keys-file KEYS]\n"
 	"                        [--addr] [--image | --via-kernel] [KEY...]\n"
 	"       keyrouter lookup -c CONFIG --service NAME [--live | --instance NAME | --pin-dir DIR]\n"
-	"                        [--keys-file KEYS] [--addr] [--via-kernel] [KEY...]\n"
+	"                        [--keys-file KEYS] [--addr] [--via-kernel | --tcp] [KEY...]\n"
 	"\n"
 	"Builds the ring and prints, for each key (KEYS first, then the arguments), one line:\n"
 	"  <key hex or -> <crc32(key), 8 hex> <ring_index> <backend_index> <b1> <b2> <b3>\n"
@@ -92,6 +92,10 @@ static const char lookup_help[] =
 	"  -i, --instance NAME    --live with instance NAME (default: the file's \"instance\",\n"
 	"                         else \"default\")\n"
 	"  -p, --pin-dir DIR      --live with the maps pinned in DIR\n"
+	"  --tcp                  --service: the keys are TCP flows, ADDR:PORT of the client:\n"
+	"                         where a new flow of the service goes (the ring on its\n"
+	"                         tuple, never spilled; docs/datapath.md \"TCP\"); later\n"
+	"                         segments follow the router's flow table\n"
 	"  --client ADDR:PORT     --service: a hot key's replica is the one of this client\n"
 	"                         (its source address and port); without it, the owner.\n"
 	"                         A hot key's line says 'replica R of K' (--json: route\n"
@@ -119,6 +123,8 @@ struct lookup_ctx {
 	struct kr_ring_opts o;
 	const char *keys, *instance, *pin_dir;
 	bool use_image, show_addr, via_kernel, live, json, header;
+	bool tcp;				/* --tcp: the keys are TCP flows */
+	struct kr_keyspec tcp_spec;		/* ... keyed by their tuple */
 	struct kr_ring *ring;
 	struct kr_image img;
 	uint8_t *key;
@@ -868,12 +874,29 @@ static int setup_service(struct lookup_ctx *c)
 	struct kr_err err;
 	int rc = 1;
 
-	if (c->key_type != KR_KEY_NONE && c->key_type != c->o.key.type)
+	if (c->tcp) {	/* a TCP flow: its tuple on the service's ring, never spilled */
+		const struct kr_cfg_service *s = &c->o.cfg->services[c->o.svc];
+
+		if (!(s->protocol & KR_CFG_PROTO_TCP))
+			return kr_usage_error("--tcp: service '%s' takes no TCP (\"protocol\": "
+					      "\"%s\")", s->name, kr_cfg_proto_name(s->protocol));
+		if (c->via_kernel)
+			return kr_usage_error("--tcp: not with --via-kernel (its packets are UDP)");
+		if (c->key_type != KR_KEY_NONE && c->key_type != KR_KEY_TUPLE)
+			return kr_usage_error("--tcp: the key is the tuple (ADDR:PORT), not %s",
+					      kr_key_type_name(c->key_type));
+		c->tcp_spec.type = KR_KEY_TUPLE;
+		c->tcp_spec.delimiter = -1;
+		c->key_type = KR_KEY_TUPLE;
+		c->spec = &c->tcp_spec;
+	} else if (c->key_type != KR_KEY_NONE && c->key_type != c->o.key.type) {
 		return kr_usage_error("--key-type %s differs from service '%s' (key type %s)",
 				      kr_key_type_name(c->key_type), c->o.service,
 				      kr_key_type_name(c->o.key.type));
-	c->key_type = c->o.key.type;
-	c->spec = &c->o.key;
+	} else {
+		c->key_type = c->o.key.type;
+		c->spec = &c->o.key;
+	}
 	if (c->via_kernel && c->o.cfg->services[c->o.svc].nqlb)
 		return kr_usage_error("--via-kernel: not for a service with QUIC-LB (the kernel's "
 				      "decode: 'keyrouter quic-lb decode --via-kernel')");
@@ -903,6 +926,8 @@ static int setup_service(struct lookup_ctx *c)
 		pr_warn("keyrouter: %s\n", err.msg);
 		goto out;
 	}
+	if (c->tcp)	/* a flow never spills, nor goes to a hot key's replica */
+		c->sr.nospill = c->slot_sr[0].nospill = c->slot_sr[1].nospill = true;
 	if (c->client) {
 		struct kr_sockaddr sa;
 
@@ -1056,6 +1081,7 @@ static int cmd_lookup(int argc, char **argv)
 		KR_OPT_FLAG("image", 0, &c.use_image),
 		KR_OPT_CB("key-type", 0, KR_ARG_REQUIRED, OPT_KEY_TYPE),
 		KR_OPT_FLAG("via-kernel", 0, &c.via_kernel),
+		KR_OPT_FLAG("tcp", 0, &c.tcp),
 		KR_OPT_FLAG("live", 0, &c.live),
 		KR_OPT_FLAG("json", 'j', &c.json),
 		KR_OPT_FLAG("header", 0, &c.header),

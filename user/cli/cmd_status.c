@@ -16,6 +16,7 @@
 #include "log.h"
 #include "ops.h"
 #include "ops_find.h"
+#include "ops_flows.h"
 #include "ops_kernel.h"
 #include "ops_backends.h"
 #include "ops_report.h"
@@ -207,7 +208,7 @@ static void show_service(struct view *v, const struct kr_service_key *k,
 		json_array_append_new(arr, json_pack(
 			"{s:s,s:I,s:s,s:s,s:s,s:I,s:s,s:I,s:i,s:s,s:{s:s,s:s,s:s}}", "name", name,
 			"stats_id", (json_int_t)s->stats_id, "vip", addr, "proto",
-			k->proto == 17 ? "udp" : "?", "ring", rn, "ring_id", (json_int_t)s->ring_id,
+			kr_proto_name(k->proto), "ring", rn, "ring_id", (json_int_t)s->ring_id,
 			"key_type", kt, "subset_id", (json_int_t)s->subset_id, "subset_members",
 			members, "forward", fwd, "policy", "no_key", policy_name(s->policy_no_key),
 			"key_too_long", policy_name(s->policy_too_long), "all_down",
@@ -221,7 +222,7 @@ static void show_service(struct view *v, const struct kr_service_key *k,
 	else
 		name[0] = 0;
 	printf("service %s%s/%s: key %s, ring %s%s, forward %s, policy no_key %s, key_too_long %s, "
-	       "all_down %s\n", name, addr, k->proto == 17 ? "udp" : "?", kt, rn, sub, fwd,
+	       "all_down %s\n", name, addr, kr_proto_name(k->proto), kt, rn, sub, fwd,
 	       policy_name(s->policy_no_key), policy_name(s->policy_too_long),
 	       policy_name(s->policy_no_route));
 }
@@ -428,6 +429,40 @@ static void show_quic_lb(struct view *v)
 	close(fd);
 }
 
+/* The TCP flow tables (docs/datapath.md "TCP"): occupancy, inserts, hits, evictions (an
+ * estimate: inserts - deletes - occupancy).  Nothing from a data path without them. */
+static void show_flows(struct view *v)
+{
+	struct kr_ops_flows f;
+	json_t *o;
+
+	if (kr_ops_flows_read(v->in, &f))
+		return;
+	if (!v->j) {
+		printf("tcp flows: established %u of %u (inserts %llu, hits %llu, deletes %llu, "
+		       "evicted ~%llu), embryonic %u of %u (inserts %llu, hits %llu, evicted ~%llu), "
+		       "by the ring %llu, moved off a down backend %llu\n", f.flows, f.flows_max,
+		       (unsigned long long)f.st.promoted, (unsigned long long)f.st.hits,
+		       (unsigned long long)f.st.deletes, (unsigned long long)f.evicted, f.syn,
+		       f.syn_max, (unsigned long long)f.st.syn_inserts,
+		       (unsigned long long)f.st.syn_hits, (unsigned long long)f.syn_evicted,
+		       (unsigned long long)f.st.ring, (unsigned long long)f.st.down);
+		return;
+	}
+	o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		      "established", (json_int_t)f.flows, "established_max",
+		      (json_int_t)f.flows_max, "inserts", (json_int_t)f.st.promoted, "hits",
+		      (json_int_t)f.st.hits, "deletes", (json_int_t)f.st.deletes, "evicted",
+		      (json_int_t)f.evicted, "embryonic", (json_int_t)f.syn, "embryonic_max",
+		      (json_int_t)f.syn_max, "embryonic_inserts", (json_int_t)f.st.syn_inserts,
+		      "embryonic_hits", (json_int_t)f.st.syn_hits, "embryonic_deletes",
+		      (json_int_t)f.st.syn_deletes, "embryonic_evicted",
+		      (json_int_t)f.syn_evicted, "ring", (json_int_t)f.st.ring, "moved",
+		      (json_int_t)f.st.down);
+	if (o)
+		json_object_set_new(v->j, "tcp_flows", o);
+}
+
 /* One round: text, or (--json) one object on one line. */
 static int show(struct view *v)
 {
@@ -442,6 +477,7 @@ static int show(struct view *v)
 		kr_announce_show(v->in, v->j);
 	}
 	show_quic_lb(v);
+	show_flows(v);
 	if (v->full)
 		show_services(v);
 	if (v->j)	/* per-service counters (svc_out.c) */

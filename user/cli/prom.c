@@ -16,6 +16,7 @@
 #include "ops_kernel.h"
 #include "ops_backends.h"
 #include "ops_find.h"
+#include "ops_flows.h"
 #include "ops_report.h"
 #include "ring_sm.h"
 #include "ops_stats.h"
@@ -47,6 +48,8 @@ enum fam {
 	F_SLOT_MEMORY, F_SLOT_GENERATION, F_SLOT_PUBLISHED, F_SLOT_INFO,
 	F_BE_UP, F_BE_STATE, F_BE_RINGS, F_BE_PACKETS, F_BE_BYTES,
 	F_QLB_PACKETS, F_QLB_ROUTED,
+	F_TCP_FLOWS, F_TCP_FLOWS_MAX, F_TCP_INSERTS, F_TCP_HITS, F_TCP_EVICTED, F_TCP_RING,
+	F_TCP_MOVED,
 	F_BE_OWNER, F_BE_SINCE, F_HC_PROBES, F_HC_FAILED, F_HC_RTT, F_HC_TRANSITIONS, F_HC_HELD,
 	F_HC_UP, F_HC_BEAT, F_HC_PANIC,
 	F_HC_REATTACH, F_HC_DAMP_PENALTY, F_HC_DAMP_HELD, F_HC_FLAPS,
@@ -149,6 +152,22 @@ static const struct {
 		"unknown_config, unknown_server_id, too_short, backend_down, too_long)." },
 	[F_QLB_ROUTED] = { "keyrouter_quic_lb_routed_total", "counter",
 		"QUIC packets routed by the server ID in the CID, by the CID's config rotation." },
+	[F_TCP_FLOWS] = { "keyrouter_tcp_flows", "gauge",
+		"Entries of the TCP flow tables (table: established, embryonic)." },
+	[F_TCP_FLOWS_MAX] = { "keyrouter_tcp_flows_max", "gauge",
+		"Size (max entries) of the TCP flow tables." },
+	[F_TCP_INSERTS] = { "keyrouter_tcp_flow_inserts_total", "counter",
+		"Entries written: embryonic by SYNs the ring routed, established by the "
+		"handshake's next segment (promotion)." },
+	[F_TCP_HITS] = { "keyrouter_tcp_flow_hits_total", "counter",
+		"TCP segments that followed their entry (embryonic: SYN retransmissions)." },
+	[F_TCP_EVICTED] = { "keyrouter_tcp_flow_evictions", "gauge",
+		"Entries the LRU evicted, estimated as inserts - deletes - occupancy (a gauge: "
+		"it falls when an estimate was high)." },
+	[F_TCP_RING] = { "keyrouter_tcp_segments_ring_total", "counter",
+		"TCP segments without an entry, routed by the ring (SYNs included)." },
+	[F_TCP_MOVED] = { "keyrouter_tcp_flows_moved_total", "counter",
+		"Entries dropped because their backend was down or gone: the ring routed them." },
 	[F_BE_OWNER] = { "keyrouter_backend_state_owner", "gauge",
 		"Who set the backend's state: 0 the configuration (apply), 1 an operator "
 		"(backend set), 2 the health checker." },
@@ -764,6 +783,34 @@ static int services_count(const struct kr_ops_maps *m)
 }
 
 /* QUIC-LB outcomes of each QUIC-LB service (kr_qlb_stats), labelled by a VIP of it. */
+/* The TCP flow tables (docs/datapath.md "TCP"); nothing from a data path without them. */
+static void tcp_flows(struct prom *p, const char *inst, const struct kr_inst *in)
+{
+	static const char *const t[2] = { "established", "embryonic" };
+	struct kr_ops_flows f;
+	char b[32];
+
+	if (kr_ops_flows_read(in, &f))
+		return;
+	{
+		const __u64 n[2] = { f.flows, f.syn }, max[2] = { f.flows_max, f.syn_max };
+		const __u64 ins[2] = { f.st.promoted, f.st.syn_inserts };
+		const __u64 hit[2] = { f.st.hits, f.st.syn_hits }, ev[2] = { f.evicted,
+									      f.syn_evicted };
+
+		for (int i = 0; i < 2; i++) {
+			sample(p, F_TCP_FLOWS, u64s(b, n[i]), L_INST, inst, "table", t[i], NULL);
+			sample(p, F_TCP_FLOWS_MAX, u64s(b, max[i]), L_INST, inst, "table", t[i],
+			       NULL);
+			sample(p, F_TCP_INSERTS, u64s(b, ins[i]), L_INST, inst, "table", t[i], NULL);
+			sample(p, F_TCP_HITS, u64s(b, hit[i]), L_INST, inst, "table", t[i], NULL);
+			sample(p, F_TCP_EVICTED, u64s(b, ev[i]), L_INST, inst, "table", t[i], NULL);
+		}
+	}
+	sample(p, F_TCP_RING, u64s(b, f.st.ring), L_INST, inst, NULL);
+	sample(p, F_TCP_MOVED, u64s(b, f.st.down), L_INST, inst, NULL);
+}
+
 static void quic_lb(struct prom *p, const char *inst, const struct kr_inst *in,
 		    const struct kr_ops_maps *m)
 {
@@ -888,6 +935,7 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 		free(nrings);
 	}
 	quic_lb(p, in.name, &in, &m);
+	tcp_flows(p, in.name, &in);
 	services(p, in.name, &in, &m);
 	sample(p, F_ERRORS, u64s(b, p->errors), L_INST, in.name, NULL);
 	kr_health_maps_close(&p->hm);

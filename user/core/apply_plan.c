@@ -774,8 +774,8 @@ static int plan_members(struct planner *pl)
 	return 0;
 }
 
-void kr_service_entry(const struct kr_cfg_service *s, uint32_t ring_id, struct kr_service_key *k,
-		      struct kr_service *v)
+void kr_service_entry_proto(const struct kr_cfg_service *s, uint32_t ring_id, uint8_t proto,
+			    struct kr_service_key *k, struct kr_service *v)
 {
 	memset(k, 0, sizeof(*k));
 	memset(v, 0, sizeof(*v));
@@ -784,7 +784,7 @@ void kr_service_entry(const struct kr_cfg_service *s, uint32_t ring_id, struct k
 		k->family = s->vip.family;
 	}
 	k->port = htons(s->port);
-	k->proto = s->protocol;
+	k->proto = proto;
 	v->ring_id = ring_id;
 	v->key_type = s->key.type;
 	v->fwd_mode = s->fwd.mode;
@@ -802,6 +802,20 @@ void kr_service_entry(const struct kr_cfg_service *s, uint32_t ring_id, struct k
 		memcpy(v->tun_src4, s->fwd.source4, 4);
 	if (s->fwd.has_source6)
 		memcpy(v->tun_src6, s->fwd.source6, 16);
+	if (proto == IPPROTO_TCP) {	/* a segment's key is its flow's tuple (kr_flow.h) */
+		v->key_type = KR_KEY_TUPLE;
+		v->flags &= ~KR_SVC_F_PAYLOAD_DELIM;
+		v->payload_delim = 0;
+		v->payload_off = v->payload_len = 0;
+		v->quic_cid_len = 0;
+	}
+}
+
+void kr_service_entry(const struct kr_cfg_service *s, uint32_t ring_id, struct kr_service_key *k,
+		      struct kr_service *v)
+{
+	kr_service_entry_proto(s, ring_id, s->protocol & KR_CFG_PROTO_UDP ? IPPROTO_UDP :
+			       IPPROTO_TCP, k, v);
 }
 
 /*
@@ -875,51 +889,71 @@ static const struct kr_service *service_live(const struct kr_live *lv,
 	return NULL;
 }
 
+/* The kr_services entries of config service i: one per protocol, its UDP entry first. */
+static uint32_t svc_protos(const struct kr_cfg_service *s, uint8_t *proto)
+{
+	uint32_t n = 0;
+
+	if (s->protocol & KR_CFG_PROTO_UDP)
+		proto[n++] = IPPROTO_UDP;
+	if (s->protocol & KR_CFG_PROTO_TCP)
+		proto[n++] = IPPROTO_TCP;
+	return n;
+}
+
 static int plan_services(struct planner *pl)
 {
 	const struct kr_config *cfg = pl->cfg;
 	struct kr_apply_plan *p = pl->p;
 	struct kr_service_key *keys;
-	uint32_t *ids;
+	uint32_t *ids, nkeys = 0;
 	int err = kr_units_resolve(&p->units, cfg);
 
 	if (err)
 		return err;
-	keys = calloc(cfg->nservices + 1, sizeof(*keys));
+	keys = calloc(2 * cfg->nservices + 1, sizeof(*keys));
 	ids = calloc(cfg->nservices + 1, sizeof(*ids));
 	err = keys && ids ? plan_svc_ids(pl, ids) : -ENOMEM;
 	if (err)
 		goto out;
 	for (uint32_t i = 0; i < cfg->nservices; i++) {
-		const struct kr_service *cur;
-		struct kr_service v;
+		uint8_t proto[2];
+		uint32_t np = svc_protos(&cfg->services[i], proto);
 
-		kr_service_entry(&cfg->services[i], p->units.svc_ring[i], &keys[i], &v);
-		v.subset_id = p->units.svc_subset[i];
-		v.stats_id = ids[i];
-		if (cfg->hash.keyed)	/* the secret is in kr_hash_key */
-			v.flags |= KR_SVC_F_KEYED_HASH;
-		kr_qlb_service_entry(cfg, i, &v);	/* QUIC-LB id and tag (quic_lb.h) */
-		cur = service_live(pl->lv, &keys[i]);
-		if (cur && !memcmp(cur, &v, sizeof(v))) {
-			p->n.services_same++;
-			continue;
+		for (uint32_t j = 0; j < np; j++) {
+			const struct kr_service *cur;
+			struct kr_service v;
+			struct kr_service_key *k = &keys[nkeys++];
+
+			kr_service_entry_proto(&cfg->services[i], p->units.svc_ring[i], proto[j], k,
+					       &v);
+			v.subset_id = p->units.svc_subset[i];
+			v.stats_id = ids[i];
+			if (cfg->hash.keyed)	/* the secret is in kr_hash_key */
+				v.flags |= KR_SVC_F_KEYED_HASH;
+			if (proto[j] == IPPROTO_UDP)	/* QUIC-LB id and tag (quic_lb.h) */
+				kr_qlb_service_entry(cfg, i, &v);
+			cur = service_live(pl->lv, k);
+			if (cur && !memcmp(cur, &v, sizeof(v))) {
+				p->n.services_same++;
+				continue;
+			}
+			if (GROW(p->services, p->nservices, pl->cap_svc)) {
+				err = -ENOMEM;
+				goto out;
+			}
+			p->services[p->nservices++] = (struct kr_plan_service){
+				.k = *k, .v = v, .added = !cur, .name = cfg->services[i].name };
+			if (cur)
+				p->n.services_changed++;
+			else
+				p->n.services_added++;
 		}
-		if (GROW(p->services, p->nservices, pl->cap_svc)) {
-			err = -ENOMEM;
-			goto out;
-		}
-		p->services[p->nservices++] = (struct kr_plan_service){
-			.k = keys[i], .v = v, .added = !cur, .name = cfg->services[i].name };
-		if (cur)
-			p->n.services_changed++;
-		else
-			p->n.services_added++;
 	}
 	for (uint32_t j = 0; j < pl->lv->nservices; j++) {
 		bool keep = false;
 
-		for (uint32_t i = 0; i < cfg->nservices && !keep; i++)
+		for (uint32_t i = 0; i < nkeys && !keep; i++)
 			keep = !memcmp(&keys[i], &pl->lv->services[j].k, sizeof(keys[i]));
 		if (keep)
 			continue;

@@ -242,8 +242,12 @@ void kr_apply_plan_free(struct kr_apply_plan *p);
 /* Any change at all (what "nothing changed" is decided on). */
 bool kr_apply_plan_changes(const struct kr_apply_plan *p);
 
-/* The kr_services entry of config service S on ring RING_ID (subset and keyed flag not
- * included). */
+/* The kr_services entry of config service S on ring RING_ID for one protocol (IPPROTO_UDP /
+ * IPPROTO_TCP: its key type is the tuple, its segments are routed by flow); subset and
+ * keyed flag not included. */
+void kr_service_entry_proto(const struct kr_cfg_service *s, uint32_t ring_id, uint8_t proto,
+			    struct kr_service_key *k, struct kr_service *v);
+/* The same for its first protocol (UDP when it has UDP): the entry its name is kept by. */
 void kr_service_entry(const struct kr_cfg_service *s, uint32_t ring_id, struct kr_service_key *k,
 		      struct kr_service *v);
 

@@ -1243,6 +1243,33 @@ static void check_service_quic_lb(struct ctx *c, struct kr_cfg_service *s, uint3
 	}
 }
 
+/* "protocol": "udp" (the default), "tcp" or "udp+tcp" (a dns service's default: RFC 7766
+ * makes TCP mandatory, and answers larger than the client's buffer are retried over it).
+ * Over TCP a segment is routed by its flow, its key the tuple (docs/config.md). */
+static void parse_protocol(struct ctx *c, json_t *o, struct kr_cfg_service *s)
+{
+	const char *v;
+
+	s->protocol = s->key.type == KR_KEY_DNS ? KR_CFG_PROTO_UDP | KR_CFG_PROTO_TCP :
+						  KR_CFG_PROTO_UDP;
+	if (get_str(c, o, "protocol", &v))
+		return;
+	if (!strcmp(v, "udp")) {
+		s->protocol = KR_CFG_PROTO_UDP;
+	} else if (!strcmp(v, "tcp")) {
+		s->protocol = KR_CFG_PROTO_TCP;
+	} else if (!strcmp(v, "udp+tcp")) {
+		s->protocol = KR_CFG_PROTO_UDP | KR_CFG_PROTO_TCP;
+	} else {
+		cfg_kerr(c, "protocol", "'%s': expected \"udp\", \"tcp\" or \"udp+tcp\" (both on "
+			 "the same VIP and port)", v);
+		return;
+	}
+	if (s->key.type == KR_KEY_QUIC && (s->protocol & KR_CFG_PROTO_TCP))
+		cfg_kerr(c, "protocol", "'%s': a quic key is carried by UDP only: expected "
+			 "\"udp\"", v);
+}
+
 static void parse_service(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 {
 	const char *v;
@@ -1260,10 +1287,8 @@ static void parse_service(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 	if (!need(c, get_uint(c, o, "port", 1, 65535, &u), "port", "a port 1..65535"))
 		s->port = (uint16_t)u;
 	s->vip.port = s->port;
-	s->protocol = IPPROTO_UDP;
-	if (!get_str(c, o, "protocol", &v) && strcmp(v, "udp"))
-		cfg_kerr(c, "protocol", "'%s' is not supported: expected \"udp\"", v);
 	parse_key(c, o, &s->key);
+	parse_protocol(c, o, s);
 	if (!need(c, get_str(c, o, "ring", &v), "ring", "the name of a ring")) {
 		ri = kr_config_ring(c->cfg, v);
 		if (ri < 0)
@@ -1285,11 +1310,23 @@ static void parse_service(struct ctx *c, json_t *o, struct kr_cfg_service *s)
 /* Two services on the same (address, port, protocol); "*" overlaps both wildcards. */
 static bool vip_clash(const struct kr_cfg_service *a, const struct kr_cfg_service *b)
 {
-	if (a->port != b->port || a->protocol != b->protocol)
+	if (a->port != b->port || !(a->protocol & b->protocol))
 		return false;
 	if (a->vip_any != b->vip_any)
 		return false;
 	return a->vip.family == b->vip.family && !memcmp(a->vip.ip, b->vip.ip, 16);
+}
+
+/* Each protocol of a service is a kr_services entry: "udp+tcp" takes two. */
+static void check_service_entries(struct ctx *c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < c->cfg->nservices; i++)
+		n += c->cfg->services[i].protocol == (KR_CFG_PROTO_UDP | KR_CFG_PROTO_TCP) ? 2 : 1;
+	if (n > KR_CFG_MAX_SERVICES)
+		cfg_kerr(c, "services", "%u kernel service entries (a \"udp+tcp\" service, a dns "
+			 "service's default, takes two): at most %u", n, KR_CFG_MAX_SERVICES);
 }
 
 static void parse_services(struct ctx *c, json_t *root)
@@ -1325,14 +1362,16 @@ static void parse_services(struct ctx *c, json_t *root)
 				     s->name, j);
 			else if (s->port && vip_clash(s, t))
 				cfg_kerr(c, "vip", "service '%s' uses the same address, port %u and "
-				     "protocol udp as services[%zu] '%s'%s", s->name ? s->name : "?",
-				     s->port, j, t->name ? t->name : "?", s->vip_any ?
+				     "protocol %s as services[%zu] '%s'%s", s->name ? s->name : "?",
+				     s->port, kr_cfg_proto_name(s->protocol & t->protocol), j,
+				     t->name ? t->name : "?", s->vip_any ?
 				     " (\"*\", \"0.0.0.0\" and \"::\" are the same wildcard: any "
 				     "address of either family)" : "");
 		}
 		cfg_pop(c);
 	}
 	cfg_pop(c);
+	check_service_entries(c);
 }
 
 /* ---- top level -------------------------------------------------------------------- */

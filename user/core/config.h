@@ -104,6 +104,17 @@ struct kr_cfg_ring {
 	uint32_t nhot_keys;
 };
 
+/* kr_cfg_service.protocol: the transports the service takes on its VIP and port */
+#define KR_CFG_PROTO_UDP	1u
+#define KR_CFG_PROTO_TCP	2u
+
+/* "udp", "tcp" or "udp+tcp" for protocol bits P. */
+static inline const char *kr_cfg_proto_name(unsigned p)
+{
+	return p == (KR_CFG_PROTO_UDP | KR_CFG_PROTO_TCP) ? "udp+tcp" :
+	       p == KR_CFG_PROTO_TCP ? "tcp" : "udp";
+}
+
 struct kr_cfg_service {
 	char *name;
 	/* VIP: vip_any = the wildcard ("*", "0.0.0.0" or "::": any local address of
@@ -112,7 +123,7 @@ struct kr_cfg_service {
 	bool vip_any;
 	struct kr_sockaddr vip;
 	uint16_t port;			/* host order, 1..65535 */
-	uint8_t protocol;		/* IPPROTO_UDP */
+	uint8_t protocol;		/* KR_CFG_PROTO_* bits: "udp", "tcp", "udp+tcp" */
 	struct kr_keyspec key;
 	uint32_t ring;			/* index into kr_config.rings */
 	char **subset;			/* tags a backend must ALL carry; NULL = whole ring */

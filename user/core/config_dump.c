@@ -313,7 +313,8 @@ static json_t *svc_quic_lb(const struct kr_cfg_field *f, const void *obj, const 
 DUMP(svc_name, struct kr_cfg_service, void, json_string(o->name))
 DUMP(svc_vip, struct kr_cfg_service, void, o->vip_any ? json_string("*") : ip_json(&o->vip))
 DUMP(svc_port, struct kr_cfg_service, void, json_integer(o->port))
-DUMP(svc_protocol, struct kr_cfg_service, void, json_string("udp"))
+DUMP(svc_protocol, struct kr_cfg_service, void,
+     json_string(kr_cfg_proto_name(o->protocol)))
 DUMP(svc_key, struct kr_cfg_service, void,
      cfg_fields_json(KR_CFG_OBJ_KEY, KR_CFG_V_KEY(o->key.type), &o->key, o))
 DUMP(svc_ring, struct kr_cfg_service, struct kr_config, json_string(u->rings[o->ring].name))

@@ -16,13 +16,14 @@ int kr_ref_packet(const void *frame, size_t len, const struct kr_service *svc,
 	memset(out, 0, sizeof(*out));
 	out->parse_rc = kr_parse(data, data + len, &pkt);
 	out->family = pkt.family;
+	out->proto = pkt.proto;
 	memcpy(out->dst, pkt.dst, sizeof(out->dst));
 	out->dport = (uint16_t)(pkt.dport[0] << 8 | pkt.dport[1]);
 	out->l3_off = pkt.l3_off;
 	out->l3_len = pkt.l3_len;
 	out->pl_off = pkt.pl_off;
 	out->pl_len = pkt.pl_len;
-	if (out->parse_rc != KR_PARSE_OK || !svc)
+	if (out->parse_rc != KR_PARSE_OK || !svc || pkt.proto != KR_IPPROTO_UDP)
 		return out->parse_rc;
 	/* the window, as bpf_xdp_load_bytes() copies it */
 	memset(&s, 0, sizeof(s));

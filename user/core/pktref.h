@@ -20,6 +20,7 @@ struct kr_ref_out {
 	uint32_t key_hash;	/* crc32 of the key (user/core/crc32.c, an independent CRC) */
 	uint8_t key[KR_KEY_BUF];
 	uint8_t family;		/* parsed headers */
+	uint8_t proto;		/* IPPROTO_UDP or IPPROTO_TCP */
 	uint8_t dst[16];
 	uint16_t dport;		/* host order */
 	uint32_t l3_off, l3_len, pl_off, pl_len;

@@ -11,7 +11,8 @@ static void port_clear(struct kr_service_ports *sp, const struct kr_service_key 
 {
 	__u32 p = ntohs(k->port);
 
-	if (k->family)	/* an exact (VIP, port) entry */
+	if (k->family && k->proto == 17)	/* an exact (VIP, port) UDP entry (the tables
+						 * are UDP's: TCP looks in kr_services) */
 		sp->no_exact[p >> 6] &= ~(1ull << (p & 63));
 }
 
