@@ -1,0 +1,769 @@
+#!/usr/bin/python3
+"""The soak test's driver (scripts/soak.sh sets up the namespaces and runs it in the
+router's network namespace; docs/operations.md "Soak test" describes it).
+
+It runs the instance's long-running processes as their units would (restarted when they
+die), scrapes the exporter every 100 ms, keeps DNS and memcached traffic going from the
+client (tests/soak/traffic.py: each query's send time and outcome), and cycles through the
+events below for DURATION seconds.  Every 10 s it records each process's descriptors and
+RSS and the kernel objects of this instance.  At the end it prints exactly one line
+
+  soak: M minutes, E events, S scrapes; fds F0 -> F1, rss R0 -> R1 KiB, kernel progs P0 -> P1, maps M0 -> M1; lost outside bounds L
+
+(the details before it, on standard error) and exits 0 only when F1 - F0 <= FD_BOUND,
+R1 - R0 <= the RSS bound, P1 = P0, M1 = M0, the pins are as many as at the start,
+L = 0, at least --min-events events ran and none of them failed.
+"""
+import argparse
+import copy
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+FD_BOUND = 5
+RSS_BOUND_KIB = 2048	# + 10 % of R0: allocator arenas settle after the first rounds
+PRE = 0.3		# a loss window opens this long before its action (queries in flight)
+SETTLE = 5.0		# a process's first sample: this long after it started
+SAMPLE_EVERY = 10.0
+
+
+def log(msg):
+    print("soak: [%7.1f] %s" % (time.time() - T0, msg), file=sys.stderr, flush=True)
+
+
+T0 = time.time()
+
+
+def run(argv, timeout=60, check=True, input=None):
+    """Run a command; its output and status.  A failure is an error of the soak."""
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, text=True, input=input,
+                           stdin=None if input is not None else subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        ERRORS.append("%s: timed out after %d s" % (" ".join(argv[:3]), timeout))
+        return 124, ""
+    if check and p.returncode != 0:
+        ERRORS.append("%s exited %d: %s" % (" ".join(argv[:4]), p.returncode,
+                                             p.stdout.strip().splitlines()[-1:]))
+    return p.returncode, p.stdout
+
+
+ERRORS = []
+
+
+# ---- the long-running processes, as their units run them -----------------------------
+
+class Daemon:
+    """One long-running process, restarted as systemd's Restart= would: 'always', or
+    'on-failure' (a signal or a non-zero status), RestartSec later."""
+
+    def __init__(self, name, argv, restart, restart_sec, logdir):
+        self.name, self.argv, self.restart, self.restart_sec = name, argv, restart, restart_sec
+        self.logf = open(os.path.join(logdir, name + ".log"), "a")
+        self.proc = None
+        self.incarnations = []	# [{"pid", "start", "samples": [(t, fds, rss)]}]
+        self.killed = 0		# by the driver (kill -9 events)
+        self.deaths = []	# (time, status) of exits the driver did not cause
+        self.restart_at = None
+        self.lock = threading.Lock()
+
+    def start(self):
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self.logf,
+                                     stderr=subprocess.STDOUT, close_fds=True)
+        self.incarnations.append({"pid": self.proc.pid, "start": time.time(), "samples": []})
+        self.expect_death = False
+        self.restart_at = None
+
+    def poll(self):
+        with self.lock:
+            if self.proc is not None:
+                rc = self.proc.poll()
+                if rc is None:
+                    return
+                if not self.expect_death:
+                    self.deaths.append((time.time(), rc))
+                    log("%s (pid %d) exited with status %d" % (self.name, self.proc.pid, rc))
+                self.proc = None
+                if self.restart == "always" or rc != 0:
+                    self.restart_at = time.time() + self.restart_sec
+            if self.restart_at is not None and time.time() >= self.restart_at:
+                self.start()
+
+    def kill9(self):
+        with self.lock:
+            if self.proc is None:
+                return False
+            self.expect_death = True
+            self.killed += 1
+            self.proc.kill()
+            return True
+
+    def stop(self):
+        with self.lock:
+            self.restart_at = None
+            self.restart = "never"
+            if self.proc is not None:
+                self.expect_death = True
+                self.proc.terminate()
+                try:
+                    self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+                self.proc = None
+
+    def pid(self):
+        p = self.proc
+        return p.pid if p is not None and p.poll() is None else None
+
+    def current(self):
+        return self.incarnations[-1] if self.incarnations else None
+
+
+# ---- what a process holds, what the kernel holds of this instance --------------------
+
+def proc_fds(pid):
+    """(descriptor count, RSS KiB, prog ids, map ids) of PID, or None when it is gone."""
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+        rss = 0
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    rss = int(line.split()[1])
+        progs, maps = set(), set()
+        for fd in fds:
+            try:
+                with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                    for line in f:
+                        if line.startswith("prog_id:"):
+                            progs.add(int(line.split()[1]))
+                        elif line.startswith("map_id:"):
+                            maps.add(int(line.split()[1]))
+            except OSError:
+                pass
+        return len(fds), rss, progs, maps
+    except OSError:
+        return None
+
+
+def proc_steady(pid):
+    """The process's steady holdings: the least descriptors and RSS of 5 reads 50 ms apart
+    and the ids held in every read (a scrape or a round in progress opens the maps for a
+    moment; a leak stays)."""
+    reads = []
+    for i in range(5):
+        r = proc_fds(pid)
+        if r is None:
+            return None
+        reads.append(r)
+        if i < 4:
+            time.sleep(0.05)
+    progs = set.intersection(*(r[2] for r in reads))
+    maps = set.intersection(*(r[3] for r in reads))
+    return min(r[0] for r in reads), min(r[1] for r in reads), progs, maps
+
+
+def bpftool(*args):
+    rc, out = run(["bpftool", "-j", "-f"] + list(args), check=False)
+    try:
+        return json.loads(out) if rc == 0 else []
+    except ValueError:
+        return []
+
+
+def attached_prog(iface):
+    rc, out = run(["ip", "-j", "-d", "link", "show", "dev", iface], check=False)
+    try:
+        link = json.loads(out)[0]
+    except (ValueError, IndexError):
+        return None
+    xdp = link.get("xdp") or {}
+    if "prog" in xdp:
+        return xdp["prog"].get("id")
+    for a in xdp.get("attached", []):
+        if "prog" in a:
+            return a["prog"].get("id")
+    return None
+
+
+class Kernel:
+    """The BPF objects reachable from this instance only (the machine runs other tests):
+    its pins, the program attached to its interface, the objects its processes hold, and
+    the maps those programs use."""
+
+    def __init__(self, pin_dir, iface):
+        self.pin_dir, self.iface = pin_dir, iface
+
+    def pins(self):
+        n = 0
+        for _root, _dirs, files in os.walk(self.pin_dir):
+            n += len(files)
+        return n
+
+    def count(self, held_progs, held_maps):
+        under = self.pin_dir.rstrip("/") + "/"
+        allprogs = bpftool("prog", "show")
+        allmaps = bpftool("map", "show")
+        progs = set(held_progs)
+        a = attached_prog(self.iface)
+        if a is not None:
+            progs.add(a)
+        maps = set(held_maps)
+        for m in allmaps:
+            if any(p.startswith(under) for p in m.get("pinned", [])):
+                maps.add(m["id"])
+        for p in allprogs:
+            if any(x.startswith(under) for x in p.get("pinned", [])):
+                progs.add(p["id"])
+        for p in allprogs:
+            if p["id"] in progs:
+                maps.update(p.get("map_ids", []))
+        return progs, maps, a
+
+
+# ---- the driver -----------------------------------------------------------------------
+
+class Soak:
+    def __init__(self, a):
+        self.a = a
+        self.kr = a.keyrouter
+        self.inst = a.instance
+        self.dir = a.dir
+        with open(a.config) as f:
+            self.full = json.load(f)	# every backend (the last one joins and leaves)
+        self.nb = len(a.backend_ns)
+        self.cur = self.strip(self.full, self.nb - 1)
+        self.cfg = os.path.join(self.dir, "soak.json")
+        self.write_cfg()
+        h = self.full["rings"][0]["health"]
+        self.detect = h["fall"] * h["interval"] + h["timeout"]
+        self.events = []	# {"name", "t0", "t1", "windows", "note"}
+        self.kernel = Kernel("/sys/fs/bpf/keyrouter/" + self.inst, a.iface)
+        self.samples = []	# kernel samples: (t, progs, maps, pins, attached)
+        self.scrapes = 0
+        self.scrape_fail = 0
+        self.scrape_down = []	# times a scrape said keyrouter_up 0 (or nothing)
+        self.stop_ev = threading.Event()
+        self.rot = 0
+        self.staged_n = 0
+        self.commit_alt = False
+        self.upgrade_alt = False
+        self.weight_alt = False
+        self.daemons = self.make_daemons()
+        self.servers = []	# the servers this driver restarted
+
+    # configurations
+    def strip(self, cfg, n):
+        c = copy.deepcopy(cfg)
+        for r in c["rings"]:
+            r["backends"] = r["backends"][:n]
+        return c
+
+    def write_cfg(self, cfg=None, path=None):
+        path = path or self.cfg
+        with open(path + ".tmp", "w") as f:
+            json.dump(cfg or self.cur, f, indent=1)
+        os.rename(path + ".tmp", path)
+
+    def make_daemons(self):
+        kr, i, d = self.kr, self.inst, self.dir
+        port = "127.0.0.1:%d" % self.a.port
+        return [
+            # keyrouter-health@.service: Restart=always, RestartSec=1
+            Daemon("health", [kr, "health", "-c", self.cfg, "--instance", i], "always", 1, d),
+            # keyrouter-exporter.service: Restart=on-failure, RestartSec=2s (told which
+            # instance: the machine's other instances are other tests')
+            Daemon("exporter", [kr, "exporter", "--listen", port, "--instance", i],
+                   "on-failure", 2, d),
+            # keyrouter-balance@.service: Restart=always, RestartSec=5
+            Daemon("balance", [kr, "balance", "--instance", i, "--ring", "dns4", "--mode", "on",
+                               "--interval", "2", "--no-replicas"], "always", 5, d),
+            # no unit: an operator's terminal, as if restarted by hand a second later
+            Daemon("status-watch", [kr, "status", "--watch", "1", "--instance", i],
+                   "always", 1, d),
+        ]
+
+    def kr_run(self, *args, check=True):
+        return run([self.kr] + list(args) + ["--instance", self.inst], check=check)
+
+    # threads: supervision, scrapes, samples
+    def supervise(self):
+        while not self.stop_ev.is_set():
+            for dm in self.daemons:
+                dm.poll()
+            time.sleep(0.05)
+
+    def scrape(self):
+        conn = None
+        want = 'keyrouter_up{keyrouter_instance="%s"} 1' % self.inst
+        while not self.stop_ev.is_set():
+            t = time.time()
+            try:
+                if conn is None:
+                    conn = http.client.HTTPConnection("127.0.0.1", self.a.port, timeout=5)
+                conn.request("GET", "/metrics")
+                r = conn.getresponse()
+                body = r.read().decode(errors="replace")
+                if r.status == 200:
+                    self.scrapes += 1
+                    if want not in body:
+                        self.scrape_down.append(t)
+                else:
+                    self.scrape_fail += 1
+            except (OSError, http.client.HTTPException):
+                self.scrape_fail += 1
+                if conn is not None:
+                    conn.close()
+                conn = None
+            time.sleep(max(0.0, 0.1 - (time.time() - t)))
+
+    def sample_daemon(self, dm):
+        inc, pid = dm.current(), dm.pid()
+        if inc is None or pid is None or inc["pid"] != pid:
+            return None
+        r = proc_steady(pid)
+        if r is None:
+            return None
+        inc["samples"].append((time.time(), r[0], r[1]))
+        return r
+
+    def sample_all(self):
+        held_p, held_m = set(), set()
+        for dm in self.daemons:
+            inc = dm.current()
+            if inc is None or time.time() - inc["start"] < SETTLE:
+                continue
+            r = self.sample_daemon(dm)
+            if r is not None:
+                held_p |= r[2]
+                held_m |= r[3]
+        progs, maps, a = self.kernel.count(held_p, held_m)
+        self.samples.append((time.time(), len(progs), len(maps), self.kernel.pins(), a))
+        with open(os.path.join(self.dir, "samples.log"), "a") as f:
+            f.write("%.1f progs %s maps %d pins %d attached %s; %s\n" % (
+                time.time() - T0, sorted(progs), len(maps), self.kernel.pins(), a,
+                ", ".join("%s %s" % (dm.name, dm.current()["samples"][-1][1:]
+                                     if dm.current() and dm.current()["samples"] else "-")
+                          for dm in self.daemons)))
+
+    def sampler(self):
+        nxt = time.time() + SAMPLE_EVERY
+        while not self.stop_ev.wait(0.5):
+            if time.time() >= nxt:
+                nxt += SAMPLE_EVERY
+                self.sample_all()
+                continue
+            # a new incarnation's first sample, once it settled
+            for dm in self.daemons:
+                inc = dm.current()
+                if inc and not inc["samples"] and time.time() - inc["start"] >= SETTLE:
+                    self.sample_daemon(dm)
+
+    # backends
+    def backend_states(self):
+        rc, out = self.kr_run("status", "--json", check=False)
+        try:
+            st = json.loads(out)
+        except ValueError:
+            return {}
+        return {b["address"]: b["state"] for b in st.get("backends", [])}
+
+    def pick_backend(self):
+        """The next backend (1..N-1, rotating) whose every service is up, or None."""
+        st = self.backend_states()
+        n = self.nb - 1
+        for k in range(n):
+            i = (self.rot + k) % n + 1
+            addr = self.a.backend_ip[i - 1]
+            mine = [s for a, s in st.items() if a.startswith(addr + ":")]
+            if mine and all(s == "up" for s in mine):
+                self.rot = i % n
+                return i
+        return None
+
+    def ns(self, i):
+        return self.a.backend_ns[i - 1]
+
+    def start_servers(self, i):
+        ns, d, ip = self.ns(i), self.dir, self.a.backend_ip[i - 1]
+        vip = self.a.vip
+        with open(os.path.join(d, "servers-b%d.log" % i), "a") as lf:
+            self.servers += [subprocess.Popen(["ip", "netns", "exec", ns, "unbound", "-d", "-c",
+                              os.path.join(d, "dns-b%d" % i, "unbound.conf")],
+                             stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT),
+                             subprocess.Popen(["ip", "netns", "exec", ns, "memcached", "-u", "root", "-m", "16",
+                              "-t", "1", "-p", "11211", "-U", "11211",
+                              "-l", "%s,%s" % (vip, ip)],
+                             stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT)]
+        for port in ("53", "11211"):
+            for _ in range(100):
+                rc, out = run(["ip", "netns", "exec", ns, "ss", "-Hlnu", "sport = :" + port],
+                              check=False)
+                if out.strip():
+                    break
+                time.sleep(0.1)
+            else:
+                ERRORS.append("backend %d: nothing listens on udp %s after 10 s" % (i, port))
+
+    def kill_servers(self, i):
+        rc, out = run(["ip", "netns", "pids", self.ns(i)], check=False)
+        pids = [int(p) for p in out.split()]
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for p in pids:
+            for _ in range(200):
+                if not os.path.exists("/proc/%d" % p):
+                    break
+                time.sleep(0.01)
+        # reap the ones this driver started (the others are the topology's)
+        self.servers = [s for s in self.servers if s.poll() is None]
+
+    def nft_drop(self, i, on):
+        ns = self.ns(i)
+        if on:
+            rules = ("table inet kr_soak {\n chain drop_in {\n"
+                     "  type filter hook input priority 0; policy accept;\n"
+                     "  udp dport { 53, 11211 } drop\n }\n}\n")
+            run(["ip", "netns", "exec", ns, "nft", "-f", "-"], input=rules)
+        else:
+            run(["ip", "netns", "exec", ns, "nft", "delete", "table", "inet", "kr_soak"])
+
+    def wait_up(self, i, limit):
+        addr = self.a.backend_ip[i - 1] + ":"
+        end = time.time() + limit
+        while time.time() < end:
+            st = self.backend_states()
+            mine = [s for a, s in st.items() if a.startswith(addr)]
+            if mine and all(s == "up" for s in mine):
+                return True
+            time.sleep(0.2)
+        return False
+
+    def window(self, t):
+        """The loss window of a backend failing at t: until the checker marks it down."""
+        return (t - PRE, t + self.detect + self.a.slack)
+
+    # the events
+    def ev_kill_backend(self):
+        i = self.pick_backend()
+        if i is None:
+            return None
+        t = time.time()
+        self.kill_servers(i)
+        time.sleep(self.detect + self.a.slack + 0.5)
+        self.start_servers(i)
+        up = self.wait_up(i, 15)
+        return ("kill backend %d" % i, [self.window(t)], "" if up else "not up 15 s after restart")
+
+    def ev_drop(self):
+        i = self.pick_backend()
+        if i is None:
+            return None
+        t = time.time()
+        self.nft_drop(i, True)
+        time.sleep(self.detect + self.a.slack + 0.5)
+        self.nft_drop(i, False)
+        up = self.wait_up(i, 15)
+        return ("silent drop backend %d" % i, [self.window(t)], "" if up else "not up 15 s after")
+
+    def ev_flap(self):
+        i = self.pick_backend()
+        if i is None:
+            return None
+        wins = []
+        for _ in range(3):
+            wins.append(self.window(time.time()))
+            self.nft_drop(i, True)
+            time.sleep(2)
+            self.nft_drop(i, False)
+            time.sleep(2)
+        # a damped backend may be held down a while: the next events pick others
+        return ("flap backend %d (3 x 2 s down / 2 s up)" % i, wins, "")
+
+    def ev_detach(self):
+        t = time.time()
+        run(["ip", "link", "set", "dev", self.a.iface, "xdp", "off"])
+        bound = self.a.watchdog + self.a.slack
+        end = t + bound
+        while time.time() < end:
+            if attached_prog(self.a.iface) is not None:
+                break
+            time.sleep(0.05)
+        note = ""
+        back = attached_prog(self.a.iface)
+        if back is None:
+            # nothing re-attached it: the operator's fix (what is lost from here on is
+            # outside every bound)
+            self.kr_run("apply", "-c", self.cfg)
+            note = "not re-attached within %.1f s: the driver ran apply" % bound
+        else:
+            note = "re-attached (prog %d) after %.2f s" % (back, time.time() - t)
+        return ("detach (xdp off)", [(t - PRE, t + bound)], note)
+
+    def ev_apply_add(self):
+        self.cur = self.strip(self.full, self.nb)
+        self.write_cfg()
+        self.kr_run("apply", "-c", self.cfg)
+        return ("apply: backend %d added" % self.nb, [], "")
+
+    def ev_apply_reweight(self):
+        self.weight_alt = not self.weight_alt
+        for r in self.cur["rings"]:
+            r["backends"][0]["weight"] = 2 if self.weight_alt else 1
+        self.write_cfg()
+        self.kr_run("apply", "-c", self.cfg)
+        return ("apply: backend 1 weight %d" % (2 if self.weight_alt else 1), [], "")
+
+    def ev_apply_remove(self):
+        for r in self.cur["rings"]:
+            r["backends"] = [b for b in r["backends"]
+                             if not b["address"].startswith(self.a.backend_ip[-1] + ":")]
+        self.write_cfg()
+        self.kr_run("apply", "-c", self.cfg)
+        return ("apply: backend %d removed" % self.nb, [], "")
+
+    def ev_ring(self):
+        # a version neither slot holds yet (another point_multiple each time)
+        new = copy.deepcopy(self.cur)
+        self.staged_n += 1
+        for r in new["rings"]:
+            r["point_multiple"] = 161 + self.staged_n % 200
+        staged = os.path.join(self.dir, "staged.json")
+        self.write_cfg(new, staged)
+        self.commit_alt = not self.commit_alt
+        for r in new["rings"]:
+            self.kr_run("ring", "stage", r["name"], "-c", staged)
+            self.kr_run("ring", "migrate", r["name"], "--percent", "50")
+        time.sleep(1)
+        for r in new["rings"]:
+            self.kr_run("ring", "commit" if self.commit_alt else "rollback", r["name"])
+        if self.commit_alt:
+            self.cur = new
+            self.write_cfg()
+        return ("ring stage, migrate 50 %%, %s" % ("commit" if self.commit_alt else "rollback"),
+                [], "")
+
+    def ev_upgrade(self):
+        self.upgrade_alt = not self.upgrade_alt
+        args = ["upgrade", self.a.iface]
+        if self.upgrade_alt and self.a.upgrade_object:
+            args += ["--object", self.a.upgrade_object]
+        self.kr_run(*args)
+        return ("upgrade (%s)" % ("w16 build" if "--object" in args else "built-in"), [], "")
+
+    def ev_reload(self):
+        t = time.time()
+        self.kr_run("unload", self.a.iface)
+        self.kr_run("load", self.a.iface, "-c", self.cfg, "--mode", self.a.mode)
+        return ("unload + load", [(t - PRE, time.time() + self.a.slack)], "")
+
+    def ev_kill_daemon(self, dm):
+        def ev():
+            # the victim's last sample first: what it grew by counts even though it dies
+            self.sample_daemon(dm)
+            if not dm.kill9():
+                return ("kill -9 %s" % dm.name, [], "was not running")
+            return ("kill -9 %s" % dm.name, [], "")
+        return ev
+
+    def cycle(self):
+        evs = [self.ev_kill_backend, self.ev_apply_add, self.ev_kill_daemon(self.daemons[0]),
+               self.ev_drop, self.ev_ring, self.ev_kill_daemon(self.daemons[1]),
+               self.ev_apply_reweight, self.ev_detach, self.ev_upgrade,
+               self.ev_kill_daemon(self.daemons[2]), self.ev_apply_remove, self.ev_reload,
+               self.ev_kill_daemon(self.daemons[3]), self.ev_flap]
+        return evs
+
+    def run_events(self, end):
+        while True:
+            for ev in self.cycle():
+                if time.time() >= end:
+                    return
+                t0 = time.time()
+                r = ev()
+                if r is None:
+                    log("no backend is up on every service: event skipped")
+                    time.sleep(1)
+                    continue
+                name, wins, note = r
+                self.events.append({"name": name, "t0": t0, "t1": time.time(), "windows": wins,
+                                    "note": note})
+                log("event %d: %s (%.1f s)%s" % (len(self.events), name, time.time() - t0,
+                                                 "; " + note if note else ""))
+                time.sleep(self.a.gap)
+
+    # the end: figures
+    def growth(self):
+        """F0, F1, R0, R1: each process's first sample, plus what each of its
+        incarnations grew by from its first sample to its last."""
+        f0 = f1 = r0 = r1 = 0
+        for dm in self.daemons:
+            incs = [inc for inc in dm.incarnations if inc["samples"]]
+            if not incs:
+                ERRORS.append("%s: never sampled" % dm.name)
+                continue
+            s = incs[0]["samples"][0]
+            f0 += s[1]
+            r0 += s[2]
+            gf = sum(inc["samples"][-1][1] - inc["samples"][0][1] for inc in incs)
+            gr = sum(inc["samples"][-1][2] - inc["samples"][0][2] for inc in incs)
+            f1 += s[1] + gf
+            r1 += s[2] + gr
+            log("%s: %d incarnations (%d killed by the driver, %d other exits), fds %s, rss %s" % (
+                dm.name, len(dm.incarnations), dm.killed, len(dm.deaths),
+                " | ".join("%d->%d" % (i["samples"][0][1], i["samples"][-1][1]) for i in incs),
+                " | ".join("%d->%d" % (i["samples"][0][2], i["samples"][-1][2]) for i in incs)))
+        return f0, f1, r0, r1
+
+    def losses(self, path):
+        sent = lost = 0
+        outside = []
+        per_event = {}
+        wins = [(a, b, k) for k, e in enumerate(self.events) for a, b in e["windows"]]
+        with open(path) as f:
+            for line in f:
+                t, proto, outcome, _be = line.split()
+                sent += 1
+                if outcome == "ok":
+                    continue
+                lost += 1
+                t = float(t)
+                k = next((k for a, b, k in wins if a <= t <= b), None)
+                if k is not None:
+                    per_event[k] = per_event.get(k, 0) + 1
+                    continue
+                outside.append((t, proto))
+        return sent, lost, outside, per_event
+
+    def last_event_before(self, t):
+        prev = None
+        for e in self.events:
+            if e["t0"] <= t:
+                prev = e
+        return prev
+
+    def main(self):
+        a = self.a
+        traffic_out = os.path.join(self.dir, "queries")
+        stop = os.path.join(self.dir, "traffic.stop")
+        tr = subprocess.Popen(["ip", "netns", "exec", a.client_ns, sys.executable,
+                               os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                            "traffic.py"),
+                               a.vip, str(a.dns_rate), str(a.mc_rate), traffic_out, stop],
+                              stdin=subprocess.DEVNULL)
+        for _ in range(100):
+            if os.path.exists(traffic_out + ".started"):
+                break
+            time.sleep(0.1)
+        for dm in self.daemons:
+            dm.start()
+        threads = [threading.Thread(target=f, daemon=True)
+                   for f in (self.supervise, self.scrape, self.sampler)]
+        for th in threads:
+            th.start()
+        time.sleep(SETTLE + 1)
+        self.sample_all()
+        start = time.time()
+        log("traffic %g DNS + %g memcached queries/s; events for %d s" % (
+            a.dns_rate, a.mc_rate, a.duration))
+        self.run_events(start + a.duration)
+        # settle: every process running and past its first sample, then the last sample
+        end = time.time() + 30
+        while time.time() < end:
+            if all(dm.pid() and dm.current()["samples"] for dm in self.daemons):
+                break
+            time.sleep(0.2)
+        time.sleep(1)
+        self.sample_all()
+        minutes = (time.time() - start) / 60
+        self.stop_ev.set()
+        for th in threads:
+            th.join(10)
+        for dm in self.daemons:
+            dm.stop()
+        open(stop, "w").close()
+        tr.wait(30)
+
+        f0, f1, r0, r1 = self.growth()
+        k0, k1 = self.samples[0], self.samples[-1]
+        sent, lost, outside, per_event = self.losses(traffic_out)
+        for k, e in enumerate(self.events):
+            if per_event.get(k) or e["note"]:
+                log("event %d %s: lost %d within its bound%s" % (
+                    k + 1, e["name"], per_event.get(k, 0), "; " + e["note"] if e["note"] else ""))
+        by = {}
+        for t, proto in outside:
+            e = self.last_event_before(t)
+            key = "%s (at %.1f s, lost %.1f s after it began)" % (
+                e["name"], e["t0"] - T0, t - e["t0"]) if e else "before any event"
+            by.setdefault(e["name"] if e else "-", []).append(t)
+        for name, ts in by.items():
+            log("lost outside bounds: %d queries, after the event '%s' (first %.1f s, last %.1f s"
+                " into the soak)" % (len(ts), name, min(ts) - T0, max(ts) - T0))
+        log("queries sent %d, lost %d (%d within the events' bounds); scrapes %d ok, %d failed,"
+            " %d without keyrouter_up 1" % (sent, lost, lost - len(outside), self.scrapes,
+                                           self.scrape_fail, len(self.scrape_down)))
+        log("kernel: pins %d -> %d, attached prog %s -> %s" % (k0[3], k1[3], k0[4], k1[4]))
+        for dm in self.daemons:
+            for t, rc in dm.deaths:
+                log("%s exited by itself (status %d) at %.1f s" % (dm.name, rc, t - T0))
+        print("soak: %d minutes, %d events, %d scrapes; fds %d -> %d, rss %d -> %d KiB, "
+              "kernel progs %d -> %d, maps %d -> %d; lost outside bounds %d" % (
+                  round(minutes), len(self.events), self.scrapes, f0, f1, r0, r1, k0[1], k1[1],
+                  k0[2], k1[2], len(outside)), flush=True)
+        bad = list(ERRORS)
+        if f1 - f0 > FD_BOUND:
+            bad.append("descriptors grew by %d (bound %d)" % (f1 - f0, FD_BOUND))
+        if r1 - r0 > RSS_BOUND_KIB + r0 // 10:
+            bad.append("RSS grew by %d KiB (bound %d)" % (r1 - r0, RSS_BOUND_KIB + r0 // 10))
+        if k1[1] != k0[1] or k1[2] != k0[2] or k1[3] != k0[3]:
+            bad.append("kernel objects of the instance: progs %d -> %d, maps %d -> %d, pins %d"
+                       " -> %d" % (k0[1], k1[1], k0[2], k1[2], k0[3], k1[3]))
+        if outside:
+            bad.append("%d queries lost outside every event's bound" % len(outside))
+        if len(self.events) < a.min_events:
+            bad.append("%d events, fewer than %d" % (len(self.events), a.min_events))
+        if self.scrapes == 0:
+            bad.append("no scrape succeeded")
+        for b in bad:
+            print("soak: FAIL: %s" % b, file=sys.stderr)
+        return 1 if bad else 0
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--duration", type=float, required=True, help="seconds of events")
+    p.add_argument("--min-events", type=int, default=0)
+    p.add_argument("--instance", required=True)
+    p.add_argument("--iface", required=True, help="the router's ingress (keyrouter's)")
+    p.add_argument("--mode", default="native")
+    p.add_argument("--config", required=True, help="the configuration with every backend")
+    p.add_argument("--dir", required=True, help="the topology's state directory")
+    p.add_argument("--keyrouter", required=True)
+    p.add_argument("--upgrade-object", default="", help="another build for upgrade")
+    p.add_argument("--client-ns", required=True)
+    p.add_argument("--backend-ns", nargs="+", required=True)
+    p.add_argument("--backend-ip", nargs="+", required=True)
+    p.add_argument("--vip", required=True)
+    p.add_argument("--port", type=int, default=9437, help="the exporter's")
+    p.add_argument("--dns-rate", type=float, default=150)
+    p.add_argument("--mc-rate", type=float, default=150)
+    p.add_argument("--slack", type=float, default=1.5,
+                   help="seconds added to each loss window (a busy machine's delays)")
+    p.add_argument("--watchdog", type=float, default=1.0, help="the re-attach bound")
+    p.add_argument("--gap", type=float, default=1.0, help="seconds between events")
+    return p.parse_args()
+
+
+if __name__ == "__main__":
+    sys.exit(Soak(parse()).main())
