@@ -4,7 +4,7 @@
 #   scripts/soak.sh [DURATION]     seconds of events (default $DURATION, else 600)
 # A router running keyrouter (native XDP, l2 forwarding) in front of 5 backends, each with
 # unbound and memcached, on one L2 segment, a client, all in network namespaces of their
-# own (tests/lib/topo.sh, named after this process); an instance named after it too.  Then
+# own (tests/lib/topo.sh, named after this process), and an instance named kr-soak-PID.  Then
 # tests/soak/soak.py in the router's network namespace: the long-running processes as
 # their units run them, DNS and memcached traffic, the events, the samples, and one line
 #   soak: M minutes, E events, S scrapes; fds F0 -> F1, rss R0 -> R1 KiB, kernel progs P0 -> P1, maps M0 -> M1; lost outside bounds L
@@ -29,9 +29,28 @@ done
 [ -x "$TOPO_KEYROUTER" ] || miss+=("$TOPO_KEYROUTER (make)")
 [ ${#miss[@]} = 0 ] || { echo "soak: missing: ${miss[*]} (scripts/deps.sh installs the packages)" >&2; exit 2; }
 
-TOPO_QUIET=1 topo_init "kr-e2e-$$-soak" 5 || exit 1
+# Named kr-soak-PID, not kr-e2e-PID: the e2e files' stale cleanup (topo_cleanup_stale) takes
+# a name whose PID it cannot see for a dead run's, and a run in another PID namespace (the
+# machine is shared) would remove this one's pins and namespaces.  A run holds a lock of its
+# own instead: a lock nobody holds is a dead run's, whose namespaces and pins go.
+locks=/run/keyrouter-soak
+mkdir -p "$locks" || exit 1
+for l in "$locks"/kr-soak-*.lock; do
+	[ -e "$l" ] && flock -n "$l" true || continue
+	p=$(basename "$l" .lock)
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$p-"); do
+		topo_kill_ns "$ns"
+		ip netns del "$ns" 2>/dev/null
+	done
+	rm -rf "/sys/fs/bpf/keyrouter/$p" "$l"
+done
+lock=$locks/kr-soak-$$.lock
+exec 9>"$lock" && flock 9 || exit 1
+
+TOPO_QUIET=1 topo_init "kr-soak-$$" 5 || exit 1
 [ "${SOAK_KEEP:-0}" = 1 ] && TOPO_KEEP_DIR=1 && echo "soak: state in $TOPO_DIR" >&2
 topo_trap
+trap 'topo_teardown; rm -f "$lock"' EXIT
 topo_create && topo_start_dns && topo_start_memcached || exit 1
 
 # Rings dns4 and mc4 over the 5 backends (the driver starts with the first 4: the 5th joins
