@@ -14,7 +14,9 @@
 set -u
 cd "$(dirname "$0")/.."
 duration=${1:-${DURATION:-600}}
-case "$duration" in ''|*[!0-9]*) echo "soak: DURATION must be whole seconds, not '$duration'" >&2; exit 2 ;; esac
+case "$duration" in
+''|*[!0-9]*) echo "soak: DURATION must be whole seconds, not '$duration'" >&2; exit 2 ;;
+esac
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 
@@ -27,7 +29,8 @@ for t in ip nsenter ethtool unbound memcached nft bpftool jq ss; do
 	command -v "$t" >/dev/null 2>&1 || miss+=("$t")
 done
 [ -x "$TOPO_KEYROUTER" ] || miss+=("$TOPO_KEYROUTER (make)")
-[ ${#miss[@]} = 0 ] || { echo "soak: missing: ${miss[*]} (scripts/deps.sh installs the packages)" >&2; exit 2; }
+[ ${#miss[@]} = 0 ] ||
+	{ echo "soak: missing: ${miss[*]} (scripts/deps.sh installs the packages)" >&2; exit 2; }
 
 # Named kr-soak-PID, not kr-e2e-PID: the e2e files' stale cleanup (topo_cleanup_stale) takes
 # a name whose PID it cannot see for a dead run's, and a run in another PID namespace (the
@@ -62,7 +65,8 @@ jq '.rings |= map(select(.name | endswith("4"))) |
     .rings[].health = {"interval": 0.25, "timeout": 0.15, "rise": 2, "fall": 3}' \
 	"$TOPO_DIR/all.json" >"$TOPO_DIR/full.json" || exit 1
 jq '.rings[].backends |= .[0:4]' "$TOPO_DIR/full.json" >"$TOPO_DIR/soak.json" || exit 1
-e2e_load "$TOPO_DIR/soak.json" >"$TOPO_DIR/load.log" 2>&1 || { cat "$TOPO_DIR/load.log" >&2; exit 1; }
+e2e_load "$TOPO_DIR/soak.json" >"$TOPO_DIR/load.log" 2>&1 ||
+	{ cat "$TOPO_DIR/load.log" >&2; exit 1; }
 
 b4=() bns=()
 for ((i = 1; i <= TOPO_N; i++)); do b4+=("${TOPO_B4[i]}"); bns+=("${TOPO_B[i]}"); done

@@ -21,7 +21,10 @@ setup() {
 	local line
 	line=$(grep '^soak: [0-9]* minutes' <<<"$output")
 	echo "# $line ($(uptime | sed 's/.*load/load/'))" >&3
-	[[ "$line" =~ ^soak:\ ([0-9]+)\ minutes,\ ([0-9]+)\ events,\ ([0-9]+)\ scrapes\;\ fds\ ([0-9]+)\ -\>\ ([0-9]+),\ rss\ ([0-9]+)\ -\>\ ([0-9]+)\ KiB,\ kernel\ progs\ ([0-9]+)\ -\>\ ([0-9]+),\ maps\ ([0-9]+)\ -\>\ ([0-9]+)\;\ lost\ outside\ bounds\ ([0-9]+)$ ]]
+	local n='([0-9]+)' re
+	re="^soak: $n minutes, $n events, $n scrapes; fds $n -> $n, rss $n -> $n KiB, "
+	re+="kernel progs $n -> $n, maps $n -> $n; lost outside bounds $n\$"
+	[[ "$line" =~ $re ]]
 	local m=${BASH_REMATCH[1]} e=${BASH_REMATCH[2]} s=${BASH_REMATCH[3]}
 	local f0=${BASH_REMATCH[4]} f1=${BASH_REMATCH[5]} p0=${BASH_REMATCH[8]} p1=${BASH_REMATCH[9]}
 	local m0=${BASH_REMATCH[10]} m1=${BASH_REMATCH[11]} l=${BASH_REMATCH[12]}

@@ -394,14 +394,14 @@ class Soak:
     def start_servers(self, i):
         ns, d, ip = self.ns(i), self.dir, self.a.backend_ip[i - 1]
         vip = self.a.vip
+        unbound = ["unbound", "-d", "-c", os.path.join(d, "dns-b%d" % i, "unbound.conf")]
+        memcached = ["memcached", "-u", "root", "-m", "16", "-t", "1", "-p", "11211",
+                     "-U", "11211", "-l", "%s,%s" % (vip, ip)]
         with open(os.path.join(d, "servers-b%d.log" % i), "a") as lf:
-            self.servers += [subprocess.Popen(["ip", "netns", "exec", ns, "unbound", "-d", "-c",
-                              os.path.join(d, "dns-b%d" % i, "unbound.conf")],
-                             stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT),
-                             subprocess.Popen(["ip", "netns", "exec", ns, "memcached", "-u", "root", "-m", "16",
-                              "-t", "1", "-p", "11211", "-U", "11211",
-                              "-l", "%s,%s" % (vip, ip)],
-                             stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT)]
+            for argv in (unbound, memcached):
+                self.servers.append(subprocess.Popen(
+                    ["ip", "netns", "exec", ns] + argv, stdin=subprocess.DEVNULL, stdout=lf,
+                    stderr=subprocess.STDOUT))
         for port in ("53", "11211"):
             for _ in range(100):
                 rc, out = run(["ip", "netns", "exec", ns, "ss", "-Hlnu", "sport = :" + port],
@@ -710,9 +710,15 @@ class Soak:
         for name, ts in by.items():
             log("lost outside bounds: %d queries, after the event '%s' (first %.1f s, last %.1f s"
                 " into the soak)" % (len(ts), name, min(ts) - T0, max(ts) - T0))
+        # between an unload and the next load the instance is down; at any other time a
+        # scrape without keyrouter_up 1 is an exporter that lost its instance
+        reloads = [(e["t0"] - PRE, e["t1"] + a.slack) for e in self.events
+                   if e["name"] == "unload + load"]
+        lost_up = [t for t in self.scrape_down if not any(x <= t <= y for x, y in reloads)]
         log("queries sent %d, lost %d (%d within the events' bounds); scrapes %d ok, %d failed,"
-            " %d without keyrouter_up 1" % (sent, lost, lost - len(outside), self.scrapes,
-                                           self.scrape_fail, len(self.scrape_down)))
+            " %d without keyrouter_up 1 (%d of them outside an unload + load)" % (
+                sent, lost, lost - len(outside), self.scrapes, self.scrape_fail,
+                len(self.scrape_down), len(lost_up)))
         log("kernel: pins %d -> %d, attached prog %s -> %s" % (k0[3], k1[3], k0[4], k1[4]))
         for dm in self.daemons:
             for t, rc in dm.deaths:
@@ -733,6 +739,9 @@ class Soak:
             bad.append("%d queries lost outside every event's bound" % len(outside))
         if len(self.events) < a.min_events:
             bad.append("%d events, fewer than %d" % (len(self.events), a.min_events))
+        if lost_up:
+            bad.append("%d scrapes without keyrouter_up 1 outside an unload + load (first at"
+                       " %.1f s)" % (len(lost_up), lost_up[0] - T0))
         if self.scrapes == 0:
             bad.append("no scrape succeeded")
         for b in bad:

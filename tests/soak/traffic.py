@@ -132,7 +132,8 @@ def main(argv):
         r, _, _ = select.select([dns, mc], [], [], max(0.0, min(nxt - time.time(), 0.05)))
         drain()
         expire(time.time())
-        if stopping is not None and (not any(pending.values()) or time.time() - stopping > TIMEOUT + 1):
+        if stopping is not None and (not any(pending.values())
+                                     or time.time() - stopping > TIMEOUT + 1):
             break
     drain()
     expire(float("inf"))
