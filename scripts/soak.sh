@@ -10,7 +10,8 @@
 #   soak: M minutes, E events, S scrapes; fds F0 -> F1, rss R0 -> R1 KiB, kernel progs P0 -> P1, maps M0 -> M1; lost outside bounds L
 # Exit status: the driver's (0: every figure back within its bound, nothing lost outside
 # the events' bounds).  SOAK_MIN_EVENTS: fewer events fail it (default 0).
-# SOAK_KEEP=1 keeps the state directory (logs of every process, samples, queries).
+# SOAK_KEEP=1 keeps the state directory (logs of every process, samples, queries);
+# SOAK_EVENTS=reload,kill-backend cycles only those events (to reproduce a failure).
 set -u
 cd "$(dirname "$0")/.."
 duration=${1:-${DURATION:-600}}
@@ -76,4 +77,4 @@ nsenter --net="/run/netns/$TOPO_R" -- "$PY" tests/soak/soak.py --duration "$dura
 	--min-events "${SOAK_MIN_EVENTS:-0}" --instance "$TOPO_INSTANCE" --iface "$TOPO_R_IN" \
 	--config "$TOPO_DIR/full.json" --dir "$TOPO_DIR" --keyrouter "$TOPO_KEYROUTER" \
 	--upgrade-object "$up" --client-ns "$TOPO_C" --backend-ns "${bns[@]}" \
-	--backend-ip "${b4[@]}" --vip "$TOPO_VIP4"
+	--backend-ip "${b4[@]}" --vip "$TOPO_VIP4" --events "${SOAK_EVENTS:-}"

@@ -57,6 +57,17 @@ def run(argv, timeout=60, check=True, input=None):
 ERRORS = []
 
 
+class NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+NOLOCK = NoLock()
+
+
 # ---- the long-running processes, as their units run them -----------------------------
 
 class Daemon:
@@ -248,6 +259,8 @@ class Soak:
         self.kernel = Kernel("/sys/fs/bpf/keyrouter/" + self.inst, a.iface)
         self.samples = []	# kernel samples: (t, progs, maps, pins, attached)
         self.scrapes = 0
+        self.scrape_lock = threading.Lock()
+        self.next_sample = 0
         self.scrape_fail = 0
         self.scrape_down = []	# times a scrape said keyrouter_up 0 (or nothing)
         self.stop_ev = threading.Event()
@@ -305,6 +318,7 @@ class Soak:
         want = 'keyrouter_up{keyrouter_instance="%s"} 1' % self.inst
         while not self.stop_ev.is_set():
             t = time.time()
+            self.scrape_lock.acquire()
             try:
                 if conn is None:
                     conn = http.client.HTTPConnection("127.0.0.1", self.a.port, timeout=5)
@@ -322,16 +336,26 @@ class Soak:
                 if conn is not None:
                     conn.close()
                 conn = None
+            finally:
+                self.scrape_lock.release()
             time.sleep(max(0.0, 0.1 - (time.time() - t)))
+
+    def tag(self):
+        """What a process's steady descriptors depend on besides leaks: the checker holds a
+        socket per backend it checks.  Samples are compared only with samples of the same
+        tag (the starting configuration's)."""
+        return sum(len(r["backends"]) for r in self.cur["rings"])
 
     def sample_daemon(self, dm):
         inc, pid = dm.current(), dm.pid()
         if inc is None or pid is None or inc["pid"] != pid:
             return None
-        r = proc_steady(pid)
+        # the exporter between two scrapes (one in progress holds every map open)
+        with self.scrape_lock if dm.name == "exporter" else NOLOCK:
+            r = proc_steady(pid)
         if r is None:
             return None
-        inc["samples"].append((time.time(), r[0], r[1]))
+        inc["samples"].append((time.time(), r[0], r[1], self.tag()))
         return r
 
     def sample_all(self):
@@ -353,18 +377,17 @@ class Soak:
                                      if dm.current() and dm.current()["samples"] else "-")
                           for dm in self.daemons)))
 
-    def sampler(self):
-        nxt = time.time() + SAMPLE_EVERY
-        while not self.stop_ev.wait(0.5):
-            if time.time() >= nxt:
-                nxt += SAMPLE_EVERY
-                self.sample_all()
-                continue
-            # a new incarnation's first sample, once it settled
-            for dm in self.daemons:
-                inc = dm.current()
-                if inc and not inc["samples"] and time.time() - inc["start"] >= SETTLE:
-                    self.sample_daemon(dm)
+    def sample_due(self):
+        """Between two events (the instance as an event left it, nothing half done): every
+        10 s all of it, and a new incarnation's first sample once it settled."""
+        if time.time() >= self.next_sample:
+            self.next_sample = time.time() + SAMPLE_EVERY
+            self.sample_all()
+            return
+        for dm in self.daemons:
+            inc = dm.current()
+            if inc and not inc["samples"] and time.time() - inc["start"] >= SETTLE:
+                self.sample_daemon(dm)
 
     # backends
     def backend_states(self):
@@ -511,26 +534,30 @@ class Soak:
         return ("detach (xdp off)", [(t - PRE, t + bound)], note)
 
     def ev_apply_add(self):
+        pm = {r["name"]: r.get("point_multiple") for r in self.cur["rings"]}
         self.cur = self.strip(self.full, self.nb)
+        for r in self.cur["rings"]:
+            r["point_multiple"] = pm[r["name"]]
         self.write_cfg()
         self.kr_run("apply", "-c", self.cfg)
         return ("apply: backend %d added" % self.nb, [], "")
 
     def ev_apply_reweight(self):
-        self.weight_alt = not self.weight_alt
         for r in self.cur["rings"]:
-            r["backends"][0]["weight"] = 2 if self.weight_alt else 1
+            r["backends"][0]["weight"] = 2
         self.write_cfg()
         self.kr_run("apply", "-c", self.cfg)
-        return ("apply: backend 1 weight %d" % (2 if self.weight_alt else 1), [], "")
+        return ("apply: backend 1 weight 2", [], "")
 
     def ev_apply_remove(self):
         for r in self.cur["rings"]:
             r["backends"] = [b for b in r["backends"]
                              if not b["address"].startswith(self.a.backend_ip[-1] + ":")]
+            r["backends"][0]["weight"] = 1
+        self.weight_alt = False
         self.write_cfg()
         self.kr_run("apply", "-c", self.cfg)
-        return ("apply: backend %d removed" % self.nb, [], "")
+        return ("apply: backend %d removed, backend 1 weight 1" % self.nb, [], "")
 
     def ev_ring(self):
         # a version neither slot holds yet (another point_multiple each time)
@@ -577,12 +604,23 @@ class Soak:
         return ev
 
     def cycle(self):
-        evs = [self.ev_kill_backend, self.ev_apply_add, self.ev_kill_daemon(self.daemons[0]),
-               self.ev_drop, self.ev_ring, self.ev_kill_daemon(self.daemons[1]),
-               self.ev_apply_reweight, self.ev_detach, self.ev_upgrade,
-               self.ev_kill_daemon(self.daemons[2]), self.ev_apply_remove, self.ev_reload,
-               self.ev_kill_daemon(self.daemons[3]), self.ev_flap]
-        return evs
+        """The events in their order: the configuration changes first and is back to the
+        starting one (backend 5 out, weights 1) before the processes are killed, so that
+        each incarnation starts and ends in the same configuration."""
+        dm = {d.name: self.ev_kill_daemon(d) for d in self.daemons}
+        evs = [("apply-add", self.ev_apply_add), ("kill-backend", self.ev_kill_backend),
+               ("apply-reweight", self.ev_apply_reweight), ("drop", self.ev_drop),
+               ("ring", self.ev_ring), ("detach", self.ev_detach), ("upgrade", self.ev_upgrade),
+               ("apply-remove", self.ev_apply_remove), ("kill-health", dm["health"]),
+               ("reload", self.ev_reload), ("kill-exporter", dm["exporter"]),
+               ("flap", self.ev_flap), ("kill-balance", dm["balance"]),
+               ("kill-status-watch", dm["status-watch"])]
+        only = [e for e in self.a.events.split(",") if e]
+        unknown = set(only) - {n for n, _ in evs}
+        if unknown:
+            sys.exit("soak: unknown event(s) %s: %s" % (", ".join(sorted(unknown)),
+                                                      " ".join(n for n, _ in evs)))
+        return [f for n, f in evs if not only or n in only]
 
     def run_events(self, end):
         while True:
@@ -600,7 +638,9 @@ class Soak:
                                     "note": note})
                 log("event %d: %s (%.1f s)%s" % (len(self.events), name, time.time() - t0,
                                                  "; " + note if note else ""))
-                time.sleep(self.a.gap)
+                t = time.time()
+                self.sample_due()
+                time.sleep(max(0.0, self.a.gap - (time.time() - t)))
 
     # the end: figures
     def growth(self):
@@ -608,6 +648,8 @@ class Soak:
         incarnations grew by from its first sample to its last."""
         f0 = f1 = r0 = r1 = 0
         for dm in self.daemons:
+            for inc in dm.incarnations:
+                inc["samples"] = [x for x in inc["samples"] if x[3] == self.base_tag]
             incs = [inc for inc in dm.incarnations if inc["samples"]]
             if not incs:
                 ERRORS.append("%s: never sampled" % dm.name)
@@ -668,19 +710,27 @@ class Soak:
         for dm in self.daemons:
             dm.start()
         threads = [threading.Thread(target=f, daemon=True)
-                   for f in (self.supervise, self.scrape, self.sampler)]
+                   for f in (self.supervise, self.scrape)]
         for th in threads:
             th.start()
         time.sleep(SETTLE + 1)
+        self.base_tag = self.tag()
         self.sample_all()
+        self.next_sample = time.time() + SAMPLE_EVERY
         start = time.time()
         log("traffic %g DNS + %g memcached queries/s; events for %d s" % (
             a.dns_rate, a.mc_rate, a.duration))
         self.run_events(start + a.duration)
+        # the starting configuration's backends again (the cycle may have stopped between
+        # the apply that adds one and the one that removes it)
+        if self.tag() != self.base_tag:
+            self.ev_apply_remove()
+            log("end: the starting configuration's backends applied again")
         # settle: every process running and past its first sample, then the last sample
         end = time.time() + 30
         while time.time() < end:
-            if all(dm.pid() and dm.current()["samples"] for dm in self.daemons):
+            if all(dm.pid() and time.time() - dm.current()["start"] >= SETTLE
+                   for dm in self.daemons):
                 break
             time.sleep(0.2)
         time.sleep(1)
@@ -771,6 +821,8 @@ def parse():
                    help="seconds added to each loss window (a busy machine's delays)")
     p.add_argument("--watchdog", type=float, default=1.0, help="the re-attach bound")
     p.add_argument("--gap", type=float, default=1.0, help="seconds between events")
+    p.add_argument("--events", default="", help="cycle only these events (comma-separated"
+                   " names, e.g. reload,kill-backend: to reproduce one)")
     return p.parse_args()
 
 
