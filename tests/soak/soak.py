@@ -30,6 +30,7 @@ RSS_BOUND_KIB = 2048	# + 10 % of R0: allocator arenas settle after the first rou
 PRE = 0.3		# a loss window opens this long before its action (queries in flight)
 SETTLE = 5.0		# a process's first sample: this long after it started
 SAMPLE_EVERY = 10.0
+FOLLOW = 10.0		# a process has followed an unload + load or an upgrade by then
 
 
 def log(msg):
@@ -219,24 +220,30 @@ class Kernel:
         return n
 
     def count(self, held_progs, held_maps):
+        """(progs, maps, attached prog id, live progs, live maps): live = what the pins and
+        the attached program reach (the instance as it is now); the rest of progs and
+        maps is held by the processes only."""
         under = self.pin_dir.rstrip("/") + "/"
         allprogs = bpftool("prog", "show")
         allmaps = bpftool("map", "show")
-        progs = set(held_progs)
+        live_p, live_m = set(), set()
         a = attached_prog(self.iface)
         if a is not None:
-            progs.add(a)
-        maps = set(held_maps)
+            live_p.add(a)
         for m in allmaps:
             if any(p.startswith(under) for p in m.get("pinned", [])):
-                maps.add(m["id"])
+                live_m.add(m["id"])
         for p in allprogs:
             if any(x.startswith(under) for x in p.get("pinned", [])):
-                progs.add(p["id"])
+                live_p.add(p["id"])
+        progs = live_p | set(held_progs)
+        maps = live_m | set(held_maps)
         for p in allprogs:
+            if p["id"] in live_p:
+                live_m.update(p.get("map_ids", []))
             if p["id"] in progs:
                 maps.update(p.get("map_ids", []))
-        return progs, maps, a
+        return progs, maps, a, live_p, live_m
 
 
 # ---- the driver -----------------------------------------------------------------------
@@ -261,6 +268,8 @@ class Soak:
         self.scrapes = 0
         self.scrape_lock = threading.Lock()
         self.next_sample = 0
+        self.last_change = 0.0	# the end of the last unload + load or upgrade
+        self.orphans = []	# (time, process, programs, maps) held of a replaced instance
         self.scrape_fail = 0
         self.scrape_down = []	# times a scrape said keyrouter_up 0 (or nothing)
         self.stop_ev = threading.Event()
@@ -360,6 +369,7 @@ class Soak:
 
     def sample_all(self):
         held_p, held_m = set(), set()
+        held = {}
         for dm in self.daemons:
             inc = dm.current()
             if inc is None or time.time() - inc["start"] < SETTLE:
@@ -368,8 +378,18 @@ class Soak:
             if r is not None:
                 held_p |= r[2]
                 held_m |= r[3]
-        progs, maps, a = self.kernel.count(held_p, held_m)
+                held[dm.name] = r
+        progs, maps, a, live_p, live_m = self.kernel.count(held_p, held_m)
         self.samples.append((time.time(), len(progs), len(maps), self.kernel.pins(), a))
+        # a process holding a program or map the instance no longer has (an unload + load or
+        # an upgrade replaced it) once it had the time to follow
+        since = time.time() - self.last_change
+        for name, r in held.items():
+            op, om = r[2] - live_p, r[3] - live_m
+            if (op or om) and since >= FOLLOW:
+                self.orphans.append((time.time(), name, len(op), len(om)))
+                log("%s holds %d programs and %d maps the instance no longer has (%.0f s after"
+                    " the last unload + load or upgrade)" % (name, len(op), len(om), since))
         with open(os.path.join(self.dir, "samples.log"), "a") as f:
             f.write("%.1f progs %s maps %d pins %d attached %s; %s\n" % (
                 time.time() - T0, sorted(progs), len(maps), self.kernel.pins(), a,
@@ -586,12 +606,14 @@ class Soak:
         if self.upgrade_alt and self.a.upgrade_object:
             args += ["--object", self.a.upgrade_object]
         self.kr_run(*args)
+        self.last_change = time.time()
         return ("upgrade (%s)" % ("w16 build" if "--object" in args else "built-in"), [], "")
 
     def ev_reload(self):
         t = time.time()
         self.kr_run("unload", self.a.iface)
         self.kr_run("load", self.a.iface, "-c", self.cfg, "--mode", self.a.mode)
+        self.last_change = time.time()
         return ("unload + load", [(t - PRE, time.time() + self.a.slack)], "")
 
     def ev_kill_daemon(self, dm):
@@ -789,6 +811,11 @@ class Soak:
             bad.append("%d queries lost outside every event's bound" % len(outside))
         if len(self.events) < a.min_events:
             bad.append("%d events, fewer than %d" % (len(self.events), a.min_events))
+        if self.orphans:
+            who = sorted({o[1] for o in self.orphans})
+            bad.append("%d samples where a process held programs or maps the instance no longer"
+                       " has, %d s or more after the unload + load or upgrade: %s" % (
+                           len(self.orphans), FOLLOW, ", ".join(who)))
         if lost_up:
             bad.append("%d scrapes without keyrouter_up 1 outside an unload + load (first at"
                        " %.1f s)" % (len(lost_up), lost_up[0] - T0))
