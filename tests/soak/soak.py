@@ -212,6 +212,7 @@ class Kernel:
 
     def __init__(self, pin_dir, iface):
         self.pin_dir, self.iface = pin_dir, iface
+        self.detail = ""
 
     def pins(self):
         n = 0
@@ -238,9 +239,13 @@ class Kernel:
                 live_p.add(p["id"])
         progs = live_p | set(held_progs)
         maps = live_m | set(held_maps)
+        self.detail = "pinned maps %d" % len(live_m)
         for p in allprogs:
             if p["id"] in live_p:
                 live_m.update(p.get("map_ids", []))
+                self.detail += ", prog %d: %d maps (%d not pinned)" % (
+                    p["id"], len(p.get("map_ids", [])),
+                    len(set(p.get("map_ids", [])) - maps))
             if p["id"] in progs:
                 maps.update(p.get("map_ids", []))
         return progs, maps, a, live_p, live_m
@@ -384,15 +389,20 @@ class Soak:
         # a process holding a program or map the instance no longer has (an unload + load or
         # an upgrade replaced it) once it had the time to follow
         since = time.time() - self.last_change
+        stale = []
         for name, r in held.items():
             op, om = r[2] - live_p, r[3] - live_m
+            if op or om:
+                stale.append("%s holds %d progs, %d maps not the instance's" % (
+                    name, len(op), len(om)))
             if (op or om) and since >= FOLLOW:
                 self.orphans.append((time.time(), name, len(op), len(om)))
                 log("%s holds %d programs and %d maps the instance no longer has (%.0f s after"
                     " the last unload + load or upgrade)" % (name, len(op), len(om), since))
         with open(os.path.join(self.dir, "samples.log"), "a") as f:
-            f.write("%.1f progs %s maps %d pins %d attached %s; %s\n" % (
-                time.time() - T0, sorted(progs), len(maps), self.kernel.pins(), a,
+            f.write("%.1f progs %s maps %d (%s%s) pins %d attached %s; %s\n" % (
+                time.time() - T0, sorted(progs), len(maps), self.kernel.detail,
+                "".join("; " + x for x in stale), self.kernel.pins(), a,
                 ", ".join("%s %s" % (dm.name, dm.current()["samples"][-1][1:]
                                      if dm.current() and dm.current()["samples"] else "-")
                           for dm in self.daemons)))
@@ -748,11 +758,12 @@ class Soak:
         if self.tag() != self.base_tag:
             self.ev_apply_remove()
             log("end: the starting configuration's backends applied again")
-        # settle: every process running and past its first sample, then the last sample
+        # settle: every process running and past its first sample, the last unload + load or
+        # upgrade FOLLOW s ago, then the last sample
         end = time.time() + 30
         while time.time() < end:
             if all(dm.pid() and time.time() - dm.current()["start"] >= SETTLE
-                   for dm in self.daemons):
+                   for dm in self.daemons) and time.time() - self.last_change >= FOLLOW:
                 break
             time.sleep(0.2)
         time.sleep(1)
