@@ -356,9 +356,11 @@ class Soak:
 
     def tag(self):
         """What a process's steady descriptors depend on besides leaks: the checker holds a
-        socket per backend it checks.  Samples are compared only with samples of the same
-        tag (the starting configuration's)."""
-        return sum(len(r["backends"]) for r in self.cur["rings"])
+        socket per backend it checks, and a process following an unload + load or an
+        upgrade holds nothing for a moment.  Samples are compared only with samples of the
+        same tag: the starting configuration's backends, FOLLOW s after such a change."""
+        return (sum(len(r["backends"]) for r in self.cur["rings"]),
+                time.time() - self.last_change >= FOLLOW)
 
     def sample_daemon(self, dm):
         inc, pid = dm.current(), dm.pid()
@@ -642,17 +644,32 @@ class Soak:
         dm = {d.name: self.ev_kill_daemon(d) for d in self.daemons}
         evs = [("apply-add", self.ev_apply_add), ("kill-backend", self.ev_kill_backend),
                ("apply-reweight", self.ev_apply_reweight), ("drop", self.ev_drop),
-               ("ring", self.ev_ring), ("detach", self.ev_detach), ("upgrade", self.ev_upgrade),
-               ("apply-remove", self.ev_apply_remove), ("kill-health", dm["health"]),
-               ("reload", self.ev_reload), ("kill-exporter", dm["exporter"]),
-               ("flap", self.ev_flap), ("kill-balance", dm["balance"]),
-               ("kill-status-watch", dm["status-watch"])]
+               ("ring", self.ev_ring), ("detach", self.ev_detach),
+               ("apply-remove", self.ev_apply_remove), ("upgrade", self.ev_upgrade),
+               ("reload", self.ev_reload), ("flap", self.ev_flap),
+               ("kill-health", dm["health"]), ("kill-exporter", dm["exporter"]),
+               ("kill-balance", dm["balance"]), ("kill-status-watch", dm["status-watch"]),
+               ("settle", self.settle)]
         only = [e for e in self.a.events.split(",") if e]
         unknown = set(only) - {n for n, _ in evs}
         if unknown:
             sys.exit("soak: unknown event(s) %s: %s" % (", ".join(sorted(unknown)),
                                                       " ".join(n for n, _ in evs)))
-        return [f for n, f in evs if not only or n in only]
+        return [f for n, f in evs if not only or n in only or n == "settle"]
+
+    def settle(self):
+        """Not an event: every process running, past its first sample, FOLLOW s after the
+        last unload + load or upgrade, then a sample of everything: so that each
+        incarnation has a first sample before the next events change the configuration."""
+        end = time.time() + 30
+        while time.time() < end:
+            if all(dm.pid() and time.time() - dm.current()["start"] >= SETTLE
+                   for dm in self.daemons) and time.time() - self.last_change >= FOLLOW:
+                break
+            time.sleep(0.2)
+        self.sample_all()
+        self.next_sample = time.time() + SAMPLE_EVERY
+        return "settle"
 
     def run_events(self, end):
         while True:
@@ -661,6 +678,8 @@ class Soak:
                     return
                 t0 = time.time()
                 r = ev()
+                if r == "settle":
+                    continue
                 if r is None:
                     log("no backend is up on every service: event skipped")
                     time.sleep(1)
@@ -755,19 +774,11 @@ class Soak:
         self.run_events(start + a.duration)
         # the starting configuration's backends again (the cycle may have stopped between
         # the apply that adds one and the one that removes it)
-        if self.tag() != self.base_tag:
+        if self.tag()[0] != self.base_tag[0]:
             self.ev_apply_remove()
             log("end: the starting configuration's backends applied again")
-        # settle: every process running and past its first sample, the last unload + load or
-        # upgrade FOLLOW s ago, then the last sample
-        end = time.time() + 30
-        while time.time() < end:
-            if all(dm.pid() and time.time() - dm.current()["start"] >= SETTLE
-                   for dm in self.daemons) and time.time() - self.last_change >= FOLLOW:
-                break
-            time.sleep(0.2)
-        time.sleep(1)
-        self.sample_all()
+        # the last sample, settled as the others
+        self.settle()
         minutes = (time.time() - start) / 60
         self.stop_ev.set()
         for th in threads:
