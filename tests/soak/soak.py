@@ -144,11 +144,13 @@ def proc_fds(pid):
     """(descriptor count, RSS KiB, prog ids, map ids) of PID, or None when it is gone."""
     try:
         fds = os.listdir("/proc/%d/fd" % pid)
-        rss = 0
+        rss = anon = 0
         with open("/proc/%d/status" % pid) as f:
             for line in f:
                 if line.startswith("VmRSS:"):
                     rss = int(line.split()[1])
+                elif line.startswith("RssAnon:"):
+                    anon = int(line.split()[1])
         progs, maps = set(), set()
         for fd in fds:
             try:
@@ -160,7 +162,7 @@ def proc_fds(pid):
                             maps.add(int(line.split()[1]))
             except OSError:
                 pass
-        return len(fds), rss, progs, maps
+        return len(fds), rss, progs, maps, anon
     except OSError:
         return None
 
@@ -179,7 +181,8 @@ def proc_steady(pid):
             time.sleep(0.05)
     progs = set.intersection(*(r[2] for r in reads))
     maps = set.intersection(*(r[3] for r in reads))
-    return min(r[0] for r in reads), min(r[1] for r in reads), progs, maps
+    return (min(r[0] for r in reads), min(r[1] for r in reads), progs, maps,
+            min(r[4] for r in reads))
 
 
 def bpftool(*args):
@@ -371,7 +374,7 @@ class Soak:
             r = proc_steady(pid)
         if r is None:
             return None
-        inc["samples"].append((time.time(), r[0], r[1], self.tag()))
+        inc["samples"].append((time.time(), r[0], r[1], self.tag(), r[4]))
         return r
 
     def sample_all(self):
@@ -712,10 +715,13 @@ class Soak:
             gr = sum(inc["samples"][-1][2] - inc["samples"][0][2] for inc in incs)
             f1 += s[1] + gf
             r1 += s[2] + gr
-            log("%s: %d incarnations (%d killed by the driver, %d other exits), fds %s, rss %s" % (
-                dm.name, len(dm.incarnations), dm.killed, len(dm.deaths),
-                " | ".join("%d->%d" % (i["samples"][0][1], i["samples"][-1][1]) for i in incs),
-                " | ".join("%d->%d" % (i["samples"][0][2], i["samples"][-1][2]) for i in incs)))
+            log("%s: %d incarnations (%d killed by the driver, %d other exits), fds %s, rss %s"
+                " (anonymous %s)" % (
+                    dm.name, len(dm.incarnations), dm.killed, len(dm.deaths),
+                    " | ".join("%d->%d" % (i["samples"][0][1], i["samples"][-1][1]) for i in incs),
+                    " | ".join("%d->%d" % (i["samples"][0][2], i["samples"][-1][2]) for i in incs),
+                    " | ".join("%d->%d" % (i["samples"][0][4], i["samples"][-1][4])
+                               for i in incs)))
         return f0, f1, r0, r1
 
     def losses(self, path):
