@@ -12,7 +12,9 @@ RSS and the kernel objects of this instance.  At the end it prints exactly one l
 
 (the details before it, on standard error) and exits 0 only when F1 - F0 <= FD_BOUND,
 R1 - R0 <= the RSS bound, P1 = P0, M1 = M0, the pins are as many as at the start,
-L = 0, at least --min-events events ran and none of them failed.
+L = 0, no process held what the instance no longer has FOLLOW s after an unload + load
+or upgrade, every scrape outside an unload + load said keyrouter_up 1, at least
+--min-events events ran and none of their commands failed.
 """
 import argparse
 import copy
@@ -285,7 +287,6 @@ class Soak:
         self.staged_n = 0
         self.commit_alt = False
         self.upgrade_alt = False
-        self.weight_alt = False
         self.daemons = self.make_daemons()
         self.servers = []	# the servers this driver restarted
 
@@ -589,7 +590,6 @@ class Soak:
             r["backends"] = [b for b in r["backends"]
                              if not b["address"].startswith(self.a.backend_ip[-1] + ":")]
             r["backends"][0]["weight"] = 1
-        self.weight_alt = False
         self.write_cfg()
         self.kr_run("apply", "-c", self.cfg)
         return ("apply: backend %d removed, backend 1 weight 1" % self.nb, [], "")
@@ -745,10 +745,11 @@ class Soak:
         return sent, lost, outside, per_event
 
     def last_event_before(self, t):
+        """The index of the last event that began before t, or None."""
         prev = None
-        for e in self.events:
+        for k, e in enumerate(self.events):
             if e["t0"] <= t:
-                prev = e
+                prev = k
         return prev
 
     def main(self):
@@ -801,15 +802,19 @@ class Soak:
             if per_event.get(k) or e["note"]:
                 log("event %d %s: lost %d within its bound%s" % (
                     k + 1, e["name"], per_event.get(k, 0), "; " + e["note"] if e["note"] else ""))
+        # each query lost outside the windows, by the event before it (which one, and how
+        # long after it began)
         by = {}
         for t, proto in outside:
-            e = self.last_event_before(t)
-            key = "%s (at %.1f s, lost %.1f s after it began)" % (
-                e["name"], e["t0"] - T0, t - e["t0"]) if e else "before any event"
-            by.setdefault(e["name"] if e else "-", []).append(t)
-        for name, ts in by.items():
-            log("lost outside bounds: %d queries, after the event '%s' (first %.1f s, last %.1f s"
-                " into the soak)" % (len(ts), name, min(ts) - T0, max(ts) - T0))
+            by.setdefault(self.last_event_before(t), []).append(t)
+        for k, ts in sorted(by.items(), key=lambda x: -1 if x[0] is None else x[0]):
+            if k is None:
+                log("lost outside bounds: %d queries before the first event" % len(ts))
+                continue
+            e = self.events[k]
+            log("lost outside bounds: %d queries after event %d (%s, at %.1f s), sent %.1f to"
+                " %.1f s after it began" % (len(ts), k + 1, e["name"], e["t0"] - T0,
+                                            min(ts) - e["t0"], max(ts) - e["t0"]))
         # between an unload and the next load the instance is down; at any other time a
         # scrape without keyrouter_up 1 is an exporter that lost its instance
         reloads = [(e["t0"] - PRE, e["t1"] + a.slack) for e in self.events
