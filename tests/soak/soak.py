@@ -58,6 +58,7 @@ def run(argv, timeout=60, check=True, input=None):
 
 
 ERRORS = []
+SETTLES = [0]	# settle points passed (the cycles done, plus the start)
 
 
 class NoLock:
@@ -90,7 +91,8 @@ class Daemon:
     def start(self):
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self.logf,
                                      stderr=subprocess.STDOUT, close_fds=True)
-        self.incarnations.append({"pid": self.proc.pid, "start": time.time(), "samples": []})
+        self.incarnations.append({"pid": self.proc.pid, "start": time.time(), "samples": [],
+                                  "settles": SETTLES[0]})
         self.expect_death = False
         self.restart_at = None
 
@@ -366,7 +368,7 @@ class Soak:
         return (sum(len(r["backends"]) for r in self.cur["rings"]),
                 time.time() - self.last_change >= FOLLOW)
 
-    def sample_daemon(self, dm):
+    def sample_daemon(self, dm, settle=False):
         inc, pid = dm.current(), dm.pid()
         if inc is None or pid is None or inc["pid"] != pid:
             return None
@@ -375,17 +377,18 @@ class Soak:
             r = proc_steady(pid)
         if r is None:
             return None
-        inc["samples"].append((time.time(), r[0], r[1], self.tag(), r[4]))
+        inc["samples"].append((time.time(), r[0], r[1], self.tag(), r[4],
+                               SETTLES[0] if settle else None))
         return r
 
-    def sample_all(self):
+    def sample_all(self, settle=False):
         held_p, held_m = set(), set()
         held = {}
         for dm in self.daemons:
             inc = dm.current()
             if inc is None or time.time() - inc["start"] < SETTLE:
                 continue
-            r = self.sample_daemon(dm)
+            r = self.sample_daemon(dm, settle)
             if r is not None:
                 held_p |= r[2]
                 held_m |= r[3]
@@ -631,8 +634,13 @@ class Soak:
         self.last_change = time.time()
         return ("unload + load", [(t - PRE, time.time() + self.a.slack)], "")
 
-    def ev_kill_daemon(self, dm):
+    def ev_kill_daemon(self, dm, parity):
         def ev():
+            # every other cycle (health and balance in even ones, the exporter and status
+            # --watch in odd ones): each incarnation lives through one whole cycle after
+            # its first, which is where its RSS is measured
+            if SETTLES[0] % 2 != parity and not self.a.events:
+                return "settle"
             # the victim's last sample first: what it grew by counts even though it dies
             self.sample_daemon(dm)
             if not dm.kill9():
@@ -644,7 +652,8 @@ class Soak:
         """The events in their order: the configuration changes first and is back to the
         starting one (backend 5 out, weights 1) before the processes are killed, so that
         each incarnation starts and ends in the same configuration."""
-        dm = {d.name: self.ev_kill_daemon(d) for d in self.daemons}
+        par = {"health": 0, "balance": 0, "exporter": 1, "status-watch": 1}
+        dm = {d.name: self.ev_kill_daemon(d, par[d.name]) for d in self.daemons}
         evs = [("apply-add", self.ev_apply_add), ("kill-backend", self.ev_kill_backend),
                ("apply-reweight", self.ev_apply_reweight), ("drop", self.ev_drop),
                ("ring", self.ev_ring), ("detach", self.ev_detach),
@@ -670,7 +679,8 @@ class Soak:
                    for dm in self.daemons) and time.time() - self.last_change >= FOLLOW:
                 break
             time.sleep(0.2)
-        self.sample_all()
+        self.sample_all(settle=True)
+        SETTLES[0] += 1
         self.next_sample = time.time() + SAMPLE_EVERY
         return "settle"
 
@@ -681,7 +691,7 @@ class Soak:
                     return
                 t0 = time.time()
                 r = ev()
-                if r == "settle":
+                if r == "settle":	# not an event
                     continue
                 if r is None:
                     log("no backend is up on every service: event skipped")
@@ -699,7 +709,9 @@ class Soak:
     # the end: figures
     def growth(self):
         """F0, F1, R0, R1: each process's first sample, plus what each of its
-        incarnations grew by from its first sample to its last."""
+        incarnations grew by: descriptors from its first sample to its last, RSS from
+        its sample at the end of its first whole cycle (a process allocates once what its
+        first re-attach, upgrade or reload needs: not a leak) to its last."""
         f0 = f1 = r0 = r1 = 0
         for dm in self.daemons:
             for inc in dm.incarnations:
@@ -712,7 +724,7 @@ class Soak:
             f0 += s[1]
             r0 += s[2]
             gf = sum(inc["samples"][-1][1] - inc["samples"][0][1] for inc in incs)
-            gr = sum(inc["samples"][-1][2] - inc["samples"][0][2] for inc in incs)
+            gr = sum(inc["samples"][-1][2] - self.warm(inc)[2] for inc in incs)
             f1 += s[1] + gf
             r1 += s[2] + gr
             log("%s: %d incarnations (%d killed by the driver, %d other exits), fds %s, rss %s"
@@ -722,7 +734,19 @@ class Soak:
                     " | ".join("%d->%d" % (i["samples"][0][2], i["samples"][-1][2]) for i in incs),
                     " | ".join("%d->%d" % (i["samples"][0][4], i["samples"][-1][4])
                                for i in incs)))
+            log("%s: rss from the end of each incarnation's first whole cycle: %s" % (
+                dm.name, " | ".join("%d->%d" % (self.warm(i)[2], i["samples"][-1][2])
+                                    for i in incs)))
         return f0, f1, r0, r1
+
+    @staticmethod
+    def warm(inc):
+        """The incarnation's sample at the settle point after its first whole cycle, or
+        its last sample (no growth) when it did not live that long."""
+        for x in inc["samples"]:
+            if x[5] is not None and x[5] >= inc["settles"] + 1:
+                return x
+        return inc["samples"][-1]
 
     def losses(self, path):
         sent = lost = 0
@@ -773,7 +797,8 @@ class Soak:
             th.start()
         time.sleep(SETTLE + 1)
         self.base_tag = self.tag()
-        self.sample_all()
+        self.sample_all(settle=True)
+        SETTLES[0] += 1
         self.next_sample = time.time() + SAMPLE_EVERY
         start = time.time()
         log("traffic %g DNS + %g memcached queries/s; events for %d s" % (
