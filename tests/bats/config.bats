@@ -95,7 +95,7 @@ JSON
 	assert_line "$F:4:49: rings[0].backends[0].wieght: unknown field 'wieght' in a backend (allowed: address, weight, state, mac, dev, ifindex, id, tags, quic_lb_server_ids, health, spill)"
 	echo '{ "rings": [], "ringz": 1 }' > "$F"
 	run -1 $K config check -c "$F"
-	assert_line "$F:1:16: ringz: unknown field 'ringz' in the configuration (allowed: instance, hash, rings, services)"
+	assert_line "$F:1:16: ringz: unknown field 'ringz' in the configuration (allowed: instance, hash, max_move, rings, services)"
 }
 
 @test "bad address" {

@@ -23,6 +23,12 @@ setup_file() {
 			  (.services[0] | .name = "web3" | .port = 7002)]' "$KR_TMP/ab.json" \
 		> "$KR_TMP/ab3svc.json"
 	# ab.json whose first backend names an egress device that does not exist
+	# these tests move half of the ring's keys in one apply on purpose (2 backends -> 1,
+	# point_multiple 160 -> 16): the guard against that (max_move) has a test of its own,
+	# with its default
+	for c in ab a ab16 ab3svc; do
+		jq '.max_move = 1' "$KR_TMP/$c.json" > "$KR_TMP/$c.tmp" && mv "$KR_TMP/$c.tmp" "$KR_TMP/$c.json"
+	done
 	export NODEV="krnodev$$" NEWDEV="krdev$$"
 	jq --arg d "$NODEV" '.rings[0].backends[0].dev = $d' "$KR_TMP/ab.json" \
 		> "$KR_TMP/nodev.json"
@@ -204,6 +210,7 @@ slot_gen() { kr ring status web --instance "$P" --json | jq ".[0].slots[$1].gene
 
 @test "apply --strict during a migration: the ring it would skip fails it before anything is written; without --strict it is skipped, exit 0 (issue 26 #11)" {
 	kr_config "$KR_TMP/b.json" 160 2
+	jq '.max_move = 1' "$KR_TMP/b.json" > "$KR_TMP/b.tmp" && mv "$KR_TMP/b.tmp" "$KR_TMP/b.json"
 	run -0 kr load r0 -c "$KR_TMP/a.json" --mode generic --instance "$P"
 	run -0 kr ring stage web -c "$KR_TMP/ab.json" --instance "$P"
 	before=$(kr status --json --instance "$P" | jq -c '[.rings, .backends]')
@@ -230,4 +237,103 @@ slot_gen() { kr ring status web --instance "$P" --json | jq ".[0].slots[$1].gene
 	run -0 kr backend set "${b%:*}" up --json --instance "$P"
 	[ "$(jq -r '.backends[0].state + " " + .backends[0].was' <<<"$output")" = "up drain" ]
 	run -0 kr unload r0 --instance "$P"
+}
+
+# "name" of each backend of CONFIG's ring web, in ring order (the dump's backend index)
+ring_names() { jq -r '.rings[0].backends[].address' "$1"; }
+
+@test "max_move: an apply that would move half of a ring's keys is refused with the staging commands, nothing written; --dry-run and --json state the share (an independent model's); --force and a larger max_move publish it (issue 36 #2)" {
+	for c in ab a; do jq 'del(.max_move)' "$KR_TMP/$c.json" > "$KR_TMP/mm-$c.json"; done
+	run -0 kr load r0 -c "$KR_TMP/mm-ab.json" --mode generic --instance "$P"
+	before=$(kr ring status web --instance "$P" --json | jq -r '.[0].slots[] | select(.active) | .digest')
+	# the share a.json moves, from both rings' points by a model apart from the engine
+	for c in ab a; do
+		"$KR_BIN" ring dump -c "$KR_TMP/$c.json" --ring web > "$KR_TMP/$c.dump"
+		ring_names "$KR_TMP/$c.json" > "$KR_TMP/$c.names"
+	done
+	want=$($KR_PY tests/lib/moved_share.py "$KR_TMP/ab.dump" "$KR_TMP/ab.names" \
+		"$KR_TMP/a.dump" "$KR_TMP/a.names")
+	awk -v w="$want" 'BEGIN { exit !(w > 0.25 && w < 0.75) }'
+	run -1 kr apply -c "$KR_TMP/mm-a.json" --instance "$P"
+	echo "$output"
+	pct=$(awk -v w="$want" 'BEGIN { printf "%.1f", 100 * w }')
+	assert_output --partial "ring 'web' would move $pct% of its keys at once, more than max_move 25%: nothing was changed"
+	assert_output --partial "'keyrouter ring stage web -c $KR_TMP/mm-a.json', then 'keyrouter ring migrate web --percent P'"
+	assert_output --partial "'keyrouter ring commit web'"
+	refute_output --partial "publishing"
+	refute_output --partial "apply of"
+	[ "$(kr ring status web --instance "$P" --json | jq -r '.[0].slots[] | select(.active) | .digest')" = "$before" ]
+	# the dry run prints the plan with the share and the refusal, exit 1
+	run -1 kr apply --dry-run -c "$KR_TMP/mm-a.json" --instance "$P"
+	assert_line --regexp "^  it moves [0-9.]+% of the ring's keys to another backend at once \(max_move 25%: refused without --force\)$"
+	got=$(sed -nE "s/^  it moves ([0-9.]+)% .*/\1/p" <<<"$output")
+	awk -v g="$got" -v w="$want" 'BEGIN { d = g / 100 - w; if (d < 0) d = -d; exit !(d < 0.00006) }'
+	# --json: the share exactly (the model's, to 1e-9) and what refused it
+	run -1 kr apply --dry-run --json -c "$KR_TMP/mm-a.json" --instance "$P"
+	j=$(kr apply --dry-run --json -c "$KR_TMP/mm-a.json" --instance "$P" 2>/dev/null) || true
+	[ "$(jq -r '.ok, .refused, .max_move' <<<"$j" | xargs)" = "false max_move 0.25" ]
+	awk -v g="$(jq -r '.rings[0].moved' <<<"$j")" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d < 1e-8) }'
+	# a ring stage of the same version is the way round, and is not refused
+	run -0 kr ring stage web -c "$KR_TMP/mm-a.json" --instance "$P"
+	run -0 kr ring rollback web --instance "$P"
+	# a max_move above the share: published, the share said
+	jq '.max_move = 0.8' "$KR_TMP/mm-a.json" > "$KR_TMP/a80.json"
+	run -0 kr apply -c "$KR_TMP/a80.json" --instance "$P"
+	assert_output --partial "publishing digest"
+	assert_output --partial "ring 'web': $(awk -v w="$want" 'BEGIN { printf "%.2f", 100 * w }')% of its keys moved to another backend"
+	# back to two backends: the same share again, so refused again; --force publishes it
+	run -1 kr apply -c "$KR_TMP/mm-ab.json" --instance "$P"
+	run -0 kr apply --force -c "$KR_TMP/mm-ab.json" --instance "$P"
+	assert_output --partial "publishing digest"
+	[ "$(kr ring status web --instance "$P" --json | jq -r '.[0].slots[] | select(.active) | .digest')" = "$before" ]
+	# a bad max_move is a configuration error, nothing changed
+	jq '.max_move = 0' "$KR_TMP/mm-a.json" > "$KR_TMP/a0.json"
+	run -1 kr apply -c "$KR_TMP/a0.json" --instance "$P"
+	assert_output --partial "max_move: expected a share 0..1 (above 0)"
+}
+
+@test "guard rails (issue 36 #1): a MAC other than the router's neighbour entry, one MAC for two backends, an l2 backend the router routes through another device, a VIP of the router's own: warnings naming the fields in config check (--live) and apply, --strict refuses, nothing changed" {
+	run -0 kr load r0 -c "$KR_TMP/ab.json" --mode generic --instance "$P"
+	before=$(kr status --json --instance "$P" | jq -c '[.rings, .backends]')
+	b1=$(kr_bip 1) b2=$(kr_bip 2)
+	# the router knows backend 1's real MAC (a permanent neighbour entry, as an operator's)
+	ip -n "$P-r" neigh replace "$b1" lladdr "$(kr_bmac 1)" dev r0 nud permanent
+	# backend 1 given backend 2's MAC: the copy-paste slip
+	jq --arg m "$(kr_bmac 2)" '.rings[0].backends[0].mac = $m' "$KR_TMP/ab.json" > "$KR_TMP/slip.json"
+	run -0 "$KR_BIN" config check -c "$KR_TMP/slip.json"
+	assert_output --regexp "slip.json:[0-9]+:[0-9]+: rings\[0\]\.backends\[1\]\.mac: warning: backend $b2 has the MAC of backend $b1 \(rings\[0\]\.backends\[0\]\) on the same device"
+	run -0 kr config check --live -c "$KR_TMP/slip.json" --instance "$P"
+	assert_output --partial "slip.json: rings[0].backends[0].mac: warning: backend $b1 has MAC $(kr_bmac 2) here, but the router's neighbour entry for $b1 on r0 says $(kr_bmac 1)"
+	assert_line "live: 1 warning in this network namespace"
+	run -1 kr config check --live --strict -c "$KR_TMP/slip.json" --instance "$P"
+	run -0 kr apply --dry-run -c "$KR_TMP/slip.json" --instance "$P"
+	assert_output --partial "rings[0].backends[0].mac: warning: backend $b1 has MAC"
+	run -1 kr apply --strict -c "$KR_TMP/slip.json" --instance "$P"
+	assert_output --partial "1 warning about this router's network (above, --strict): nothing was changed"
+	[ "$(kr status --json --instance "$P" | jq -c '[.rings, .backends]')" = "$before" ]
+	# the same file's MACs right: no live warning
+	run -0 kr config check --live -c "$KR_TMP/ab.json" --instance "$P"
+	assert_line "live: 0 warnings in this network namespace"
+	# a backend the router reaches through another device, with no "dev": its frames would
+	# leave by the ingress r0
+	ip -n "$P-r" link add "krg$$" type veth peer name "krh$$"
+	ip -n "$P-r" link set "krg$$" up
+	ip -n "$P-r" route add 10.78.0.0/24 dev "krg$$"
+	jq '.rings[0].backends[1].address = "10.78.0.5:'"$PORT"'"' "$KR_TMP/ab.json" > "$KR_TMP/far.json"
+	run -0 kr config check --live -c "$KR_TMP/far.json" --instance "$P"
+	assert_output --partial "far.json: rings[0].backends[1].dev: warning: service 'web' forwards l2 and backend 10.78.0.5 names no \"dev\": its frames go back out of the ingress device r0, but the router reaches 10.78.0.5 through krg$$ (give it \"dev\": \"krg$$\")"
+	# without the instance the ingress is unknown: that check is left out, and said so
+	run -0 kr config check --live -c "$KR_TMP/far.json"
+	assert_line "live: 0 warnings in this network namespace (no loaded instance: the ingress device check was left out)"
+	# the VIP on the router itself
+	ip -n "$P-r" addr add "$VIP/32" dev lo
+	run -0 kr config check --live -c "$KR_TMP/ab.json" --instance "$P"
+	assert_output --partial "ab.json: services[0].vip: warning: service 'web': $VIP is an address of this router"
+	run -1 kr apply --strict -c "$KR_TMP/ab.json" --instance "$P"
+	ip -n "$P-r" addr del "$VIP/32" dev lo
+	ip -n "$P-r" link del "krg$$"
+	[ "$(kr status --json --instance "$P" | jq -c '[.rings, .backends]')" = "$before" ]
+	# and with nothing to warn about, --strict applies as before
+	run -0 kr apply --strict -c "$KR_TMP/ab.json" --instance "$P"
+	assert_output "apply: nothing changed (1 rings, 1 services, 2 backends up to date)"
 }

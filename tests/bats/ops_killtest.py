@@ -56,7 +56,8 @@ def command(mode, conf="heal_a"):
     if mode == "load":
         return ["load", "r0", "-c", cfg(conf), "--mode", "generic", "--instance", INST]
     if mode == "apply":
-        return ["apply", "-c", cfg(conf), "--instance", INST]
+        # the two configurations differ by more than max_move of the keys: forced
+        return ["apply", "--force", "-c", cfg(conf), "--instance", INST]
     if mode == "stage":
         return ["ring", "stage", "web", "-c", cfg(conf), "--instance", INST]
     return ["unload", "r0", "--instance", INST]

@@ -292,7 +292,7 @@ prog_of() { ip -n "$1" -d link show v0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\
 	assert_output --partial "'$N2' (v0, another network namespace)"
 	# the config's "instance" chooses for apply (and ring stage)
 	jq --arg i "$N" '. + {instance: $i}' "$T/other.json" > "$T/named.json"
-	run -0 kn "$N" apply -c "$T/named.json"
+	run -0 kn "$N" apply --force -c "$T/named.json"
 	run -0 kn "$N" ring status web --json --instance "$N"
 	[ "$(jq -r '.[0].slots[] | select(.present) | .digest' <<<"$output")" != "$before" ]
 	kn "$N2" unload v0 --instance "$N2"

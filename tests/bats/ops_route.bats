@@ -103,7 +103,8 @@ route_check() { # prefix pm backend-indices...
 	assert_output --partial "apply: nothing changed (1 rings, 1 services, 3 backends up to date)"
 	after=$(bpftool map dump pinned "/sys/fs/bpf/keyrouter/$P/kr_rings" -j | md5sum)
 	[ "$before" = "$after" ]
-	run -0 kr apply -c "$KR_TMP/ab.json" --instance "$P"
+	# a third of the keys move (backend 3's): more than max_move, so forced
+	run -0 kr apply --force -c "$KR_TMP/ab.json" --instance "$P"
 	assert_output --partial "rings 1 published"
 	assert_output --partial "backends 0 added, 0 changed, 1 released, 2 unchanged"
 	route_check a 160 1 2
@@ -195,8 +196,9 @@ route_check() { # prefix pm backend-indices...
 	n=0
 	for delay in 0.005 0.01 0.02 0.03 0.05 0.08 0.12 0.2; do
 		next=$([ $cur = big3 ] && echo big2 || echo big3)
+		# (backend 3 in or out: a third of the keys, more than max_move: forced)
 		nsenter --net="/run/netns/$P-r" timeout -s KILL "$delay" "$KR_BIN" -q apply \
-			-c "$KR_TMP/$next.json" --instance "$P" >/dev/null 2>&1 || true
+			--force -c "$KR_TMP/$next.json" --instance "$P" >/dev/null 2>&1 || true
 		# whole: every key routed, all by the old ring or all by the new one
 		for i in $(seq 1 "$KR_NB"); do : > "$KR_TMP/b$i.log"; done
 		kr_send k 0 300
@@ -210,7 +212,7 @@ route_check() { # prefix pm backend-indices...
 			state=new
 		fi
 		echo "# killed after ${delay}s: routing whole ($state ring)" >&3
-		run -0 kr apply -c "$KR_TMP/$next.json" --instance "$P"
+		run -0 kr apply --force -c "$KR_TMP/$next.json" --instance "$P"
 		run -0 kr apply -c "$KR_TMP/$next.json" --instance "$P"
 		assert_output --partial "nothing changed"
 		cur=$next

@@ -101,8 +101,9 @@ ref() { $REF ids "$1"; }
 	run -0 kr load sida -c "$T/h0.json" --mode generic --instance "$P-1"
 	ids "$P-1" > "$T/h0"
 	grep -qx '10.66.9.211:53 29112' "$T/h0"	# alone at its home
-	run -0 kr apply -c "$T/h1.json" --instance "$P-1"
-	run -0 kr apply -c "$T/h2.json" --instance "$P-1"
+	# each a membership change of more than max_move of a ring's keys: forced
+	run -0 kr apply --force -c "$T/h1.json" --instance "$P-1"
+	run -0 kr apply --force -c "$T/h2.json" --instance "$P-1"
 	ids "$P-1" > "$T/h2"
 	# servers that stayed kept their ids: 10.66.9.211 still holds 29112, so 10.66.5.14
 	# (whose canonical id it is) got the next one

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
+#include <math.h>
 #include "health.h"
 #include "tap.h"
 
@@ -94,6 +95,37 @@ static void test_override(void)
 	kr_config_free(cfg);
 }
 
+/* The damping fields: defaults, a ring's, a backend's override; the watchdog of the rings. */
+static void test_damp_config(void)
+{
+	struct kr_health_eff h0, h1;
+	char *errs = NULL;
+	struct kr_config *cfg = cfg_of("\"health\": {\"damp_suppress\": 3000, "
+				       "\"damp_half_life\": 10, \"watchdog\": 0.5}, ",
+				       ", \"health\": {\"damp_reuse\": 500}", "dns", "", &errs);
+
+	CHECK(cfg != NULL, "damping fields parse");
+	if (!cfg)
+		DIAG("got: %s", errs);
+	free(errs);
+	errs = NULL;
+	if (!cfg)
+		return;
+	kr_health_resolve(cfg, 0, 0, 0, &h0);
+	kr_health_resolve(cfg, 0, 1, 0, &h1);
+	CHECK(h0.damp.suppress == 3000 && h0.damp.reuse == KR_HC_DEF_DAMP_REUSE &&
+	      h0.damp.half_life_ms == 10000 && h0.damp.max_hold_ms == KR_HC_DEF_DAMP_MAX_HOLD_MS,
+	      "the ring's damping over the defaults");
+	CHECK(h1.damp.suppress == 3000 && h1.damp.reuse == 500,
+	      "a backend overrides damp_reuse only");
+	CHECK_EQ_U(kr_health_watchdog_ms(cfg), 500, "the instance's watchdog: the ring's 0.5 s");
+	kr_config_free(cfg);
+	cfg = cfg_of("", "", "dns", "", &errs);
+	CHECK(cfg && kr_health_watchdog_ms(cfg) == KR_HC_DEF_WATCHDOG_MS, "default watchdog 1 s");
+	kr_config_free(cfg);
+	free(errs);
+}
+
 static void test_errors(void)
 {
 	static const struct { const char *ring, *be, *msg; } c[] = {
@@ -108,6 +140,10 @@ static void test_errors(void)
 		{ "\"health\": {\"intervall\": 1}, ", "", "unknown field 'intervall' in a ring's health" },
 		{ "", ", \"health\": {\"panic_threshold\": 0.5}", "unknown field 'panic_threshold' in a backend's health" },
 		{ "\"health\": {\"name\": \"a..b\"}, ", "", "health.name: " },
+		{ "\"health\": {\"damp_suppress\": 500}, ", "", "damp_reuse: 750 is not below damp_suppress (500)" },
+		{ "\"health\": {\"damp_half_life\": 0}, ", "", "damp_half_life: 0 s is out of range" },
+		{ "\"health\": {\"watchdog\": -1}, ", "", "watchdog: -1 s is out of range" },
+		{ "", ", \"health\": {\"watchdog\": 1}", "unknown field 'watchdog' in a backend's health" },
 	};
 
 	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
@@ -213,6 +249,51 @@ static void test_hsm(void)
 	      "panic 0: the last one may go; never below zero");
 }
 
+/* Flap damping against values computed by hand (half-life 30 s: 2^(-4/30) = 0.911722):
+ * downs at 0, 4 and 8 s -> penalties 1000, 1911.72, 2742.96 (held: above 2000); released
+ * once below 750: 30 s x log2(2742.96 / 750) = 56.123 s after the third down. */
+static void test_damping(void)
+{
+	const struct kr_damp_params p = { KR_HC_DEF_DAMP_SUPPRESS, KR_HC_DEF_DAMP_REUSE,
+					  KR_HC_DEF_DAMP_HALF_LIFE_MS, KR_HC_DEF_DAMP_MAX_HOLD_MS };
+	const struct kr_damp_params off = { 0, 750, 30000, 300000 };
+	struct kr_damp d = {}, o = {}, two = {};
+	uint64_t rel;
+
+	CHECK(!kr_damp_flap(&d, &p, 0) && fabs(d.penalty - 1000) < 1e-9,
+	      "one outage: penalty 1000, not held");
+	CHECK(kr_damp_may_up(&d, &p, 1000), "one outage: it comes back up at once");
+	CHECK(!kr_damp_flap(&d, &p, 4000) && fabs(d.penalty - 1911.7225) < 1e-3,
+	      "a second down 4 s later: 1911.72, not held (below 2000)");
+	CHECK(kr_damp_flap(&d, &p, 8000) && fabs(d.penalty - 2742.9604) < 1e-3,
+	      "the third down 4 s later: 2742.96, held");
+	CHECK(fabs(kr_damp_penalty(&d, &p, 38000) - 1371.4802) < 1e-3, "halved after 30 s");
+	CHECK(!kr_damp_may_up(&d, &p, 38000), "held while above the reuse threshold (1371 > 750)");
+	rel = kr_damp_release_ms(&d, &p, 8000);
+	CHECK(rel >= 56123 && rel <= 56124, "released 56.123 s after the third down (got %llu ms)",
+	      (unsigned long long)rel);
+	CHECK(!kr_damp_may_up(&d, &p, 8000 + 56000) && kr_damp_may_up(&d, &p, 8000 + 56200) &&
+	      !d.held, "held at 56.0 s, released at 56.2 s");
+	CHECK_EQ_U(d.flaps, 3, "three flaps counted");
+	/* two outages back to back are never damped: 1000 + less than 1000 */
+	CHECK(!kr_damp_flap(&two, &p, 0) && !kr_damp_flap(&two, &p, 1), "two outages: not held");
+	/* the ceiling: reuse x 2^(max_hold / half_life) = 750 x 2^10 = 768000, so a hold ends
+	 * at most max_hold (300 s) after the last flap however long it flapped */
+	for (uint64_t t = 0; t < 100 * 1000; t += 10)	/* a flap every 10 ms for 100 s */
+		kr_damp_flap(&o, &p, t);
+	CHECK(fabs(o.penalty - 768000) < 1e-6, "the penalty stops at the ceiling 768000");
+	rel = kr_damp_release_ms(&o, &p, 100 * 1000 - 10);
+	CHECK(rel >= 299999 && rel <= 300000, "released max_hold (300 s) after the last flap");
+	o = (struct kr_damp){};
+	for (uint64_t t = 0; t < 10; t++)
+		CHECK(!kr_damp_flap(&o, &off, t * 100), "damp_suppress 0: never held");
+	CHECK(kr_health_overridden(KR_BACKEND_DOWN, KR_OWNER_OPERATOR) &&
+	      kr_health_overridden(KR_BACKEND_DRAIN, KR_OWNER_CONFIG) &&
+	      !kr_health_overridden(KR_BACKEND_DOWN, KR_OWNER_CHECKER) &&
+	      !kr_health_overridden(KR_BACKEND_UP, KR_OWNER_OPERATOR),
+	      "an operator's or the config's down/drain is left alone, the checker's is not");
+}
+
 int main(void)
 {
 	test_defaults();
@@ -220,5 +301,7 @@ int main(void)
 	test_errors();
 	test_probes();
 	test_hsm();
+	test_damping();
+	test_damp_config();
 	return tap_done();
 }

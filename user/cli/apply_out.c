@@ -33,6 +33,12 @@ struct kr_config *kr_cli_config_load(const char *path)
 
 /* ---- what was done ------------------------------------------------------------------------ */
 
+/* The share of a ring's keys its publish moves (has_moved), 0..1. */
+static double moved_share(const struct kr_plan_ring *pr)
+{
+	return (double)pr->moved / 4294967296.0;
+}
+
 static const char *skip_state(const struct kr_plan_ring *pr)
 {
 	return pr->state == KR_RING_STAGED ? "staged" : "migrating";
@@ -63,6 +69,9 @@ static void print_rings_done(const struct kr_apply_plan *p)
 			pr_info("keyrouter: ring '%s' (id %u): publishing digest %08x, %u points "
 				"(was %s%08x)\n", name, pr->ring_id, pr->ring->digest,
 				pr->ring->npoints, pr->was_present ? "" : "nothing, ", pr->was_digest);
+			if (pr->has_moved)
+				pr_info("keyrouter: ring '%s': %.2f%% of its keys moved to another "
+					"backend\n", name, 100 * moved_share(pr));
 			pr_debug("keyrouter: ring '%s': %u points; build %.3f ms, encode %.3f ms, "
 				 "publish (map create + fill + freeze + slot update) %.3f ms\n", name,
 				 pr->ring->npoints, pr->build_ns / 1e6, pr->encode_ns / 1e6,
@@ -114,7 +123,7 @@ static const char *state_name(uint8_t s)
 	return s == KR_BACKEND_DOWN ? "down" : s == KR_BACKEND_DRAIN ? "drain" : "up";
 }
 
-static void print_plan_rings(const struct kr_apply_plan *p)
+static void print_plan_rings(const struct kr_apply_plan *p, double max_move)
 {
 	for (uint32_t i = 0; i < p->nrings; i++) {
 		const struct kr_plan_ring *pr = &p->rings[i];
@@ -134,6 +143,10 @@ static void print_plan_rings(const struct kr_apply_plan *p)
 			printf("would publish digest %08x, %u points into slot %u (replacing "
 			       "digest %08x: the config's version differs)\n", pr->ring->digest,
 			       pr->ring->npoints, pr->slot, pr->was_digest);
+		if (pr->act == KR_PLAN_PUBLISH && pr->has_moved)
+			printf("  it moves %.2f%% of the ring's keys to another backend at once "
+			       "(max_move %g%%%s)\n", 100 * moved_share(pr), 100 * max_move,
+			       moved_share(pr) > max_move ? ": refused without --force" : "");
 	}
 }
 
@@ -207,11 +220,11 @@ static void print_plan_entries(const struct kr_apply_plan *p)
 		       p->backends_release[i]);
 }
 
-static void print_plan(const struct kr_apply_plan *p)
+static void print_plan(const struct kr_apply_plan *p, double max_move)
 {
 	const struct kr_apply_counts *r = &p->n;
 
-	print_plan_rings(p);
+	print_plan_rings(p, max_move);
 	print_plan_entries(p);
 	if (!kr_apply_plan_changes(p) && !r->rings_skipped) {
 		printf("apply (dry run): nothing would change (%u rings, %u services, %u backends "
@@ -269,6 +282,8 @@ static json_t *j_rings(const struct kr_apply_plan *p)
 			json_object_set_new(r, "state", json_string(kr_sm_state_name(pr->state)));
 		if (pr->generation)
 			json_object_set_new(r, "generation", json_integer((json_int_t)pr->generation));
+		if (pr->has_moved)
+			json_object_set_new(r, "moved", json_real(moved_share(pr)));
 		json_array_append_new(a, r);
 	}
 	return a;
@@ -350,13 +365,16 @@ static json_t *j_plan(const struct kr_apply_plan *p)
 
 /* apply --json (and --dry-run --json): one object; on failure "ok": false, the reason on
  * standard error as without --json. */
-static int print_apply_json(const struct kr_apply_plan *p, bool dry_run, int rc)
+static int print_apply_json(const struct kr_apply_plan *p, bool dry_run, int rc,
+			    double max_move)
 {
-	json_t *j = json_pack("{s:b,s:b,s:b}", "ok", !rc, "dry_run", dry_run, "changed",
-			      !rc && kr_apply_plan_changes(p));
+	json_t *j = json_pack("{s:b,s:b,s:b,s:f}", "ok", !rc, "dry_run", dry_run, "changed",
+			      !rc && kr_apply_plan_changes(p), "max_move", max_move);
 
 	if (!j)
 		return kr_an_json_print(NULL, "apply");
+	if (rc == -ERANGE)	/* a ring moves more than max_move: nothing was written */
+		json_object_set_new(j, "refused", json_string("max_move"));
 	json_object_set_new(j, "rings", j_rings(p));
 	if (!rc)
 		json_object_set_new(j, "counts", j_counts(&p->n));
@@ -409,15 +427,17 @@ int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_c
 	if (in_instance_netns(in, "apply", config))
 		return 1;
 	rc = kr_ops_apply(in, cfg, o, &p, &err);
+	if (p.live_warnings)
+		pr_warn("%s", p.live_warnings);
 	if (err.msg[0])
 		pr_warn("keyrouter: %s\n", err.msg);
 	if (json) {
 		if (!o->dry_run)
 			print_rings_done(&p);	/* what was done, on standard error */
-		if (print_apply_json(&p, o->dry_run, rc) && !rc)
+		if (print_apply_json(&p, o->dry_run, rc, cfg->max_move) && !rc)
 			rc = -EIO;
-	} else if (o->dry_run && !rc) {
-		print_plan(&p);
+	} else if (o->dry_run && (!rc || rc == -ERANGE)) {
+		print_plan(&p, cfg->max_move);	/* with what the refusal would be */
 	} else {
 		print_rings_done(&p);
 		for (uint32_t i = 0; !rc && i < p.nrings_del; i++)
@@ -426,7 +446,8 @@ int kr_cli_apply(const struct kr_inst *in, const char *config, const struct kr_c
 		if (!rc)
 			print_summary(&p);
 	}
-	if (rc && !(rc == -EBUSY && o->strict))	/* --strict's refusal said it changed nothing */
+	/* --strict's refusal and max_move's said that nothing was changed */
+	if (rc && !(rc == -EBUSY && o->strict) && rc != -ERANGE)
 		pr_warn("keyrouter: apply of '%s' stopped: %s; what was published before still "
 			"routes, the next apply converges\n", config, strerror(-rc));
 	kr_apply_plan_free(&p);

@@ -80,7 +80,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: keyrouter apply -c CONFIG [--instance NAME | --pin-dir DIR] [--dry-run] [--json]\n"
-		"                      [--strict]\n\n"
+		"                      [--strict] [--force]\n\n"
 		"Make the running data plane route as CONFIG says, changing only what differs:\n"
 		"every ring is built and compared (digest, format, backend ids) with the version\n"
 		"published in its active slot; only changed rings are published (one atomic map\n"
@@ -95,6 +95,11 @@ static void usage(FILE *f)
 		"(detached by something else; its interface removed and made again under the\n"
 		"same name) gets it attached again first. Where that cannot be done (the\n"
 		"interface is gone, a load that did not finish) apply fails and says why.\n\n"
+		"Big moves are staged, not applied: a ring whose new version would send more\n"
+		"than the config's \"max_move\" (default 25%%) of its keys to another backend at\n"
+		"once is refused, with nothing written, and the message gives the commands that\n"
+		"move it gradually instead (ring stage, ring migrate, ring commit). Each\n"
+		"replaced ring's moved share is printed (--dry-run: before anything is done).\n\n"
 		"  -c, --config FILE    the configuration (JSON)\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default: the config's\n"
 		"                       \"instance\", else \"default\"; never whichever happens to be\n"
@@ -103,12 +108,19 @@ static void usage(FILE *f)
 		"                       build/bpf/keyrouter.bpf.o DIR/progs pinmaps DIR`)\n"
 		"  -n, --dry-run        print what would change, change nothing\n"
 		"      --strict         a ring that differs but is staged or migrating (apply\n"
-		"                       leaves it alone: exit 0 without --strict) fails the apply\n"
-		"                       before anything is written (exit 1)\n"
+		"                       leaves it alone: exit 0 without --strict), or a warning\n"
+		"                       about this router's network (a backend MAC other than\n"
+		"                       the neighbour entry of its address, an l2 backend with no\n"
+		"                       \"dev\" routed through another device than the ingress, a\n"
+		"                       VIP that is a local address; `config check --live` shows\n"
+		"                       them too) fails the apply before anything is written\n"
+		"                       (exit 1)\n"
+		"      --force          publish rings that move more than max_move of their keys\n"
 		"  -j, --json           one JSON object on stdout instead of the summary line: ok,\n"
-		"                       dry_run, changed, rings (ring, id, action: unchanged,\n"
-		"                       publish, skip; digest, points, was_digest, slot, why,\n"
-		"                       done, generation), counts (rings_published, ...,\n"
+		"                       dry_run, changed, max_move, refused (\"max_move\" when\n"
+		"                       refused), rings (ring, id, action: unchanged, publish,\n"
+		"                       skip; digest, points, was_digest, slot, why, done,\n"
+		"                       generation, moved: the share of its keys), counts (rings_published, ...,\n"
 		"                       backends_unchanged, hot_keys_added, hot_keys_changed,\n"
 		"                       hot_keys_removed), rings_removed; a dry run's plan\n"
 		"                       (backends, devices, services, services_removed,\n"
@@ -134,6 +146,7 @@ static int cmd_apply(int argc, char **argv)
 		KR_OPT_FLAG("dry-run", 'n', &o.dry_run),
 		KR_OPT_FLAG("json", 'j', &json),
 		KR_OPT_FLAG("strict", 0, &o.strict),
+		KR_OPT_FLAG("force", 0, &o.force),
 		KR_OPT_STR("wait", 0, &wait),
 		KR_OPT_END
 	};

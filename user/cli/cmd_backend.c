@@ -215,7 +215,7 @@ static int cmd_backend_set(int argc, char **argv)
 	};
 	const struct kr_opts_cmd cmd = { .usage = help };
 	struct kr_ops_maps m;
-	struct kr_health_maps hm = { -1, -1, -1, -1, 0 };
+	struct kr_health_maps hm = { -1, -1, -1, -1, -1, -1, 0 };
 	struct target t;
 	struct kr_inst in;
 	int rc = 1, matched = 0, ring_id = -1, optind, st = -1, spill = INT32_MIN;

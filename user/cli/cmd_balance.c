@@ -25,6 +25,7 @@
 #include "ops.h"
 #include "ops_backends.h"
 #include "ops_hot.h"
+#include "ops_find.h"
 #include "spill_price.h"
 #include "ops_kernel.h"
 #include "opts.h"
@@ -72,7 +73,11 @@ static const char usage_text[] =
 	"--no-replicas it does not trace). Several rings sharing a backend share its spill and\n"
 	"its counter: balance one of them. QUIC connection-id services ignore spill and\n"
 	"replicas. A fleet whose routers each run it can differ (each sees its own traffic):\n"
-	"see docs/operations.md for central values from the configuration.\n";
+	"see docs/operations.md for central values from the configuration.\n\n"
+	"It runs in the network namespace of its instance (elsewhere it refuses, as apply).\n"
+	"It follows the instance: an `upgrade` keeps its maps and it goes on; after an\n"
+	"`unload` or a new `load` it stops, publishing nothing more, and exits 1 with a\n"
+	"message (its unit restarts it on the new instance).\n";
 
 static volatile sig_atomic_t stop;
 
@@ -92,6 +97,7 @@ struct bal {
 	struct kr_bal_params pr;
 	uint32_t min_packets;
 	bool json, trace;
+	struct kr_trace_session *ses;	/* the maps it reads and writes */
 };
 
 static __u16 be_spill(const struct kr_backend *be)
@@ -289,6 +295,12 @@ static int publish(struct bal *c, const struct kr_top_svc *s, const struct kr_ba
 	*nspill = *nrep = 0;
 	if (kr_ops_inst_open(&lk, c->instance, c->pin_dir))
 		return -EAGAIN;
+	/* under the lock no load or unload runs: the maps held are the instance's, or nothing
+	 * is written (the next round stops) */
+	if (kr_trace_session_lost(c->ses, "balance")) {
+		kr_ops_inst_close(&lk);
+		return -ESTALE;
+	}
 	err = write_spill(c, s, p->spill, nspill, NULL);
 	for (uint32_t i = 0; i < nh && !err; i++) {
 		struct kr_hot_ent e = { .k = { .ring_id = (__u32)c->ring_id, .key_hash = h[i].hash },
@@ -589,6 +601,24 @@ static int balance_off(struct bal *c)
 	return 0;
 }
 
+/* balance runs where its instance runs, as apply does: from another network namespace it
+ * would balance an instance whose devices and checker it does not see. */
+static int netns_refused(const struct kr_inst *in, const char *ring)
+{
+	char hint[320];
+	__u32 ino;
+
+	if (!kr_follow_netns(in, &ino))
+		return 0;
+	kr_ops_netns_hint(ino, hint, sizeof(hint));
+	pr_warn("keyrouter: balance: instance '%s' is loaded in another network namespace "
+		"(net:[%u]; balance runs in net:[%u]): run it there, as apply: '%s keyrouter "
+		"balance --ring %s --instance %s'; nothing was changed\n", in->name, ino,
+		kr_ops_netns_ino(), hint[0] ? hint : "nsenter --net=<its namespace>", ring,
+		in->name);
+	return 1;
+}
+
 static int parse_frac(const char *s, const char *opt, double lo, double hi, double *v)
 {
 	char *end;
@@ -674,6 +704,9 @@ static int cmd_balance(int argc, char **argv)
 
 	if (kr_trace_session_open(&ses, c.instance, c.pin_dir))
 		return 1;
+	if (netns_refused(&ses.in, c.ring))
+		goto out;
+	c.ses = &ses;
 	c.v.in = &ses.in;
 	c.v.m = &ses.m;
 	c.v.t = &ses.t;
@@ -748,12 +781,16 @@ static int cmd_balance(int argc, char **argv)
 		}
 		if (stop && r)
 			break;
+		if (kr_trace_session_lost(&ses, "balance")) {
+			rc = KR_EXIT_LOST;	/* nothing published into maps not the instance's */
+			goto out;
+		}
 		if (round_once(&c, dt))
 			goto out_trace;
 	}
 	rc = 0;
 out_trace:
-	if (c.trace)
+	if (c.trace && !ses.lost)	/* (not maps that are not the instance's) */
 		kr_ops_trace_stop(&ses.t);
 out:
 	kr_top_free(&c.v);

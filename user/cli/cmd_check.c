@@ -13,7 +13,9 @@
 #include "ops.h"
 #include "ops_backends.h"
 #include "ops_find.h"
+#include "ops_health.h"
 #include "ops_kernel.h"
+#include "health_out.h"
 #include "opts.h"
 
 /* The plugin conventions' exit statuses. */
@@ -36,14 +38,70 @@ static int say(int rc, const char *perf, const char *fmt, ...)
 	return rc;
 }
 
+/* A re-attach by the checker's watchdog this recent is a WARNING (a monitoring system checks
+ * every few minutes: the detach would go unseen otherwise). */
+#define REATTACH_WINDOW_S	300
+
+/* The health checker, where one ran on the instance (its heartbeat map exists): CRITICAL
+ * when it is not running (stopped, killed, hung: a backend that dies meanwhile goes
+ * unnoticed), WARNING when a ring is in panic or the watchdog re-attached the program
+ * recently.  Its words are appended to what (size n); the verdict is returned. */
+static int checker(const struct kr_inst *in, const struct kr_ops_maps *m, char *what, size_t n)
+{
+	struct kr_health_maps hm;
+	struct kr_health_ck ck = {};
+	struct kr_health_wd wd = {};
+	__u64 now = kr_health_now_ns();
+	__u32 zero = 0, panic = 0;
+	size_t l = strlen(what);
+	int rc = CHECK_OK;
+
+	kr_health_maps_open(in, m, false, &hm);
+	if (hm.ck < 0 || bpf_map_lookup_elem(hm.ck, &zero, &ck) || !ck.started_ns) {
+		kr_health_maps_close(&hm);
+		return CHECK_OK;	/* no checker configured (never ran here) */
+	}
+	if (!kr_health_checker_alive(&ck, now)) {
+		rc = CHECK_CRITICAL;
+		l += (size_t)snprintf(what + l, l < n ? n - l : 0, "; health checker NOT RUNNING "
+				      "(%s, last heartbeat %.0f s ago): a backend that dies is not "
+				      "noticed (systemctl status keyrouter-health@%s)",
+				      ck.pid ? "killed or hung" : "stopped",
+				      now > ck.beat_ns ? (now - ck.beat_ns) / 1e9 : 0.0, in->name);
+	} else {
+		l += (size_t)snprintf(what + l, l < n ? n - l : 0, "; health checker running "
+				      "(pid %u)", ck.pid);
+	}
+	for (__u32 id = 0; hm.rings >= 0 && id < KR_MAX_RINGS; id++) {
+		struct kr_health_ring r;
+
+		panic += !bpf_map_lookup_elem(hm.rings, &id, &r) && r.total && r.panic;
+	}
+	if (panic) {
+		rc = rc > CHECK_WARNING ? rc : CHECK_WARNING;
+		l += (size_t)snprintf(what + l, l < n ? n - l : 0, "; PANIC in %u ring%s (a "
+				      "failing backend kept up by the panic threshold)", panic,
+				      panic == 1 ? "" : "s");
+	}
+	if (hm.wd >= 0 && !bpf_map_lookup_elem(hm.wd, &zero, &wd) && wd.last_ns &&
+	    now - wd.last_ns <= REATTACH_WINDOW_S * 1000000000ull) {
+		rc = rc > CHECK_WARNING ? rc : CHECK_WARNING;
+		snprintf(what + l, l < n ? n - l : 0, "; the watchdog re-attached the program "
+			 "%.0f s ago (detached behind keyrouter's back; %llu re-attaches)",
+			 (now - wd.last_ns) / 1e9, (unsigned long long)wd.reattach_total);
+	}
+	kr_health_maps_close(&hm);
+	return rc;
+}
+
 /* The backends' states: CRITICAL when none is up, WARNING when some are down or drain. */
 static int backends(struct kr_inst *in, const char *where)
 {
 	struct kr_ops_maps m;
 	struct kr_backend *all = NULL;
 	unsigned n = 0, up = 0, down = 0, drain = 0;
-	char perf[160];
-	int rc, err;
+	char perf[160], hc[512] = "";
+	int rc, hrc, err;
 
 	err = kr_ops_maps_open(in, &m);
 	if (err)
@@ -60,6 +118,7 @@ static int backends(struct kr_inst *in, const char *where)
 		drain += all[id].state == KR_BACKEND_DRAIN;
 	}
 	free(all);
+	hrc = err ? CHECK_OK : checker(in, &m, hc, sizeof(hc));
 	kr_ops_maps_close(&m);
 	if (err)
 		return say(CHECK_UNKNOWN, NULL, "instance %s: %s; its backends cannot be read (%s)",
@@ -67,9 +126,9 @@ static int backends(struct kr_inst *in, const char *where)
 	snprintf(perf, sizeof(perf), "backends=%u backends_up=%u backends_down=%u "
 		 "backends_drain=%u", n, up, down, drain);
 	rc = !n ? CHECK_WARNING : !up ? CHECK_CRITICAL : up < n ? CHECK_WARNING : CHECK_OK;
-	return say(rc, perf, "instance %s: %s; backends %u up, %u down, %u drain%s", in->name,
-		   where, up, down, drain, !n ? " (no backend configured)" :
-		   !up ? " (no backend takes keys)" : "");
+	return say(rc > hrc ? rc : hrc, perf, "instance %s: %s; backends %u up, %u down, %u "
+		   "drain%s%s", in->name, where, up, down, drain, !n ? " (no backend configured)" :
+		   !up ? " (no backend takes keys)" : "", hc);
 }
 
 static int check(const char *instance, const char *pin_dir)
@@ -133,13 +192,19 @@ static void usage(FILE *f, const void *ctx)
 		"Check an instance for a monitoring system (Nagios/Icinga plugin conventions):\n"
 		"one line on standard output, 'KEYROUTER STATE - ...' with performance data\n"
 		"after '|', and the exit status:\n"
-		"  0 OK        the program is attached where `keyrouter load` attached it, and\n"
-		"              every backend is up\n"
+		"  0 OK        the program is attached where `keyrouter load` attached it,\n"
+		"              every backend is up, and the health checker (where one ran on\n"
+		"              the instance) runs\n"
 		"  1 WARNING   attached, but some backends are down or draining (or none is\n"
-		"              configured), or a load is under way\n"
+		"              configured), a load is under way, a ring is in PANIC (the\n"
+		"              checker keeps a failing backend up: the panic threshold), or the\n"
+		"              checker's watchdog re-attached a detached program in the last\n"
+		"              5 minutes\n"
 		"  2 CRITICAL  not loaded, a load that did not finish, the program not attached\n"
 		"              any more or its interface gone (traffic bypasses keyrouter), the\n"
-		"              maps missing, or no backend up\n"
+		"              maps missing, no backend up, or the health checker configured\n"
+		"              (it ran on the instance: its heartbeat map exists) but stopped,\n"
+		"              killed or hung (no heartbeat within 3 of its periods)\n"
 		"  3 UNKNOWN   the state cannot be read (no privileges; another network\n"
 		"              namespace that cannot be entered)\n"
 		"It only reads (no lock, nothing changed). Run it as root, like status.\n\n"

@@ -9,6 +9,9 @@
 #include "config.h"
 #include "image.h"
 #include "log.h"
+#include "ops.h"
+#include "ops_find.h"
+#include "ops_lint.h"
 
 static void check_usage(FILE *f, const char *name)
 {
@@ -22,7 +25,8 @@ static void check_usage(FILE *f, const char *name)
 		"  -h, --help         this text\n\n"
 		"Exit status: 0 valid, 1 invalid (every error printed as\n"
 		"FILE:LINE:COL: JSON.PATH: message), 2 usage error.\n",
-		name, !strcmp(name, "show") ? "[--json]" : "[--build]",
+		name, !strcmp(name, "show") ? "[--json]" :
+			"[--build] [--live [--instance NAME] [--strict]]",
 		!strcmp(name, "show") ?
 			"Validates the configuration and prints it normalized (every default\n"
 			"filled in, addresses in canonical form) as JSON." :
@@ -30,7 +34,16 @@ static void check_usage(FILE *f, const char *name)
 			"summary: rings (backends, points, estimated kernel memory) and services.",
 		!strcmp(name, "show") ? "      --json         JSON output (the default)\n" :
 		"      --build        also build every ring and its kernel image (in memory):\n"
-		"                     points after dedup, ring digest, exact image size\n");
+		"                     points after dedup, ring digest, exact image size\n"
+		"      --live         also compare it with this network namespace, as apply\n"
+		"                     does (warnings): a backend MAC other than the router's\n"
+		"                     neighbour entry for its address; an l2 backend without\n"
+		"                     \"dev\" that the router routes through another device than\n"
+		"                     the instance's ingress (with --instance: the interface it\n"
+		"                     is loaded on); a VIP that is one of the router's addresses\n"
+		"      --instance NAME  with --live: the loaded instance whose interface is the\n"
+		"                     ingress (default: the config's \"instance\", if loaded)\n"
+		"      --strict       with --live: a warning fails the check (exit 1)\n");
 }
 
 /* "12.0 KiB", "1.50 MiB", "2.25 GiB" */
@@ -119,6 +132,37 @@ static int build_rings(const struct kr_config *cfg)
 	return 0;
 }
 
+/* --live: the checks apply makes against this network namespace (ops_lint.h); the ingress
+ * is the interface the instance is loaded on, when it is loaded here. */
+static int check_live(const struct kr_config *cfg, const char *instance, bool strict)
+{
+	const char *name = instance ? instance : cfg->instance;
+	struct kr_ops_meta meta = {};
+	uint32_t ingress = 0;
+	char *text = NULL;
+	int n;
+
+	if (name && !kr_ops_meta_read(name, &meta) && meta.magic == KR_OPS_META_MAGIC &&
+	    (!meta.netns_ino || meta.netns_ino == kr_ops_netns_ino()))
+		ingress = meta.ifindex;
+	else if (instance) {
+		fprintf(stderr, "keyrouter: config check --live: instance '%s' is not loaded in "
+			"this network namespace: its ingress device is unknown\n", instance);
+		return 1;
+	}
+	n = kr_ops_lint(cfg, ingress, &text);
+	if (n < 0) {
+		fprintf(stderr, "keyrouter: config check --live: out of memory\n");
+		return 1;
+	}
+	if (text)
+		fputs(text, stderr);
+	free(text);
+	printf("live: %d warning%s in this network namespace%s\n", n, n == 1 ? "" : "s",
+	       ingress ? "" : " (no loaded instance: the ingress device check was left out)");
+	return strict && n ? 1 : 0;
+}
+
 static void help(FILE *f, const void *ctx)
 {
 	check_usage(f, *(const bool *)ctx ? "show" : "check");
@@ -126,12 +170,15 @@ static void help(FILE *f, const void *ctx)
 
 static int config_cmd(int argc, char **argv, bool show)
 {
-	const char *file = NULL;
-	bool json = false, build = false;
+	const char *file = NULL, *instance = NULL;
+	bool json = false, build = false, live = false, strict = false;
 	const struct kr_opt opts[] = {
 		KR_OPT_STR("config", 'c', &file),
 		KR_OPT_FLAG("build", 0, &build),
 		KR_OPT_FLAG("json", 0, &json),
+		KR_OPT_FLAG("live", 0, &live),
+		KR_OPT_STR("instance", 'i', &instance),
+		KR_OPT_FLAG("strict", 0, &strict),
 		KR_OPT_END
 	};
 	const struct kr_opts_cmd cmd = { .usage = help, .ctx = &show };
@@ -145,6 +192,10 @@ static int config_cmd(int argc, char **argv, bool show)
 		return kr_usage_error("config check has no --json (use config show)");
 	if (build && show)
 		return kr_usage_error("config show has no --build (use config check)");
+	if ((live || instance || strict) && show)
+		return kr_usage_error("config show has no --live (use config check)");
+	if ((instance || strict) && !live)
+		return kr_usage_error("--instance and --strict go with --live");
 	if (!file || first != argc)
 		return kr_usage_error("%s", file ? "unexpected argument" : "missing -c FILE");
 	cfg = kr_config_load(file, &errs);
@@ -165,6 +216,8 @@ static int config_cmd(int argc, char **argv, bool show)
 		print_summary(cfg);
 		if (build)
 			ret = build_rings(cfg);
+		if (live && !ret)
+			ret = check_live(cfg, instance, strict);
 	}
 	kr_config_free(cfg);
 	return ret;

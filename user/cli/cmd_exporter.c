@@ -23,6 +23,8 @@
 #include "opts.h"
 #include "log.h"
 #include "prom.h"
+#include "follow.h"
+#include "ops.h"
 #include "util.h"
 
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -54,6 +56,53 @@ static int write_atomic(const char *path, const char *buf, size_t len)
 
 static volatile sig_atomic_t stop;
 
+/* What a long-running writer of the exposition follows: the one instance it was told
+ * (--instance, --pin-dir), whose unload, load and upgrade it logs, and the instances it
+ * has exported (kept as keyrouter_up 0 once unloaded). */
+struct prom_follow {
+	const char *who;
+	bool one;		/* follow.dir is the instance's */
+	struct kr_follow follow;
+	struct kr_follow_names seen;
+};
+
+static void prom_follow_init(struct prom_follow *pf, const char *who, const char *instance,
+			     const char *pin_dir)
+{
+	struct kr_inst in;
+
+	memset(pf, 0, sizeof(*pf));
+	pf->who = who;
+	if ((instance || pin_dir) && !kr_ops_inst_path(&in, instance, pin_dir)) {
+		pf->one = true;
+		kr_follow_init(&pf->follow, in.dir);
+	}
+}
+
+/* Once a scrape or a round, before rendering: nothing is held between them (every render
+ * opens the pins again), so following is saying what changed. */
+static void prom_follow_round(struct prom_follow *pf)
+{
+	enum kr_follow_change c;
+	bool was_gone;
+
+	if (!pf->one)
+		return;
+	was_gone = pf->follow.err != 0;
+	c = kr_follow_round(&pf->follow);
+	if (c == KR_FOLLOW_SAME || (c == KR_FOLLOW_GONE && was_gone))
+		return;
+	if (c == KR_FOLLOW_GONE)
+		pr_warn("%s: %s: not loaded any more (unloaded): keyrouter_up 0 until it is "
+			"loaded again\n", pf->who, pf->follow.dir);
+	else if (c == KR_FOLLOW_UPGRADED)
+		pr_info("%s: %s: upgraded (program id %u)\n", pf->who, pf->follow.dir,
+			pf->follow.id.prog_id);
+	else
+		pr_info("%s: %s: loaded%s (program id %u): exporting its maps\n", pf->who,
+			pf->follow.dir, was_gone ? "" : " again", pf->follow.id.prog_id);
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -64,7 +113,10 @@ int kr_cli_prom_status(const char *instance, const char *pin_dir, const char *ou
 		       double watch)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct prom_follow pf;
+	int rc = 0;
 
+	prom_follow_init(&pf, "keyrouter: status", instance, pin_dir);
 	if (watch > 0) {
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
@@ -74,12 +126,15 @@ int kr_cli_prom_status(const char *instance, const char *pin_dir, const char *ou
 		size_t len;
 		int loaded, err;
 
-		err = kr_prom_render(instance, pin_dir, &buf, &len, &loaded);
+		if (watch > 0)
+			prom_follow_round(&pf);
+		err = kr_prom_render(instance, pin_dir, &pf.seen, &buf, &len, &loaded);
 		if (err) {
 			if (err != -EINVAL)
 				pr_warn("keyrouter: status: couldn't render the exposition: %s\n",
 					strerror(-err));
-			return 1;
+			rc = 1;
+			break;
 		}
 		if (output) {
 			err = write_atomic(output, buf, len);
@@ -87,7 +142,8 @@ int kr_cli_prom_status(const char *instance, const char *pin_dir, const char *ou
 				pr_warn("keyrouter: status: couldn't write '%s': %s\n", output,
 					strerror(-err));
 				free(buf);
-				return 1;
+				rc = 1;
+				break;
 			}
 		} else {
 			fwrite(buf, 1, len, stdout);
@@ -100,7 +156,8 @@ int kr_cli_prom_status(const char *instance, const char *pin_dir, const char *ou
 		if (stop)
 			break;
 	}
-	return 0;
+	kr_follow_names_free(&pf.seen);
+	return rc;
 }
 
 /* ---- exporter ----------------------------------------------------------------------- */
@@ -115,6 +172,7 @@ int kr_cli_prom_status(const char *instance, const char *pin_dir, const char *ou
 struct exporter {
 	const char *instance, *pin_dir;
 	unsigned long scrapes;
+	struct prom_follow pf;	/* only the HTTP library's one thread touches it */
 };
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, const char *type,
@@ -170,7 +228,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", notfound, strlen(notfound),
 			     false);
 	ex->scrapes++;
-	if (kr_prom_render(ex->instance, ex->pin_dir, &buf, &len, &loaded))
+	prom_follow_round(&ex->pf);
+	if (kr_prom_render(ex->instance, ex->pin_dir, &ex->pf.seen, &buf, &len, &loaded))
 		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", failed,
 			     strlen(failed), false);
 	return reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, buf, len, true);
@@ -233,7 +292,11 @@ static void usage(FILE *f)
 		"Serve the Prometheus exposition of `keyrouter status --prometheus` over HTTP at\n"
 		"/metrics, read from the pinned maps at every scrape. The exporter keeps no state,\n"
 		"changes nothing and takes no lock: it can run beside applies and be killed or\n"
-		"restarted at any time without touching routing. It runs until SIGINT or SIGTERM.\n\n"
+		"restarted at any time without touching routing. It runs until SIGINT or SIGTERM.\n"
+		"It follows its instances: every scrape opens the pins again (nothing is held in\n"
+		"between), so an `unload` + `load` or an `upgrade` is exported at the next scrape,\n"
+		"and an instance it has exported (or was told with --instance) that is unloaded\n"
+		"stays as keyrouter_up{keyrouter_instance=NAME} 0 rather than vanishing.\n\n"
 		"  -l, --listen ADDR:PORT  where to listen: 127.0.0.1:9437, [::1]:9437, 0.0.0.0:9437\n"
 		"                          or [::]:9437 (IPv6 and IPv4)\n"
 		"  -i, --instance NAME     only the instance NAME (default: every instance under\n"
@@ -350,6 +413,7 @@ static int cmd_exporter(int argc, char **argv)
 			"process listens there: 'ss -ltnp' shows which)" : "");
 		return 1;
 	}
+	prom_follow_init(&ex.pf, "keyrouter exporter", ex.instance, ex.pin_dir);
 	/* The daemon's thread must not take our signals: block them before it starts. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -382,6 +446,7 @@ static int cmd_exporter(int argc, char **argv)
 	MHD_stop_daemon(d);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pr_info("keyrouter exporter: stopped after %lu scrapes\n", ex.scrapes);
+	kr_follow_names_free(&ex.pf.seen);
 	return 0;
 }
 KR_COMMAND(exporter, "exporter", "serve the Prometheus metrics over HTTP (/metrics)",

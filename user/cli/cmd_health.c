@@ -39,7 +39,11 @@
 #include "ops_backends.h"
 #include "ops_health.h"
 #include "ops_kernel.h"
+#include "ops_find.h"
 #include "opts.h"
+#include "followed.h"
+#include "single.h"
+#include "watchdog.h"
 
 #define DEFAULT_WAIT_MS	5000
 #define BEAT_MS		500
@@ -68,6 +72,18 @@ static void usage(FILE *f)
 		"backends up, it is not written: the log, status and the metric\n"
 		"keyrouter_health_panic say so. Figures, owner and the checker's heartbeat are in\n"
 		"status, status --json and the Prometheus exposition. SIGHUP reads CONFIG again.\n\n"
+		"Flap damping: each flap (a down) adds a penalty of 1000 that halves every\n"
+		"damp_half_life (30 s); above damp_suppress (2000) the backend is held down even\n"
+		"when it answers, until the penalty is below damp_reuse (750), at most\n"
+		"damp_max_hold (300 s) after its last flap.\n\n"
+		"It runs for months: one checker per instance (a second one refuses and names\n"
+		"the pid of the first); it refuses to run in another network namespace than the\n"
+		"instance's; it follows the instance: after `unload` it closes the maps and waits\n"
+		"(nothing probed or written), after a new `load` it opens the new pins, and it\n"
+		"never writes the maps of an instance that is gone. Its watchdog looks every\n"
+		"\"watchdog\" seconds (default 1; 0 off) whether the program is still attached,\n"
+		"and attaches it again (as apply does) when something detached it: logged and\n"
+		"counted (keyrouter_reattach_total, status, check).\n\n"
 		"  -c, --config FILE    the configuration (JSON)\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default: the config's\n"
 		"                       \"instance\", else \"default\")\n"
@@ -105,20 +121,24 @@ struct target {
 	uint32_t seq;
 	struct kr_hsm sm;
 	struct kr_health_be fig;
-	bool override_logged, held_logged;
+	struct kr_damp damp;
+	bool override_logged, held_logged, damp_logged;
 };
 
 struct checker {
 	struct kr_config *cfg;
 	const char *config;
-	struct kr_inst in;
 	const char *instance, *pin_dir;
-	struct kr_ops_maps m;
-	struct kr_health_maps hm;
+	/* the instance, followed across unload, load and upgrade (followed.h) */
+	struct kr_followed f;
 	struct target *t;
 	uint32_t n;
 	int rings_id[KR_MAX_RINGS];	/* config ring -> kernel ring id, -1 none */
 	int pkt_fd;			/* AF_PACKET, for every l2 target */
+	bool stale;			/* a write found another generation: look again now */
+	int single_fd;			/* one checker per instance (single.h) */
+	uint32_t wd_ms;			/* the watchdog's interval (0: off) */
+	bool wd_failed_logged;
 };
 
 static volatile sig_atomic_t stop, reload;
@@ -370,14 +390,14 @@ static int build_targets(struct checker *c)
 	uint32_t cap = 0;
 	int err;
 
-	err = kr_ops_backends_read(&c->m, &all);
+	err = kr_ops_backends_read(&c->f.m, &all);
 	if (err) {
 		pr_warn("keyrouter: health: couldn't read kr_backends: %s\n", strerror(-err));
 		return err;
 	}
-	bpf_map_lookup_elem(c->in.meta_fd, &zero, &meta);
+	bpf_map_lookup_elem(c->f.in.meta_fd, &zero, &meta);
 	for (uint32_t ri = 0; ri < c->cfg->nrings; ri++)
-		c->rings_id[ri] = kr_ops_ring_find(&c->in, c->cfg->rings[ri].name);
+		c->rings_id[ri] = kr_ops_ring_find(&c->f.in, c->cfg->rings[ri].name);
 	for (uint32_t si = 0; si < c->cfg->nservices; si++) {
 		const struct kr_cfg_service *s = &c->cfg->services[si];
 		uint32_t ri = s->ring;
@@ -386,7 +406,7 @@ static int build_targets(struct checker *c)
 		if (c->rings_id[ri] < 0)
 			continue;
 		for (int k = 0; k < 2; k++)
-			kr_ops_slot_read(&c->m, (__u32)c->rings_id[ri], (__u32)k, true, &sl[k]);
+			kr_ops_slot_read(&c->f.m, (__u32)c->rings_id[ri], (__u32)k, true, &sl[k]);
 		for (uint32_t bi = 0; bi < c->cfg->rings[ri].nbackends; bi++) {
 			const struct kr_cfg_backend *cb = &c->cfg->rings[ri].backends[bi];
 			struct kr_health_eff h;
@@ -402,7 +422,7 @@ static int build_targets(struct checker *c)
 					struct target *t;
 					bool dup = false;
 
-					if (id >= c->m.backends_max || all[id].state > KR_BACKEND_DRAIN ||
+					if (id >= c->f.m.backends_max || all[id].state > KR_BACKEND_DRAIN ||
 					    !same_ap(&all[id], &cb->addr))
 						continue;
 					for (uint32_t j = 0; j < c->n && !dup; j++)
@@ -540,12 +560,28 @@ static int send_probe(struct checker *c, struct target *t)
 
 /* ---- states ---------------------------------------------------------------------------- */
 
+static void damp_write(struct checker *c, struct target *t)
+{
+	uint64_t now = now_ms(), rel = kr_damp_release_ms(&t->damp, &t->h.damp, now);
+	struct kr_health_damp d = {
+		.held_until_ns = t->damp.held ? kr_health_now_ns() + rel * 1000000ull : 0,
+		.penalty = (__u32)kr_damp_penalty(&t->damp, &t->h.damp, now),
+		.flaps = t->damp.flaps, .suppress = t->h.damp.suppress, .reuse = t->h.damp.reuse,
+	};
+
+	if (t->damp.flaps)
+		d.last_flap_ns = kr_health_now_ns() - (now - t->damp.at_ms) * 1000000ull;
+	if (c->f.hm.damp >= 0)
+		bpf_map_update_elem(c->f.hm.damp, &t->id, &d, BPF_ANY);
+}
+
 static void fig_write(struct checker *c, struct target *t)
 {
 	t->fig.up = t->sm.up;
 	t->fig.probe = t->h.probe;
-	if (c->hm.be >= 0)
-		bpf_map_update_elem(c->hm.be, &t->id, &t->fig, BPF_ANY);
+	if (c->f.hm.be >= 0)
+		bpf_map_update_elem(c->f.hm.be, &t->id, &t->fig, BPF_ANY);
+	damp_write(c, t);
 }
 
 /* Backends of config ring ri the checker probes, and how many are up in kr_backends now. */
@@ -558,7 +594,7 @@ static void ring_count(struct checker *c, uint32_t ri, uint32_t *up, uint32_t *t
 		if (c->t[i].ri != ri)
 			continue;
 		(*total)++;
-		if (!bpf_map_lookup_elem(c->m.backends, &c->t[i].id, &be) && be.state == KR_BACKEND_UP)
+		if (!bpf_map_lookup_elem(c->f.m.backends, &c->t[i].id, &be) && be.state == KR_BACKEND_UP)
 			(*up)++;
 	}
 }
@@ -576,10 +612,10 @@ static void ring_record(struct checker *c, uint32_t ri, bool panic, uint32_t up,
 	uint32_t held = 0;
 	__u32 key;
 
-	if (c->rings_id[ri] < 0 || c->hm.rings < 0)
+	if (c->rings_id[ri] < 0 || c->f.hm.rings < 0)
 		return;
 	key = (__u32)c->rings_id[ri];
-	bpf_map_lookup_elem(c->hm.rings, &key, &r);
+	bpf_map_lookup_elem(c->f.hm.rings, &key, &r);
 	for (uint32_t i = 0; i < c->n; i++)
 		held += c->t[i].ri == ri && (c->t[i].fig.flags & KR_HEALTH_F_HELD);
 	if (panic && !r.panic)
@@ -591,13 +627,13 @@ static void ring_record(struct checker *c, uint32_t ri, bool panic, uint32_t up,
 	r.total = total;
 	r.held = held;
 	r.threshold_pm = (uint32_t)(ring_panic(c, ri) * 1000 + 0.5);
-	bpf_map_update_elem(c->hm.rings, &key, &r, BPF_ANY);
+	bpf_map_update_elem(c->f.hm.rings, &key, &r, BPF_ANY);
 }
 
 /* An operator's or the configuration's down/drain: the checker leaves it alone. */
 static bool overridden(const struct kr_backend *be)
 {
-	return be->state != KR_BACKEND_UP && kr_backend_owner(be) != KR_OWNER_CHECKER;
+	return kr_health_overridden(be->state, kr_backend_owner(be));
 }
 
 /* Write state for t under the lock (bounded wait); the entry re-read under it. */
@@ -609,11 +645,18 @@ static int locked_write(struct checker *c, struct target *t, __u8 state)
 
 	if (kr_ops_inst_open(&in, c->instance, c->pin_dir))
 		return -EAGAIN;
-	err = bpf_map_lookup_elem(c->m.backends, &t->id, &be) ? -errno : 0;
+	/* under the lock no unload or load can be under way: the maps open are the instance's
+	 * now, or they belong to a generation that is gone and are never written */
+	if (!kr_followed_current(&c->f)) {
+		kr_ops_inst_close(&in);
+		c->stale = true;
+		return -ESTALE;
+	}
+	err = bpf_map_lookup_elem(c->f.m.backends, &t->id, &be) ? -errno : 0;
 	if (!err && overridden(&be))
 		err = -EPERM;
 	else if (!err && be.state != state)
-		err = kr_health_write_state(&c->m, &c->hm, t->id, &be, state, KR_OWNER_CHECKER);
+		err = kr_health_write_state(&c->f.m, &c->f.hm, t->id, &be, state, KR_OWNER_CHECKER);
 	kr_ops_inst_close(&in);
 	return err;
 }
@@ -633,7 +676,9 @@ static bool transition(struct checker *c, struct target *t, __u8 state)
 	if (err) {
 		logf_("health: %s: could not mark it %s (%s): trying again at the next probe\n",
 		      t->label, state == KR_BACKEND_UP ? "up" : "down",
-		      err == -EAGAIN ? "the instance's lock" : strerror(-err));
+		      err == -EAGAIN ? "the instance's lock" :
+		      err == -ESTALE ? "the instance was unloaded or loaded again: not written to "
+				       "its old maps" : strerror(-err));
 		return false;
 	}
 	kr_hsm_set(&t->sm, state == KR_BACKEND_UP);
@@ -661,16 +706,53 @@ static void want_down(struct checker *c, struct target *t, const char *why)
 	}
 	t->fig.flags &= ~KR_HEALTH_F_HELD;
 	t->held_logged = false;
-	if (transition(c, t, KR_BACKEND_DOWN))
-		logf_("health: %s (id %u, ring %s): down after %u failed probes (%s)\n", t->label,
-		      t->id, c->cfg->rings[t->ri].name, t->sm.fail_run, why);
+	if (!transition(c, t, KR_BACKEND_DOWN))
+		return;
+	logf_("health: %s (id %u, ring %s): down after %u failed probes (%s)\n", t->label,
+	      t->id, c->cfg->rings[t->ri].name, t->sm.fail_run, why);
+	if (!t->damp.held && kr_damp_flap(&t->damp, &t->h.damp, now_ms()))
+		logf_("health: %s (id %u, ring %s): flapping: held down by damping (penalty %.0f "
+		      "above %u after %u flaps; released when it stays up until below %u, in "
+		      "about %.1f s, at most %.0f s)\n", t->label, t->id,
+		      c->cfg->rings[t->ri].name, t->damp.penalty, t->h.damp.suppress,
+		      t->damp.flaps, t->h.damp.reuse,
+		      kr_damp_release_ms(&t->damp, &t->h.damp, now_ms()) / 1000.0,
+		      t->h.damp.max_hold_ms / 1000.0);
 }
 
 static void want_up(struct checker *c, struct target *t)
 {
+	bool held = t->damp.held;
+
+	if (!kr_damp_may_up(&t->damp, &t->h.damp, now_ms())) {
+		/* answering again while held: the next failure is a flap of its own */
+		t->damp.seen_up = true;
+		if (!t->damp_logged)
+			logf_("health: %s (id %u, ring %s): answers again, held down by damping "
+			      "for about %.1f s more (penalty %.0f, released below %u)\n", t->label,
+			      t->id, c->cfg->rings[t->ri].name,
+			      kr_damp_release_ms(&t->damp, &t->h.damp, now_ms()) / 1000.0,
+			      kr_damp_penalty(&t->damp, &t->h.damp, now_ms()), t->h.damp.reuse);
+		t->damp_logged = true;
+		return;
+	}
+	if (held)
+		logf_("health: %s (id %u, ring %s): released by damping (penalty below %u)\n",
+		      t->label, t->id, c->cfg->rings[t->ri].name, t->h.damp.reuse);
+	t->damp_logged = false;
 	if (transition(c, t, KR_BACKEND_UP))
 		logf_("health: %s (id %u, ring %s): up after %u answered probes\n", t->label,
 		      t->id, c->cfg->rings[t->ri].name, t->sm.ok_run);
+}
+
+/* A held backend that answered again and now fails as many probes as mark one down: a flap
+ * the data path does not see (it stays down), counted all the same, as RFC 2439 counts the
+ * flaps of a suppressed route. */
+static void held_flap(struct checker *c, struct target *t)
+{
+	(void)c;
+	if (t->damp.held && t->damp.seen_up && !t->sm.up && t->sm.fail_run >= t->h.fall)
+		kr_damp_flap(&t->damp, &t->h.damp, now_ms());
 }
 
 /* The live entry: an operator's down/drain is left alone; someone else's up or down is
@@ -679,7 +761,7 @@ static bool sync_live(struct checker *c, struct target *t)
 {
 	struct kr_backend be;
 
-	if (bpf_map_lookup_elem(c->m.backends, &t->id, &be))
+	if (bpf_map_lookup_elem(c->f.m.backends, &t->id, &be))
 		return false;
 	if (overridden(&be)) {
 		if (!t->override_logged)
@@ -698,6 +780,11 @@ static bool sync_live(struct checker *c, struct target *t)
 	t->fig.flags &= ~KR_HEALTH_F_OVERRIDE;
 	if ((be.state == KR_BACKEND_UP) != t->sm.up)
 		kr_hsm_set(&t->sm, be.state == KR_BACKEND_UP);
+	/* up although damping holds it: someone (backend set ... up) took it out of the hold */
+	if (be.state == KR_BACKEND_UP && t->damp.held) {
+		t->damp.held = t->damp.seen_up = false;
+		t->damp_logged = false;
+	}
 	return false;
 }
 
@@ -726,6 +813,8 @@ static void result(struct checker *c, struct target *t, bool ok, uint32_t rtt_us
 		want_down(c, t, why);
 	else if (!ov && ev == KR_HSM_WANT_UP)
 		want_up(c, t);
+	else if (!ov && !ok)
+		held_flap(c, t);
 	fig_write(c, t);
 }
 
@@ -825,8 +914,27 @@ static void beat(struct checker *c, uint64_t started, uint64_t rounds)
 				   .beat_ms = BEAT_MS };
 	__u32 zero = 0;
 
-	if (c->hm.ck >= 0)
-		bpf_map_update_elem(c->hm.ck, &zero, &ck, BPF_ANY);
+	if (c->f.hm.ck >= 0)
+		bpf_map_update_elem(c->f.hm.ck, &zero, &ck, BPF_ANY);
+}
+
+/* The damping left by a checker that ran before (killed, restarted): its penalty, decayed
+ * since it was written (at the backend's last result), and its hold while the backend is
+ * still down by the checker. */
+static void damp_resume(struct checker *c, struct target *t, const struct kr_backend *be)
+{
+	struct kr_health_damp d;
+	uint64_t real = kr_health_now_ns(), age_ms, now = now_ms();
+
+	if (c->f.hm.damp < 0 || bpf_map_lookup_elem(c->f.hm.damp, &t->id, &d) || !d.penalty ||
+	    !t->fig.last_ns || real < t->fig.last_ns)
+		return;
+	age_ms = (real - t->fig.last_ns) / 1000000;
+	t->damp.penalty = d.penalty;
+	t->damp.at_ms = now > age_ms ? now - age_ms : 0;
+	t->damp.flaps = d.flaps;
+	t->damp.held = d.held_until_ns && be->state == KR_BACKEND_DOWN &&
+		       kr_backend_owner(be) == KR_OWNER_CHECKER;
 }
 
 /* Targets of the configuration, their figures and views resumed from the maps. */
@@ -839,12 +947,15 @@ static int start(struct checker *c)
 	for (uint32_t i = 0; i < c->n; i++) {
 		struct target *t = &c->t[i];
 		struct kr_backend be;
+		bool have;
 
-		if (c->hm.be >= 0)
-			bpf_map_lookup_elem(c->hm.be, &t->id, &t->fig);
+		if (c->f.hm.be >= 0)
+			bpf_map_lookup_elem(c->f.hm.be, &t->id, &t->fig);
 		t->fig.flags = KR_HEALTH_F_CHECKED;
-		t->sm.up = !bpf_map_lookup_elem(c->m.backends, &t->id, &be) &&
-			   be.state == KR_BACKEND_UP;
+		have = !bpf_map_lookup_elem(c->f.m.backends, &t->id, &be);
+		t->sm.up = have && be.state == KR_BACKEND_UP;
+		if (have)
+			damp_resume(c, t, &be);
 		t->seq = (uint32_t)random();
 		/* spread the first probes over the first interval */
 		t->next_ms = t0 + (t->h.interval_ms ? (uint64_t)random() % t->h.interval_ms : 0);
@@ -874,13 +985,13 @@ static uint64_t live_signature(struct checker *c)
 
 #define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
 	for (uint32_t ri = 0; ri < c->cfg->nrings; ri++) {
-		int id = kr_ops_ring_find(&c->in, c->cfg->rings[ri].name);
+		int id = kr_ops_ring_find(&c->f.in, c->cfg->rings[ri].name);
 
 		MIX(id);
 		for (__u32 k = 0; id >= 0 && k < 2; k++) {
 			struct kr_ops_slot s = {};
 
-			kr_ops_slot_read(&c->m, (__u32)id, k, false, &s);
+			kr_ops_slot_read(&c->f.m, (__u32)id, k, false, &s);
 			MIX(s.present ? s.hdr.generation : 0);
 			kr_ops_slot_free(&s);
 		}
@@ -888,7 +999,7 @@ static uint64_t live_signature(struct checker *c)
 	for (uint32_t i = 0; i < c->n; i++) {
 		struct kr_backend be = {};
 
-		bpf_map_lookup_elem(c->m.backends, &c->t[i].id, &be);
+		bpf_map_lookup_elem(c->f.m.backends, &c->t[i].id, &be);
 		be.state = 0;
 		be.flags = 0;
 		for (size_t b = 0; b < sizeof(be); b++)
@@ -916,6 +1027,7 @@ static int rebuild(struct checker *c)
 				c->t[i].sm.fail_run = old[j].sm.fail_run;
 				c->t[i].seq = old[j].seq;
 				c->t[i].next_ms = old[j].next_ms;
+				c->t[i].damp = old[j].damp;
 				break;
 			}
 	{
@@ -928,7 +1040,7 @@ static int rebuild(struct checker *c)
 		c->t = now;
 		c->n = n;
 	}
-	logf_("health: checking %u backends of instance '%s'\n", c->n, c->in.name);
+	logf_("health: checking %u backends of instance '%s'\n", c->n, c->f.in.name);
 	return 0;
 }
 
@@ -943,21 +1055,154 @@ static int load_config(struct checker *c)
 	return 0;
 }
 
+/* ---- following the instance (follow.h), the watchdog (watchdog.h) ------------------------ */
+
+/* The instance's maps closed: nothing of a generation that may be gone is held. */
+static void inst_close(struct checker *c)
+{
+	targets_free(c);
+	kr_followed_close(&c->f);
+}
+
+/* Open the instance's pins (followed.h).  In another network namespace than the instance's
+ * the checker would resolve its devices' indexes to this namespace's (another device, or
+ * none) and probe nothing: refused, as apply does, saying where to run it (-EXDEV). */
+static int inst_open(struct checker *c)
+{
+	char hint[320];
+	__u32 ino;
+	int err = kr_followed_open(&c->f, &ino);
+
+	if (err != -EXDEV)
+		return err;
+	kr_ops_netns_hint(ino, hint, sizeof(hint));
+	pr_warn("keyrouter: health: instance '%s' is in another network namespace (net:[%u]; "
+		"the checker runs in net:[%u]): it probes through the instance's devices, so it "
+		"must run there: '%s keyrouter health -c %s --instance %s'\n", c->f.in.name, ino,
+		kr_ops_netns_ino(), hint[0] ? hint : "nsenter --net=<its namespace>", c->config,
+		c->f.in.name);
+	return err;
+}
+
+/* The instance's generation again: the same, an upgrade (same maps: nothing to reopen), or
+ * unloaded / loaded again: the maps are closed, and opened again once it is loaded.  1: they
+ * were opened again (new targets); -EXDEV: loaded again in another network namespace (said:
+ * the checker stops). */
+static int follow(struct checker *c)
+{
+	bool was_open = c->f.open;
+	struct kr_follow_id was = c->f.gen, now;
+	enum kr_follow_change ch = kr_followed_poll(&c->f, &now);
+	int err;
+
+	c->stale = false;
+	if (ch == KR_FOLLOW_SAME)
+		return 0;
+	if (ch == KR_FOLLOW_UPGRADED) {
+		logf_("health: instance '%s' was upgraded (program %u -> %u): the same maps, "
+		      "checking on\n", c->f.in.name, was.prog_id, now.prog_id);
+		return 0;
+	}
+	targets_free(c);
+	if (ch == KR_FOLLOW_GONE) {
+		if (was_open)
+			logf_("health: instance '%s' is not loaded any more: its maps closed, "
+			      "nothing probed or written until it is loaded again\n", c->f.in.name);
+		return 0;
+	}
+	if (was_open)
+		logf_("health: instance '%s' was loaded again (new maps): reopening its pins\n",
+		      c->f.in.name);
+	err = inst_open(c);
+	if (err == -EXDEV)
+		return err;
+	if (err || start(c)) {
+		inst_close(c);	/* a load under way, or gone again: next time */
+		return 0;
+	}
+	logf_("health: checking %u backends of instance '%s' again (pid %d)\n", c->n,
+	      c->f.in.name, (int)getpid());
+	return 1;
+}
+
+static void watchdog(struct checker *c)
+{
+	struct kr_health_wd wd = {};
+	enum kr_log_level lvl = kr_log_get_level();
+	enum kr_wd_result r;
+	struct kr_ops_meta meta;
+	__u32 zero = 0;
+	int err;
+
+	/* a failure is said once (below), not at every look */
+	if (c->wd_failed_logged)
+		kr_log_set_level(KR_LOG_QUIET);
+	r = kr_watchdog_look(c->instance, c->pin_dir, &meta, &err);
+	kr_log_set_level(lvl);
+	if (c->f.hm.wd < 0)
+		return;
+	bpf_map_lookup_elem(c->f.hm.wd, &zero, &wd);
+	wd.checks++;
+	wd.interval_ms = c->wd_ms;
+	if (r == KR_WD_REATTACHED) {
+		wd.reattach_total++;
+		wd.last_ns = kr_health_now_ns();
+		logf_("health: watchdog: instance '%s': its program (id %u) was not attached to "
+		      "'%s' any more (detached behind keyrouter's back): attached it again (%s "
+		      "mode; %llu re-attaches)\n", c->f.in.name, meta.prog_id, meta.ifname,
+		      kr_ops_mode_name(meta.mode), (unsigned long long)wd.reattach_total);
+		c->wd_failed_logged = false;
+	} else if (r == KR_WD_FAILED || r == KR_WD_IFACE_GONE) {
+		wd.failed_total++;
+		if (!c->wd_failed_logged)
+			logf_("health: watchdog: instance '%s' is not attached to '%s' and %s: "
+			      "trying again every %.3g s\n", c->f.in.name, meta.ifname,
+			      r == KR_WD_IFACE_GONE ? "its interface is gone" :
+			      "its program could not be attached again", c->wd_ms / 1000.0);
+		c->wd_failed_logged = true;
+	} else if (r == KR_WD_ATTACHED) {
+		c->wd_failed_logged = false;
+	}
+	bpf_map_update_elem(c->f.hm.wd, &zero, &wd, BPF_ANY);
+}
+
 static int run(struct checker *c)
 {
-	uint64_t started = kr_health_now_ns(), rounds = 0, last_beat = 0, last_scan, sig;
+	uint64_t started = kr_health_now_ns(), rounds = 0, last_beat = 0, last_scan, sig = 0;
+	uint64_t last_wd = 0, last_follow = 0;
 	struct pollfd *pf = NULL;
 
 	if (start(c))
 		return 1;
 	sig = live_signature(c);
 	last_scan = now_ms();
-	logf_("health: checking %u backends of instance '%s' (pid %d)\n", c->n, c->in.name,
+	logf_("health: checking %u backends of instance '%s' (pid %d)\n", c->n, c->f.in.name,
 	      (int)getpid());
+	if (c->wd_ms)
+		logf_("health: watchdog: the program of instance '%s' is attached again within "
+		      "%.3g s when something detaches it\n", c->f.in.name, c->wd_ms / 1000.0);
 	while (!stop) {
 		uint64_t now = now_ms(), next = now + BEAT_MS;
 		int r;
 
+		if (kr_daemon_due(&last_follow, BEAT_MS, now) || c->stale) {
+			r = follow(c);
+			if (r == -EXDEV)
+				return 1;
+			if (r == 1) {
+				sig = live_signature(c);
+				free(pf);
+				pf = NULL;
+			}
+		}
+		kr_single_serve(c->single_fd);
+		if (!c->f.open) {
+			/* not loaded: nothing to probe, nothing written; the follow looks again */
+			poll(NULL, 0, BEAT_MS);
+			continue;
+		}
+		if (kr_daemon_due(&last_wd, c->wd_ms, now))
+			watchdog(c);
 		if (now - last_scan >= SCAN_MS) {
 			last_scan = now;
 			if (live_signature(c) != sig) {
@@ -975,6 +1220,7 @@ static int run(struct checker *c)
 			if (why == 1 && load_config(c))
 				logf_("health: %s is not valid (above): checking on with the "
 				      "configuration read before\n", c->config);
+			c->wd_ms = kr_health_watchdog_ms(c->cfg);
 			if (rebuild(c))
 				return 1;
 			sig = live_signature(c);
@@ -1012,13 +1258,15 @@ static int run(struct checker *c)
 				next = t->next_ms;
 			pf[i] = (struct pollfd){ .fd = t->udp, .events = POLLIN };
 		}
+		if (c->wd_ms && last_wd + c->wd_ms < next)
+			next = last_wd + c->wd_ms;
 		if (now - last_beat >= BEAT_MS) {
 			beat(c, started, rounds);
 			last_beat = now;
 		}
 		r = poll(pf, c->n, next > now ? (int)(next - now) : 0);
 		rounds++;
-		for (uint32_t i = 0; r > 0 && i < c->n; i++) {
+		for (uint32_t i = 0; r > 0 && i < c->n && !c->stale; i++) {
 			if (pf[i].revents & POLLIN)
 				drain_socket(c, &c->t[i]);
 			if (pf[i].revents & POLLERR)
@@ -1031,19 +1279,37 @@ static int run(struct checker *c)
 		__u32 zero = 0;
 
 		/* stopped: status says "not running" at once, not after the heartbeat ages */
-		if (c->hm.ck >= 0 && !bpf_map_lookup_elem(c->hm.ck, &zero, &ck)) {
+		if (c->f.open && c->f.hm.ck >= 0 && !bpf_map_lookup_elem(c->f.hm.ck, &zero, &ck)) {
 			ck.pid = 0;
-			bpf_map_update_elem(c->hm.ck, &zero, &ck, BPF_ANY);
+			bpf_map_update_elem(c->f.hm.ck, &zero, &ck, BPF_ANY);
 		}
 	}
 	logf_("health: stopped\n");
 	return 0;
 }
 
+/* One checker per instance: a second one says which process runs already. */
+static int take_single(struct checker *c)
+{
+	pid_t pid;
+
+	c->single_fd = kr_single_take("health", c->f.dir, &pid);
+	if (c->single_fd >= 0)
+		return 0;
+	if (c->single_fd == -EEXIST)
+		pr_warn("keyrouter: health: another health checker runs on instance '%s' (pid "
+			"%d): one checker per instance (two would fight over the same backends); "
+			"stop that one first\n", c->f.in.name, (int)pid);
+	else
+		pr_warn("keyrouter: health: couldn't take the checker's token of instance '%s': "
+			"%s\n", c->f.in.name, strerror(-c->single_fd));
+	return -1;
+}
+
 static int cmd_health(int argc, char **argv)
 {
 	const char *wait = NULL;
-	struct checker c = { .pkt_fd = -1 };
+	struct checker c = { .pkt_fd = -1, .single_fd = -1 };
 	const struct kr_opt opts[] = {
 		KR_OPT_STR("config", 'c', &c.config),
 		KR_OPT_STR("instance", 'i', &c.instance),
@@ -1054,7 +1320,6 @@ static int cmd_health(int argc, char **argv)
 	const struct kr_opts_cmd cmd = { .usage = help, .no_args = true };
 	struct sigaction sa = { .sa_handler = on_signal };
 	int rc = 1, first = kr_opts_parse(argc, argv, opts, &cmd);
-	struct kr_inst lk;
 
 	if (first < 0)
 		return kr_opts_status(first);
@@ -1067,34 +1332,23 @@ static int cmd_health(int argc, char **argv)
 		return 1;
 	if (!c.instance && !c.pin_dir && c.cfg->instance)
 		c.instance = c.cfg->instance;
+	c.wd_ms = kr_health_watchdog_ms(c.cfg);
 	srandom((unsigned)(getpid() ^ time(NULL)));
-	/* the first open takes the lock: it creates the tool's maps where they are missing */
-	if (kr_ops_inst_open(&lk, c.instance, c.pin_dir))
+	if (kr_followed_init(&c.f, c.instance, c.pin_dir))
 		goto out_cfg;
-	if (kr_ops_maps_open(&lk, &c.m)) {
-		kr_ops_inst_close(&lk);
-		goto out_cfg;
-	}
-	if (kr_health_maps_open(&lk, &c.m, true, &c.hm)) {
-		kr_ops_maps_close(&c.m);
-		kr_ops_inst_close(&lk);
-		goto out_cfg;
-	}
-	kr_ops_inst_close(&lk);
-	if (kr_ops_inst_open_reader(&c.in, c.instance, c.pin_dir))
-		goto out_maps;
+	if (take_single(&c) || inst_open(&c))
+		goto out;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rc = run(&c);
-	kr_ops_inst_close(&c.in);
-out_maps:
-	targets_free(&c);
+out:
+	inst_close(&c);
 	if (c.pkt_fd >= 0)
 		close(c.pkt_fd);
-	kr_health_maps_close(&c.hm);
-	kr_ops_maps_close(&c.m);
+	if (c.single_fd >= 0)
+		close(c.single_fd);
 out_cfg:
 	kr_config_free(c.cfg);
 	return rc;

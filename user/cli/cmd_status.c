@@ -26,6 +26,7 @@
 #include "svc_out.h"
 #include "ops_svcstats.h"
 #include "json_out.h"
+#include "follow.h"
 #include <jansson.h>
 
 enum fmt { FMT_TEXT, FMT_JSON };
@@ -516,7 +517,11 @@ static void usage(FILE *f, bool full)
 		"                       node_exporter's textfile collector (*.prom)\n"
 		"  -w, --watch [SECONDS] print again every SECONDS (default 1) until interrupted\n"
 		"                       (`--watch 5` or `--watch=5`; text on a terminal redraws\n"
-		"                       the screen, into a file or pipe each round is appended)\n"
+		"                       the screen, into a file or pipe each round is appended).\n"
+		"                       It follows the instance: after an `unload` it holds\n"
+		"                       nothing and waits (a message says so), after a new\n"
+		"                       `load` it shows the new maps, after an `upgrade` the new\n"
+		"                       program (docs/operations.md \"Long-running processes\")\n"
 		"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n"
 		"  -p, --pin-dir DIR    maps pinned in DIR instead\n\n"
 		"Exit status: 0 the instance's program is attached where it was loaded (or the\n"
@@ -559,6 +564,61 @@ static int status_cb(void *ctx, int id, const char *arg, struct kr_err *err)
 	return 0;
 }
 
+/* Open the instance's pins and maps for the view: 0, or 1 (the message printed). */
+static int view_open(struct view *v, struct kr_inst *in, struct kr_ops_maps *m,
+		     const struct status_args *a)
+{
+	/* Readers need no lock: let applies run while we watch. */
+	if (kr_ops_inst_open_reader(in, a->instance, a->pin_dir))
+		return 1;
+	if (load_unfinished(in) || kr_ops_maps_open(in, m)) {
+		kr_ops_inst_close(in);
+		return 1;
+	}
+	close(in->dir_fd);	/* (the lock, if it had to create the tool's maps) */
+	in->dir_fd = -1;
+	v->in = in;
+	v->m = m;
+	kr_health_maps_open(in, m, false, &v->hm);
+	return 0;
+}
+
+static void view_close(struct view *v)
+{
+	if (!v->in)
+		return;
+	kr_health_maps_close(&v->hm);
+	kr_ops_maps_close(v->m);
+	kr_ops_inst_close(v->in);
+	v->in = NULL;
+}
+
+/* Between two --watch rounds: follow the instance (follow.h).  Unloaded: close everything
+ * and wait for it; loaded again: open the new pins; upgraded: nothing held to change (each
+ * round reads the record and the attachment again). */
+static void watch_follow(struct view *v, struct kr_follow *f, struct kr_inst *in,
+			 struct kr_ops_maps *m, const struct status_args *a)
+{
+	enum kr_follow_change c = kr_follow_round(f);
+
+	if (c == KR_FOLLOW_SAME)
+		return;
+	if (c == KR_FOLLOW_UPGRADED) {
+		pr_info("keyrouter: status: '%s' upgraded (program id %u)\n", f->dir,
+			f->id.prog_id);
+		return;
+	}
+	if (c == KR_FOLLOW_GONE && v->in)
+		pr_warn("keyrouter: status: '%s' is not loaded any more (unloaded): waiting for "
+			"it to be loaded again\n", f->dir);
+	else if (c == KR_FOLLOW_RELOADED)
+		pr_warn("keyrouter: status: '%s' was loaded again (new maps, program id %u): "
+			"showing the new instance\n", f->dir, f->id.prog_id);
+	view_close(v);
+	if (c == KR_FOLLOW_RELOADED && view_open(v, in, m, a))
+		f->err = -ENOENT;	/* not open: try again next round */
+}
+
 static int run(int argc, char **argv, bool full)
 {
 	struct status_args a = { .full = full };
@@ -573,9 +633,11 @@ static int run(int argc, char **argv, bool full)
 	};
 	const struct kr_opts_cmd cmd = { .usage = status_usage, .cb = status_cb, .ctx = &a };
 	struct view v = { .full = full };
+	struct kr_follow follow;
 	struct kr_ops_maps m;
 	struct kr_inst in;
 	bool clear;
+	int rc;
 	int first = kr_opts_parse(argc, argv, opts, &cmd);
 
 	if (first < 0)
@@ -591,39 +653,28 @@ static int run(int argc, char **argv, bool full)
 	if (a.prom)
 		return kr_cli_prom_status(a.instance, a.pin_dir, a.output, a.watch);
 	v.fmt = a.json ? FMT_JSON : FMT_TEXT;
-	/* Readers need no lock: let applies run while we watch. */
-	if (kr_ops_inst_open_reader(&in, a.instance, a.pin_dir))
+	if (view_open(&v, &in, &m, &a))
 		return 1;
-	if (load_unfinished(&in)) {
-		kr_ops_inst_close(&in);
-		return 1;
-	}
-	if (kr_ops_maps_open(&in, &m)) {
-		kr_ops_inst_close(&in);
-		return 1;
-	}
-	close(in.dir_fd);	/* (the lock, if it had to create the tool's maps) */
-	in.dir_fd = -1;
-	v.in = &in;
-	v.m = &m;
-	kr_health_maps_open(&in, &m, false, &v.hm);
+	kr_follow_init(&follow, in.dir);
 	/* text --watch redraws the screen of a terminal; into a file or a pipe each round
 	 * is appended, separated by a blank line */
 	clear = a.watch > 0 && v.fmt == FMT_TEXT && isatty(STDOUT_FILENO);
 	for (int round = 0;; round++) {
-		if (clear)
-			printf("\033[H\033[2J");
-		else if (round && v.fmt == FMT_TEXT)
-			printf("\n");
-		show(&v);
+		if (v.in) {	/* (not while the instance is unloaded) */
+			if (clear)
+				printf("\033[H\033[2J");
+			else if (round && v.fmt == FMT_TEXT)
+				printf("\n");
+			show(&v);
+		}
 		if (a.watch <= 0)
 			break;
 		usleep((useconds_t)(a.watch * 1e6));
+		watch_follow(&v, &follow, &in, &m, &a);
 	}
-	kr_health_maps_close(&v.hm);
-	kr_ops_maps_close(&m);
-	kr_ops_inst_close(&in);
-	return not_attached(&v);
+	rc = not_attached(&v);
+	view_close(&v);
+	return rc;
 }
 
 static int cmd_status(int argc, char **argv) { return run(argc, argv, true); }

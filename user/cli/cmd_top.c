@@ -49,7 +49,9 @@ static const char usage_text[] =
 	"  -i, --instance NAME  pins under /sys/fs/bpf/keyrouter/NAME (default \"default\")\n"
 	"  -p, --pin-dir DIR    maps pinned in DIR instead\n\n"
 	"Shares and rates are of the interval (the counters' differences); a backend that\n"
-	"several rings share is marked '*' (its counter holds the packets of all of them).\n";
+	"several rings share is marked '*' (its counter holds the packets of all of them).\n"
+	"An `upgrade` keeps its maps: it goes on. After an `unload` or a new `load` it stops\n"
+	"at the end of the round and exits 1 with a message: run it again.\n";
 
 static volatile sig_atomic_t stop;
 
@@ -289,6 +291,10 @@ static int cmd_top(int argc, char **argv)
 	for (uint32_t round = 0; !stop && (!nrounds || round < nrounds); round++) {
 		double dt = kr_top_round(tp, ival, &stop, &ts1);
 
+		if (kr_trace_session_lost(&ses, "top")) {
+			rc = KR_EXIT_LOST;	/* nothing written to maps not the instance's */
+			goto out;
+		}
 		show(&tc, dt, &ts1);
 	}
 	kr_ops_trace_stop(t);

@@ -36,7 +36,9 @@ static const char usage_text[] =
 	"      --off            switch off a trace whose command is gone\n"
 	"      --status         whether a trace is on, and the data path's trace figures\n\n"
 	"At the end the figures go to standard error: events printed, packets that matched\n"
-	"the filters, sampled, lost (the ring buffer was full: the reader is behind).\n";
+	"the filters, sampled, lost (the ring buffer was full: the reader is behind).\n"
+	"An `upgrade` keeps the trace's maps: it goes on. After an `unload` or a new `load`\n"
+	"it stops (within a poll, 50 ms) and exits 1 with a message: run it again.\n";
 
 static volatile sig_atomic_t stop;
 
@@ -199,6 +201,12 @@ static int cmd_trace(int argc, char **argv)
 		}
 		if (!json)
 			fflush(stdout);
+		if (kr_trace_session_lost(&ses, "trace"))
+			break;
+	}
+	if (ses.lost) {		/* nothing written to maps that are not the instance's */
+		rc = KR_EXIT_LOST;
+		goto out;
 	}
 	kr_ops_trace_stop(t);
 	kr_ops_trace_stats(t, &s1);

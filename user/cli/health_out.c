@@ -15,6 +15,54 @@ bool kr_health_checker_alive(const struct kr_health_ck *ck, __u64 now_ns)
 	return ck->pid && ck->beat_ns && now_ns >= ck->beat_ns && now_ns - ck->beat_ns <= stale;
 }
 
+/* The checker's watchdog: how often it looks, the re-attaches it did. */
+static void show_watchdog(const struct kr_health_maps *h, json_t *o)
+{
+	struct kr_health_wd wd = {};
+	__u32 zero = 0;
+	char t[32];
+
+	if (h->wd < 0 || bpf_map_lookup_elem(h->wd, &zero, &wd) || !wd.checks)
+		return;
+	kr_ops_fmt_time(wd.last_ns, t, sizeof(t));
+	if (o)
+		json_object_set_new(o, "watchdog", json_pack(
+			"{s:o,s:o,s:o,s:o}",
+			"interval_s", kr_json_fixed(wd.interval_ms / 1000.0, 3),
+			"reattach_total", kr_json_u64(wd.reattach_total), "failed_total",
+			kr_json_u64(wd.failed_total), "last_reattach",
+			wd.last_ns ? json_string(t) : json_null()));
+	else
+		printf("health watchdog: every %.3g s, %llu re-attaches%s%s%s\n",
+		       wd.interval_ms / 1000.0, (unsigned long long)wd.reattach_total,
+		       wd.last_ns ? " (last " : "", wd.last_ns ? t : "", wd.last_ns ? ")" : "");
+}
+
+/* A backend's flap damping: "damping":{...} in o, or its part of the indented line. */
+static void show_damp(const struct kr_health_maps *h, __u32 id, json_t *o)
+{
+	struct kr_health_damp d = {};
+	char t[32];
+
+	if (h->damp < 0 || id >= h->max || bpf_map_lookup_elem(h->damp, &id, &d) || !d.suppress)
+		return;
+	kr_ops_fmt_time(d.held_until_ns, t, sizeof(t));
+	if (o) {
+		json_object_set_new(o, "damping", json_pack(
+			"{s:I,s:I,s:b,s:o,s:I,s:I}", "penalty", (json_int_t)d.penalty, "flaps",
+			(json_int_t)d.flaps, "held", d.held_until_ns != 0, "held_until",
+			d.held_until_ns ? json_string(t) : json_null(), "suppress",
+			(json_int_t)d.suppress, "reuse", (json_int_t)d.reuse));
+		return;
+	}
+	if (d.held_until_ns)
+		printf(", HELD DOWN by flap damping until about %s (penalty %u, %u flaps)", t,
+		       d.penalty, d.flaps);
+	else if (d.flaps)
+		printf(", flaps %u (damping penalty %u, held above %u)", d.flaps, d.penalty,
+		       d.suppress);
+}
+
 void kr_health_show_checker(const struct kr_inst *in, const struct kr_health_maps *h, json_t *o)
 {
 	struct kr_health_ck ck = {};
@@ -43,6 +91,7 @@ void kr_health_show_checker(const struct kr_inst *in, const struct kr_health_map
 		printf("health checker: NOT RUNNING (%s; last heartbeat %s): states stay as they "
 		       "are, nothing is probed (systemctl status keyrouter-health@%s)\n",
 		       ck.pid ? "no heartbeat: killed or hung" : "stopped", b, in->name);
+	show_watchdog(h, o ? json_object_get(o, "health_checker") : NULL);
 	for (__u32 id = 0; h->rings >= 0 && id < KR_MAX_RINGS; id++) {
 		struct kr_health_ring r;
 		struct kr_ops_ring meta;
@@ -94,6 +143,8 @@ void kr_health_show_backend(const struct kr_health_maps *h, __u32 id, const stru
 				kr_json_u64(f.transitions), "failing", !!(f.flags & KR_HEALTH_F_FAILING),
 				"held_by_panic", !!(f.flags & KR_HEALTH_F_HELD), "left_alone",
 				!!(f.flags & KR_HEALTH_F_OVERRIDE)));
+		if (has_fig)
+			show_damp(h, id, json_object_get(o, "health"));
 		return;
 	}
 	if (!has_set && !has_fig && kr_backend_owner(be) == KR_OWNER_CONFIG)
@@ -109,5 +160,7 @@ void kr_health_show_backend(const struct kr_health_maps *h, __u32 id, const stru
 		       f.flags & KR_HEALTH_F_FAILING ? ", failing" : "",
 		       f.flags & KR_HEALTH_F_HELD ? ", kept up by the panic threshold" : "",
 		       f.flags & KR_HEALTH_F_OVERRIDE ? ", left alone by the checker" : "");
+	if (has_fig)
+		show_damp(h, id, NULL);
 	printf("\n");
 }

@@ -25,6 +25,7 @@
 #include "quic_lb.h"
 #include "version.h"
 #include "health_out.h"
+#include "follow.h"
 
 /* The label naming the router's instance.  Not "instance": Prometheus gives that label to
  * every scraped series (the scrape target), so ours would be renamed exported_instance and
@@ -47,6 +48,7 @@ enum fam {
 	F_QLB_PACKETS, F_QLB_ROUTED,
 	F_BE_OWNER, F_BE_SINCE, F_HC_PROBES, F_HC_FAILED, F_HC_RTT, F_HC_TRANSITIONS, F_HC_HELD,
 	F_HC_UP, F_HC_BEAT, F_HC_PANIC,
+	F_HC_REATTACH, F_HC_DAMP_PENALTY, F_HC_DAMP_HELD, F_HC_FLAPS,
 	F_SVC_PACKETS, F_SVC_UNROUTED, F_SVC_DROPPED, F_SVC_BYTES,
 	F_N
 };
@@ -170,6 +172,16 @@ static const struct {
 	[F_HC_PANIC] = { "keyrouter_health_panic", "gauge",
 		"1 when the ring's panic threshold holds back a down (fewer than the threshold's "
 		"share of its backends would be left up), else 0." },
+	[F_HC_REATTACH] = { "keyrouter_reattach_total", "counter",
+		"Times the health checker's watchdog attached the instance's program again after "
+		"something detached it." },
+	[F_HC_DAMP_PENALTY] = { "keyrouter_health_damp_penalty", "gauge",
+		"The backend's flap damping penalty (1000 per flap, halving every half-life)." },
+	[F_HC_DAMP_HELD] = { "keyrouter_health_damped", "gauge",
+		"1 when flap damping holds the backend down (its penalty went above the "
+		"suppress threshold and is not yet below the reuse threshold)." },
+	[F_HC_FLAPS] = { "keyrouter_health_flaps_total", "counter",
+		"Flaps (downs) the health checker counted for the backend since it started." },
 	[F_SVC_PACKETS] = { "keyrouter_service_packets_total", "counter",
 		"Packets of a service (by its config name), by outcome (routed, passed, "
 		"dropped); sum() is every packet that matched the service." },
@@ -434,6 +446,31 @@ static void counters(struct prom *p, const char *inst, const struct kr_ops_maps 
 	sample(p, F_FAILOVER, u64s(b, n.failover_walks), L_INST, inst, NULL);
 }
 
+/* The health checker's flap damping of a backend and its watchdog (issue 35). */
+static void health_damp(struct prom *p, __u32 id, const char *k1, const char *v1,
+			const char *k2, const char *v2, const char *k3, const char *v3)
+{
+	struct kr_health_damp d;
+	char b[32];
+
+	if (p->hm.damp < 0 || id >= p->hm.max || bpf_map_lookup_elem(p->hm.damp, &id, &d) ||
+	    !d.suppress)
+		return;
+	sample(p, F_HC_DAMP_PENALTY, u64s(b, d.penalty), k1, v1, k2, v2, k3, v3, NULL);
+	sample(p, F_HC_DAMP_HELD, d.held_until_ns ? "1" : "0", k1, v1, k2, v2, k3, v3, NULL);
+	sample(p, F_HC_FLAPS, u64s(b, d.flaps), k1, v1, k2, v2, k3, v3, NULL);
+}
+
+static void health_watchdog(struct prom *p, const struct kr_inst *in)
+{
+	struct kr_health_wd wd;
+	__u32 zero = 0;
+	char b[32];
+
+	if (p->hm.wd >= 0 && !bpf_map_lookup_elem(p->hm.wd, &zero, &wd) && wd.checks)
+		sample(p, F_HC_REATTACH, u64s(b, wd.reattach_total), L_INST, in->name, NULL);
+}
+
 /* Owner, since and the checker's figures of one backend (LABELS as sample()'s). */
 static void health_backend(struct prom *p, __u32 id, const struct kr_backend *be,
 			   const char *k1, const char *v1, const char *k2, const char *v2,
@@ -459,6 +496,7 @@ static void health_backend(struct prom *p, __u32 id, const struct kr_backend *be
 	sample(p, F_HC_RTT, dbls(b, f.rtt_us / 1e6), k1, v1, k2, v2, k3, v3, NULL);
 	sample(p, F_HC_TRANSITIONS, u64s(b, f.transitions), k1, v1, k2, v2, k3, v3, NULL);
 	sample(p, F_HC_HELD, f.flags & KR_HEALTH_F_HELD ? "1" : "0", k1, v1, k2, v2, k3, v3, NULL);
+	health_damp(p, id, k1, v1, k2, v2, k3, v3);
 }
 
 /* The checker's liveness and each checked ring's panic. */
@@ -473,6 +511,7 @@ static void health_instance(struct prom *p, struct kr_inst *in)
 	sample(p, F_HC_UP, kr_health_checker_alive(&ck, kr_health_now_ns()) ? "1" : "0",
 	       L_INST, in->name, NULL);
 	sample(p, F_HC_BEAT, times(b, ck.beat_ns), L_INST, in->name, NULL);
+	health_watchdog(p, in);
 	for (__u32 id = 0; p->hm.rings >= 0 && id < KR_MAX_RINGS; id++) {
 		struct kr_health_ring r;
 		struct kr_ops_ring meta;
@@ -802,8 +841,9 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every instance directory under bpffs/keyrouter, sorted. */
-static int all_instances(struct prom *p)
+/* Every instance directory under bpffs/keyrouter, sorted; then the instances of SEEN (those
+ * exported before) whose directory is gone, as keyrouter_up 0.  Loaded ones go into SEEN. */
+static int all_instances(struct prom *p, struct kr_follow_names *seen)
 {
 	char root[256], **names = NULL;
 	size_t n = 0, cap = 0;
@@ -847,16 +887,22 @@ static int all_instances(struct prom *p)
 		int r = instance(p, names[i], NULL);
 
 		loaded += r > 0;
-		free(names[i]);
+		if (r > 0 && seen)
+			kr_follow_names_add(seen, names[i]);	/* (no memory: not kept, no more) */
 	}
+	for (size_t i = 0; seen && i < seen->n; i++)
+		if (!bsearch(&seen->name[i], names, n, sizeof(*names), name_cmp))
+			sample(p, F_UP, "0", L_INST, seen->name[i], NULL);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
 	free(names);
-	if (!n)
+	if (!n && !(seen && seen->n))
 		sample(p, F_UP, "0", NULL);
 	return loaded;
 }
 
-int kr_prom_render(const char *inst, const char *pin_dir, char **out, size_t *len,
-		   int *loaded)
+int kr_prom_render(const char *inst, const char *pin_dir, struct kr_follow_names *seen,
+		   char **out, size_t *len, int *loaded)
 {
 	struct prom p = {};
 	FILE *o = NULL;
@@ -880,7 +926,7 @@ int kr_prom_render(const char *inst, const char *pin_dir, char **out, size_t *le
 		}
 		*loaded = r;
 	} else {
-		*loaded = all_instances(&p);
+		*loaded = all_instances(&p, seen);
 	}
 	o = open_memstream(out, len);
 	if (!o) {

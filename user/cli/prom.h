@@ -16,12 +16,15 @@
  * Render the exposition of one instance (instance NAME, or the maps pinned in pin_dir),
  * or of every instance under /sys/fs/bpf/keyrouter when both are NULL.  An instance that
  * is not loaded is exported as keyrouter_up 0 (no instance at all: `keyrouter_up 0`
- * without labels), never as an empty document.
+ * without labels), never as an empty document.  SEEN (NULL: none), kept by a long-running
+ * caller from render to render: the instances exported loaded before; one that is gone
+ * since (unloaded: no directory) stays in the exposition as keyrouter_up 0.
  * *out: malloc'd, NUL-terminated text (*len bytes); *loaded: instances found loaded.
  * Returns 0 or -errno (-EINVAL: bad instance name; -ENOMEM).
  */
-int kr_prom_render(const char *instance, const char *pin_dir, char **out, size_t *len,
-		   int *loaded);
+struct kr_follow_names;
+int kr_prom_render(const char *instance, const char *pin_dir, struct kr_follow_names *seen,
+		   char **out, size_t *len, int *loaded);
 
 /* A label value escaped as the exposition format wants (\\, \", \n), into buf. */
 void kr_prom_escape(const char *in, char *buf, size_t size);

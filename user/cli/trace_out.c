@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include "addr.h"
 #include "keyform.h"
+#include "log.h"
 #include "ops_backends.h"
 #include "ops_svcstats.h"
 #include "trace_out.h"
@@ -38,7 +39,25 @@ int kr_trace_session_open(struct kr_trace_session *s, const char *instance, cons
 		return 1;
 	}
 	s->stage = 3;
+	kr_follow_init(&s->follow, s->in.dir);
 	return 0;
+}
+
+int kr_trace_session_lost(struct kr_trace_session *s, const char *who)
+{
+	enum kr_follow_change c;
+
+	if (s->lost)
+		return 1;
+	c = kr_follow_round(&s->follow);
+	if (c == KR_FOLLOW_SAME || c == KR_FOLLOW_UPGRADED)
+		return 0;
+	s->lost = true;
+	pr_warn("keyrouter: %s: instance '%s' %s: the maps it read are not the instance's any "
+		"more; stopping (run it again%s)\n", who, s->in.name, c == KR_FOLLOW_GONE ?
+		"was unloaded" : "was loaded again", c == KR_FOLLOW_GONE ? " once it is loaded" :
+		"; a unit restarts it");
+	return 1;
 }
 
 int kr_trace_session_names(struct kr_trace_session *s)

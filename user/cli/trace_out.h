@@ -13,6 +13,7 @@
 #include "err.h"
 #include "ops_kernel.h"
 #include "ops_trace.h"
+#include "follow.h"
 
 /* The filter options as given. */
 struct kr_trace_opts {
@@ -46,11 +47,20 @@ struct kr_trace_session {
 	struct kr_ops_trace t;
 	struct kr_trace_names *names;	/* NULL until kr_trace_session_names() */
 	int stage;			/* what is open, for the close */
+	struct kr_follow follow;	/* the instance's generation when it was opened */
+	bool lost;			/* the maps are not the instance's any more */
 };
 /* 0, or 1 with the message printed (nothing left open). */
 int kr_trace_session_open(struct kr_trace_session *s, const char *instance, const char *pin_dir);
 int kr_trace_session_names(struct kr_trace_session *s);
 void kr_trace_session_close(struct kr_trace_session *s);
+/* trace, top and balance hold the instance's maps while they run and do not reopen them
+ * (their services, names and trace would all be another instance's): between rounds (two
+ * pins opened and closed again), 0 while the maps are the instance's (an upgrade keeps them), else 1
+ * with a message -- unloaded, or loaded again -- and the caller stops without writing them
+ * and exits KR_EXIT_LOST (for its unit to restart it). */
+int kr_trace_session_lost(struct kr_trace_session *s, const char *who);
+#define KR_EXIT_LOST 1
 /* CLOCK_MONOTONIC in seconds (the events' clock is the same). */
 double kr_trace_mono_s(void);
 

@@ -1155,6 +1155,8 @@ out:
 
 void kr_apply_plan_free(struct kr_apply_plan *p)
 {
+	free(p->live_warnings);
+	p->live_warnings = NULL;
 	for (uint32_t i = 0; p->rings && i < p->nrings; i++)
 		if (p->rings[i].ring)
 			kr_ring_free(p->rings[i].ring);

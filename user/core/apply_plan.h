@@ -117,6 +117,11 @@ struct kr_plan_ring {
 	uint32_t was_digest;		/* ... with this digest */
 	struct kr_ring *ring;		/* the built ring */
 	uint64_t build_ns;		/* time the build took */
+	/* set by the kernel layer for a PUBLISH over an active version (the guard against
+	 * big moves, docs/operations.md "apply"): the share of the key space (units of
+	 * 2^-32) that changes backend between the active version and the built ring */
+	bool has_moved;
+	uint64_t moved;
 	/* set by the executor */
 	bool done;
 	uint64_t encode_ns, publish_ns;
@@ -189,6 +194,10 @@ struct kr_apply_counts {
 
 struct kr_apply_plan {
 	const struct kr_config *cfg;	/* the configuration planned (QUIC-LB entries) */
+	/* set by the kernel layer: the configuration's slips the router's network stack
+	 * shows (user/kernel/ops_lint.h), one "FILE: PATH: warning: ..." line each */
+	char *live_warnings;
+	unsigned nlive_warnings;
 	const char *stage;		/* ring stage of this unit; NULL: a whole apply */
 	bool write_hash_key;
 	struct kr_hash_secret hash_key;

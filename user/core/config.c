@@ -589,6 +589,55 @@ static void check_dup_backends(struct ctx *c, struct kr_cfg_ring *r)
 	free(ix);
 }
 
+/*
+ * One MAC for two hosts of one family on one egress device is, far more often than a
+ * server with a secondary address, a copy-paste slip: l2 forwarding then sends the second
+ * backend's keys to the first's host, which answers them (so its health checks pass too).
+ * A warning at the second backend's "mac", naming the first.  (IPv4 and IPv6 addresses of
+ * one MAC are a dual-stack host: not warned.)
+ */
+static void cfg_check_shared_macs(struct ctx *c)
+{
+	const struct kr_config *cfg = c->cfg;
+	char a[KR_IP_STRLEN], b[KR_IP_STRLEN];
+
+	for (uint32_t r = 0; r < cfg->nrings; r++)
+		for (uint32_t i = 0; i < cfg->rings[r].nbackends; i++) {
+			const struct kr_cfg_backend *x = &cfg->rings[r].backends[i];
+			bool done = false;
+
+			if (!x->has_mac)
+				continue;
+			for (uint32_t r2 = 0; r2 <= r && !done; r2++)
+				for (uint32_t j = 0; j < (r2 == r ? i : cfg->rings[r2].nbackends) &&
+				     !done; j++) {
+					const struct kr_cfg_backend *y = &cfg->rings[r2].backends[j];
+
+					if (!y->has_mac || memcmp(x->mac, y->mac, 6) ||
+					    x->addr.family != y->addr.family ||
+					    !memcmp(x->addr.ip, y->addr.ip,
+						    x->addr.family == 4 ? 4 : 16) ||
+					    strcmp(x->dev, y->dev) || x->ifindex != y->ifindex)
+						continue;
+					kr_ip_format(&x->addr, a);
+					kr_ip_format(&y->addr, b);
+					cfg_push_key(c, "rings");
+					cfg_push_idx(c, r);
+					cfg_push_key(c, "backends");
+					cfg_push_idx(c, i);
+					cfg_kwarn(c, "mac", "backend %s has the MAC of backend %s "
+						  "(rings[%u].backends[%u]) on the same device: l2 "
+						  "forwarding would send its keys to that host. A "
+						  "copy-paste slip?", a, b, r2, j);
+					cfg_pop(c);
+					cfg_pop(c);
+					cfg_pop(c);
+					cfg_pop(c);
+					done = true;
+				}
+		}
+}
+
 /* ---- rings ------------------------------------------------------------------------ */
 
 static const char *const format_names[] = { "v1", "v2", NULL };
@@ -1338,10 +1387,25 @@ static void parse_root(struct ctx *c, json_t *root)
 		else
 			c->cfg->instance = strdup(inst);
 	}
+	c->cfg->max_move = KR_CFG_DEFAULT_MAX_MOVE;
+	if (json_object_get(root, "max_move")) {
+		json_t *m = json_object_get(root, "max_move");
+		double d = json_is_number(m) ? json_number_value(m) : -1;
+
+		if (!(d > 0 && d <= 1))
+			cfg_kerr(c, "max_move", "expected a share 0..1 (above 0) of a ring's keys "
+				 "that one apply may move at once (default %g; 1: no limit)",
+				 KR_CFG_DEFAULT_MAX_MOVE);
+		else
+			c->cfg->max_move = d;
+		c->cfg->has_max_move = true;
+	}
 	parse_hash(c, root);
 	parse_rings(c, root);
 	if (!c->nerr)
 		cfg_check_backend_ids(c);
+	if (!c->nerr)
+		cfg_check_shared_macs(c);
 	parse_services(c, root);
 	cfg_fields_parse(c, KR_CFG_OBJ_TOP, 0, root, c->cfg, NULL);
 	if (!c->nerr)

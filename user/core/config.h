@@ -141,6 +141,9 @@ struct kr_cfg_hash {
 	uint8_t secret[16];		/* never printed */
 };
 
+/* The share of a ring's keys one apply may move at once (docs/config.md "max_move"). */
+#define KR_CFG_DEFAULT_MAX_MOVE	0.25
+
 struct kr_config {
 	char *file;
 	char *instance;			/* NULL: not given (the tool's default applies) */
@@ -149,6 +152,9 @@ struct kr_config {
 	uint32_t nrings;
 	struct kr_cfg_service *services;
 	uint32_t nservices;
+	double max_move;		/* apply refuses to move more of a ring's keys at once
+					 * (0..1; KR_CFG_DEFAULT_MAX_MOVE when not given) */
+	bool has_max_move;
 	char *warnings;			/* NULL, or one warning per line (the error format,
 					 * "warning: " before the message): nonsense that can
 					 * be meant, e.g. a ring of gigabytes */

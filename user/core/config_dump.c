@@ -378,9 +378,12 @@ DUMP(top_instance, struct kr_config, void, o->instance ? json_string(o->instance
 DUMP(top_hash, struct kr_config, void,
      o->hash.keyed ? cfg_fields_json(KR_CFG_OBJ_HASH, 0, &o->hash, o) : NULL)
 
+DUMP(top_max_move, struct kr_config, void, json_real(o->max_move))
+
 static const struct kr_cfg_field top_fields[] = {
 	KR_CFG_FIELD("instance", 0, top_instance),
 	KR_CFG_FIELD("hash", 0, top_hash),
+	KR_CFG_FIELD("max_move", 0, top_max_move),
 	KR_CFG_FIELD("rings", 0, top_rings),
 	KR_CFG_FIELD("services", 0, top_services),
 	{ .name = NULL },

@@ -103,6 +103,35 @@ static void parse_rcodes(struct ctx *c, json_t *o, struct kr_cfg_health *h)
 	cfg_pop(c);
 }
 
+/* Flap damping (damp_*) and, for a ring, the watchdog interval. */
+static void parse_damping(struct ctx *c, json_t *v, bool ring, struct kr_cfg_health *h)
+{
+	uint32_t suppress = KR_HC_DEF_DAMP_SUPPRESS, reuse = KR_HC_DEF_DAMP_REUSE;
+	uint64_t u;
+
+	if (!cfg_get_uint(c, v, "damp_suppress", 0, 1000000, &u)) {
+		h->damp_suppress = suppress = (uint32_t)u;
+		h->set |= KR_HC_DAMP_SUPPRESS;
+	}
+	if (!cfg_get_uint(c, v, "damp_reuse", 1, 1000000, &u)) {
+		h->damp_reuse = reuse = (uint32_t)u;
+		h->set |= KR_HC_DAMP_REUSE;
+	}
+	if (!get_seconds(c, v, "damp_half_life", 0.1, 86400, &h->damp_half_life_ms))
+		h->set |= KR_HC_DAMP_HALF_LIFE;
+	if (!get_seconds(c, v, "damp_max_hold", 0.1, 86400, &h->damp_max_hold_ms))
+		h->set |= KR_HC_DAMP_MAX_HOLD;
+	/* a ring's against the defaults; a backend's only when it gives both (the ring's
+	 * values are not known here) */
+	if (suppress && reuse >= suppress &&
+	    (ring ? !!(h->set & (KR_HC_DAMP_SUPPRESS | KR_HC_DAMP_REUSE)) :
+	     (h->set & KR_HC_DAMP_SUPPRESS) && (h->set & KR_HC_DAMP_REUSE)))
+		cfg_kerr(c, "damp_reuse", "%u is not below damp_suppress (%u): a held backend "
+			 "would never be released", reuse, suppress);
+	if (ring && !get_seconds(c, v, "watchdog", 0, 3600, &h->watchdog_ms))
+		h->set |= KR_HC_WATCHDOG;
+}
+
 int cfg_parse_health(struct ctx *c, json_t *o, bool ring, struct kr_cfg_health *h)
 {
 	json_t *v = json_object_get(o, "health");
@@ -165,6 +194,7 @@ int cfg_parse_health(struct ctx *c, json_t *o, bool ring, struct kr_cfg_health *
 		h->panic = d;
 		h->set |= KR_HC_PANIC;
 	}
+	parse_damping(c, v, ring, h);
 	cfg_fields_parse(c, KR_CFG_OBJ_HEALTH, ring ? KR_CFG_V_RING : KR_CFG_V_BACKEND, v, h, NULL);
 	/* fields of another probe type */
 	if ((h->set & KR_HC_PROBE) && h->probe != KR_PROBE_DNS && h->probe != KR_PROBE_AUTO) {
@@ -316,6 +346,23 @@ static json_t *hc_panic(const struct kr_cfg_field *f, const void *obj, const voi
 	return json_real(h->set & KR_HC_PANIC ? h->panic : KR_HC_DEF_PANIC);
 }
 
+HC_DUMP(hc_damp_suppress, hc_count, KR_HC_DAMP_SUPPRESS, damp_suppress, KR_HC_DEF_DAMP_SUPPRESS)
+HC_DUMP(hc_damp_reuse, hc_count, KR_HC_DAMP_REUSE, damp_reuse, KR_HC_DEF_DAMP_REUSE)
+HC_DUMP(hc_damp_half_life, hc_seconds, KR_HC_DAMP_HALF_LIFE, damp_half_life_ms,
+	KR_HC_DEF_DAMP_HALF_LIFE_MS)
+HC_DUMP(hc_damp_max_hold, hc_seconds, KR_HC_DAMP_MAX_HOLD, damp_max_hold_ms,
+	KR_HC_DEF_DAMP_MAX_HOLD_MS)
+
+static json_t *hc_watchdog(const struct kr_cfg_field *f, const void *obj, const void *up,
+			   unsigned v)
+{
+	const struct kr_cfg_health *h = obj;
+
+	(void)f; (void)up; (void)v;
+	return json_real((h->set & KR_HC_WATCHDOG ? h->watchdog_ms : KR_HC_DEF_WATCHDOG_MS) /
+			 1000.0);
+}
+
 /* The fields of "health", in config show's order (config_int.h). */
 const struct kr_cfg_field cfg_health_fields[] = {
 	KR_CFG_FIELD("probe", 0, hc_probe),
@@ -329,5 +376,10 @@ const struct kr_cfg_field cfg_health_fields[] = {
 	KR_CFG_FIELD("rise", 0, hc_rise),
 	KR_CFG_FIELD("fall", 0, hc_fall),
 	KR_CFG_FIELD("panic_threshold", KR_CFG_V_RING, hc_panic),
+	KR_CFG_FIELD("damp_suppress", 0, hc_damp_suppress),
+	KR_CFG_FIELD("damp_reuse", 0, hc_damp_reuse),
+	KR_CFG_FIELD("damp_half_life", 0, hc_damp_half_life),
+	KR_CFG_FIELD("damp_max_hold", 0, hc_damp_max_hold),
+	KR_CFG_FIELD("watchdog", KR_CFG_V_RING, hc_watchdog),
 	{ .name = NULL },
 };

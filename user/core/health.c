@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Health checks: defaults, probes, the rise/fall state machine (see health.h). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,14 @@ static void overlay(struct kr_health_eff *out, const struct kr_cfg_health *h)
 		out->fall = h->fall;
 	if (h->set & KR_HC_PANIC)
 		out->panic = h->panic;
+	if (h->set & KR_HC_DAMP_SUPPRESS)
+		out->damp.suppress = h->damp_suppress;
+	if (h->set & KR_HC_DAMP_REUSE)
+		out->damp.reuse = h->damp_reuse;
+	if (h->set & KR_HC_DAMP_HALF_LIFE)
+		out->damp.half_life_ms = h->damp_half_life_ms;
+	if (h->set & KR_HC_DAMP_MAX_HOLD)
+		out->damp.max_hold_ms = h->damp_max_hold_ms;
 }
 
 void kr_health_resolve(const struct kr_config *cfg, uint32_t ri, uint32_t bi, uint32_t si,
@@ -71,6 +80,9 @@ void kr_health_resolve(const struct kr_config *cfg, uint32_t ri, uint32_t bi, ui
 	out->rise = KR_HC_DEF_RISE;
 	out->fall = KR_HC_DEF_FALL;
 	out->panic = KR_HC_DEF_PANIC;
+	out->damp = (struct kr_damp_params){ KR_HC_DEF_DAMP_SUPPRESS, KR_HC_DEF_DAMP_REUSE,
+					     KR_HC_DEF_DAMP_HALF_LIFE_MS,
+					     KR_HC_DEF_DAMP_MAX_HOLD_MS };
 	overlay(out, &r->health);
 	overlay(out, r->backends[bi].health);
 	jitter_given = (r->health.set & KR_HC_JITTER) ||
@@ -230,6 +242,71 @@ void kr_hsm_set(struct kr_hsm *s, bool up)
 bool kr_health_panic(uint32_t up, uint32_t total, double panic)
 {
 	return up == 0 || (double)(up - 1) < panic * (double)total;
+}
+
+bool kr_health_overridden(uint8_t state, uint8_t owner)
+{
+	return state != KR_BACKEND_UP && owner != KR_OWNER_CHECKER;
+}
+
+uint32_t kr_health_watchdog_ms(const struct kr_config *cfg)
+{
+	uint32_t ms = UINT32_MAX;
+
+	for (uint32_t ri = 0; ri < cfg->nrings; ri++)
+		if ((cfg->rings[ri].health.set & KR_HC_WATCHDOG) &&
+		    cfg->rings[ri].health.watchdog_ms < ms)
+			ms = cfg->rings[ri].health.watchdog_ms;
+	return ms == UINT32_MAX ? KR_HC_DEF_WATCHDOG_MS : ms;
+}
+
+/* ---- flap damping ------------------------------------------------------------------------ */
+
+double kr_damp_penalty(const struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms)
+{
+	double dt = now_ms > d->at_ms ? (double)(now_ms - d->at_ms) : 0;
+
+	if (!p->half_life_ms)
+		return 0;
+	return d->penalty * exp2(-dt / p->half_life_ms);
+}
+
+bool kr_damp_flap(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms)
+{
+	double ceiling = (double)p->reuse * exp2((double)p->max_hold_ms / p->half_life_ms);
+
+	d->flaps++;
+	d->seen_up = false;
+	if (!p->suppress || !p->half_life_ms)
+		return false;	/* no damping */
+	d->penalty = kr_damp_penalty(d, p, now_ms) + KR_DAMP_PENALTY;
+	if (d->penalty > ceiling)
+		d->penalty = ceiling;
+	d->at_ms = now_ms;
+	if (d->penalty > p->suppress)
+		d->held = true;
+	return d->held;
+}
+
+bool kr_damp_may_up(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms)
+{
+	if (!d->held)
+		return true;
+	if (kr_damp_penalty(d, p, now_ms) >= p->reuse)
+		return false;
+	d->held = false;
+	d->seen_up = false;
+	return true;
+}
+
+uint64_t kr_damp_release_ms(const struct kr_damp *d, const struct kr_damp_params *p,
+			    uint64_t now_ms)
+{
+	double pen = kr_damp_penalty(d, p, now_ms);
+
+	if (!d->held || pen < p->reuse || !p->reuse)
+		return 0;
+	return (uint64_t)ceil(p->half_life_ms * log2(pen / p->reuse));
 }
 
 uint32_t kr_csum_add(uint32_t sum, const void *p, size_t len)

@@ -34,6 +34,11 @@ enum kr_probe_type {
 #define KR_HC_FALL	(1u << 8)
 #define KR_HC_JITTER	(1u << 9)
 #define KR_HC_PANIC	(1u << 10)
+#define KR_HC_DAMP_SUPPRESS	(1u << 11)
+#define KR_HC_DAMP_REUSE	(1u << 12)
+#define KR_HC_DAMP_HALF_LIFE	(1u << 13)
+#define KR_HC_DAMP_MAX_HOLD	(1u << 14)
+#define KR_HC_WATCHDOG		(1u << 15)
 
 /* Defaults (docs/config.md "Health checks"). */
 #define KR_HC_DEF_INTERVAL_MS	2000
@@ -44,6 +49,18 @@ enum kr_probe_type {
 #define KR_HC_DEF_PANIC		0.5
 #define KR_HC_DEF_DNS_NAME	"id.server"	/* CH TXT: the server answers itself */
 #define KR_HC_MAX_BYTES		512	/* request / expect */
+/* Flap damping (RFC 2439's idea): each flap (a down the checker decides) adds
+ * KR_DAMP_PENALTY; above the suppress threshold the backend is held down until the penalty,
+ * halving every half-life, is below the reuse threshold.  With these a backend that goes down
+ * three times within about a minute is held (a 2 s down / 2 s up flapper: at its third
+ * down), two outages in a row are not (2 x 1000 < 2000), and the hold lasts at most max_hold
+ * after the last flap. */
+#define KR_DAMP_PENALTY			1000
+#define KR_HC_DEF_DAMP_SUPPRESS		2000	/* 0: no damping */
+#define KR_HC_DEF_DAMP_REUSE		750
+#define KR_HC_DEF_DAMP_HALF_LIFE_MS	30000
+#define KR_HC_DEF_DAMP_MAX_HOLD_MS	300000
+#define KR_HC_DEF_WATCHDOG_MS		1000	/* the checker's re-attach check; 0: off */
 
 /* A "health" object of a ring or of a backend (only the fields in `set` were given). */
 struct kr_cfg_health {
@@ -56,6 +73,8 @@ struct kr_cfg_health {
 	uint32_t interval_ms, timeout_ms, jitter_ms;
 	uint32_t rise, fall;
 	double panic;			/* ring only: the share of backends kept up */
+	uint32_t damp_suppress, damp_reuse, damp_half_life_ms, damp_max_hold_ms;
+	uint32_t watchdog_ms;		/* ring only: the instance's re-attach check */
 };
 
 /* What one backend is checked with: defaults <- ring <- backend, the probe resolved. */
@@ -67,6 +86,10 @@ struct kr_health_eff {
 	uint16_t request_len, expect_len;
 	uint32_t interval_ms, timeout_ms, jitter_ms, rise, fall;
 	double panic;
+	struct kr_damp_params {
+		uint32_t suppress, reuse;	/* penalties (KR_DAMP_PENALTY = one flap) */
+		uint32_t half_life_ms, max_hold_ms;
+	} damp;
 };
 
 struct kr_config;
@@ -99,6 +122,34 @@ enum kr_hsm_event kr_hsm_result(struct kr_hsm *s, bool ok, uint32_t rise, uint32
 void kr_hsm_set(struct kr_hsm *s, bool up);
 /* Would marking one more backend down leave fewer than panic * total of them up? */
 bool kr_health_panic(uint32_t up, uint32_t total, double panic);
+/* A state the checker leaves alone: down or drain set by an operator (backend set) or the
+ * configuration (state, enum kr_backend_state; owner, enum kr_backend_owner). */
+bool kr_health_overridden(uint8_t state, uint8_t owner);
+/* The re-attach check interval of an instance: the smallest "watchdog" of the rings (0 in
+ * one: off), KR_HC_DEF_WATCHDOG_MS when none gives it. */
+uint32_t kr_health_watchdog_ms(const struct kr_config *cfg);
+
+/* ---- flap damping of one backend ---------------------------------------------------------- */
+struct kr_damp {
+	double penalty;			/* at at_ms */
+	uint64_t at_ms;			/* monotonic */
+	uint32_t flaps;			/* downs counted */
+	bool held;			/* held down */
+	bool seen_up;			/* held: the probes say it is up again */
+};
+/* The penalty at now_ms (decayed). */
+double kr_damp_penalty(const struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms);
+/* A flap (the checker marks the backend down, or a held one fails again after it answered):
+ * the penalty decays to now, KR_DAMP_PENALTY is added (up to the ceiling reuse x
+ * 2^(max_hold / half_life), so a hold ends at most max_hold after the last flap); above
+ * suppress the backend is held.  Returns held. */
+bool kr_damp_flap(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms);
+/* May a backend that answers again be marked up?  Not while held; a held one is released
+ * (true) once its penalty decayed below reuse. */
+bool kr_damp_may_up(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms);
+/* Milliseconds until a held backend is released (its penalty reaches reuse; 0: not held). */
+uint64_t kr_damp_release_ms(const struct kr_damp *d, const struct kr_damp_params *p,
+			    uint64_t now_ms);
 
 /* Internet checksum helpers for the checker's frames. */
 uint32_t kr_csum_add(uint32_t sum, const void *p, size_t len);

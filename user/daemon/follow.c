@@ -2,6 +2,7 @@
 /* Following an instance across unload, load and upgrade (follow.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -89,4 +90,75 @@ const char *kr_follow_change_name(enum kr_follow_change c)
 		return "not loaded";
 	}
 	return "?";
+}
+
+int kr_follow_netns(const struct kr_inst *in, __u32 *ino)
+{
+	struct kr_ops_meta meta = {};
+	__u32 key = 0;
+
+	*ino = 0;
+	if (in->meta_fd < 0 || bpf_map_lookup_elem(in->meta_fd, &key, &meta) ||
+	    !kr_ops_meta_recorded(&meta) || !meta.netns_ino ||
+	    meta.netns_ino == kr_ops_netns_ino())
+		return 0;
+	*ino = meta.netns_ino;
+	return -EXDEV;
+}
+
+void kr_follow_init(struct kr_follow *f, const char *dir)
+{
+	snprintf(f->dir, sizeof(f->dir), "%s", dir);
+	f->err = kr_follow_read(f->dir, &f->id);
+}
+
+enum kr_follow_change kr_follow_round(struct kr_follow *f)
+{
+	struct kr_follow_id now;
+	int err = kr_follow_read(f->dir, &now);
+	/* gone before: compare with the zero generation, so that a load is RELOADED */
+	struct kr_follow_id was = f->err ? (struct kr_follow_id){ 0 } : f->id;
+	enum kr_follow_change c = kr_follow_compare(&was, err, &now);
+
+	f->id = now;
+	f->err = err;
+	return c;
+}
+
+int kr_follow_names_add(struct kr_follow_names *s, const char *name)
+{
+	char *dup;
+
+	if (kr_follow_names_has(s, name))
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 8;
+		char **nn = realloc(s->name, cap * sizeof(*nn));
+
+		if (!nn)
+			return -ENOMEM;
+		s->name = nn;
+		s->cap = cap;
+	}
+	dup = strdup(name);
+	if (!dup)
+		return -ENOMEM;
+	s->name[s->n++] = dup;
+	return 0;
+}
+
+bool kr_follow_names_has(const struct kr_follow_names *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->name[i], name))
+			return true;
+	return false;
+}
+
+void kr_follow_names_free(struct kr_follow_names *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->name[i]);
+	free(s->name);
+	*s = (struct kr_follow_names){ 0 };
 }

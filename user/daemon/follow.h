@@ -39,4 +39,37 @@ enum kr_follow_change kr_follow_compare(const struct kr_follow_id *was, int now_
 					const struct kr_follow_id *now);
 const char *kr_follow_change_name(enum kr_follow_change c);
 
+/* What a loop keeps to follow one instance: its pin directory and the generation it saw
+ * last.  kr_follow_init() reads the first one; kr_follow_round(), once a round, reads it
+ * again and says what changed since the last round (GONE: every round it is not loaded;
+ * RELOADED: the round it is loaded again).  Nothing stays open between rounds. */
+struct kr_follow {
+	char dir[4096];
+	struct kr_follow_id id;
+	int err;		/* the last read's (kr_follow_read) */
+};
+
+void kr_follow_init(struct kr_follow *f, const char *dir);
+enum kr_follow_change kr_follow_round(struct kr_follow *f);
+
+/* Is the instance whose record is open in IN loaded in this network namespace?  0 (or no
+ * record: --pin-dir, maps pinned by hand), or -EXDEV with *ino its namespace's inode: a
+ * process of the instance (balance, the checker) refuses to run from another one, as apply
+ * does (docs/operations.md "Which instance"). */
+struct kr_inst;
+int kr_follow_netns(const struct kr_inst *in, __u32 *ino);
+
+/* The instances a long-running process has seen loaded since it started (the exporter
+ * keeps exporting one that was unloaded as keyrouter_up 0, not as series that vanish).
+ * It grows with instance names, never with rounds. */
+struct kr_follow_names {
+	char **name;
+	size_t n, cap;
+};
+
+/* Add NAME (once): 0, or -ENOMEM. */
+int kr_follow_names_add(struct kr_follow_names *s, const char *name);
+bool kr_follow_names_has(const struct kr_follow_names *s, const char *name);
+void kr_follow_names_free(struct kr_follow_names *s);
+
 #endif

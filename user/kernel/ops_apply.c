@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "analytics.h"
 #include "config.h"
 #include "image.h"
 #include "log.h"
@@ -17,6 +19,7 @@
 #include "ring_sm.h"
 #include "ops_backends.h"
 #include "ops_health.h"
+#include "ops_lint.h"
 #include "ops_ports.h"
 #include "ops_publish.h"
 #include "ops_quic_lb.h"
@@ -608,6 +611,112 @@ int kr_ops_apply_precheck(const struct kr_config *cfg, struct kr_err *err)
 	return rc;
 }
 
+/* Is the live kr_backends entry of global id `id` the server a (address and port)? */
+static bool live_is(const struct kr_live *lv, uint32_t id, const struct kr_sockaddr *a)
+{
+	uint32_t lo = 0, hi = lv->nbackends;
+
+	while (lo < hi) {	/* lv->backends is sorted by id */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (lv->backends[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == lv->nbackends || lv->backends[lo].id != id)
+		return false;
+	return lv->backends[lo].v.family == a->family &&
+	       ntohs(lv->backends[lo].v.port) == a->port &&
+	       !memcmp(lv->backends[lo].v.addr, a->ip, a->family == 4 ? 4 : 16);
+}
+
+/*
+ * The share of the key space (units of 2^-32) whose server changes between the image in
+ * the active slot of pr's ring and pr's built ring.  Servers, not backend ids: a server
+ * whose id changes (an "id" pinned anew) or whose forwarding changes keeps its keys.  The
+ * new ring's backend i is owner i (a ring lists each server once); the old
+ * image's backend j is the new owner of its server, else owner n + j.  0 or -errno.
+ */
+static int ring_moved(const struct kr_ops_maps *m, const struct kr_live *lv,
+		      const struct kr_plan_ring *pr, uint64_t *moved)
+{
+	const struct kr_ring *r = pr->ring;
+	const struct kr_image_hdr *h;
+	struct kr_an_ring a = {}, b = {};
+	uint32_t *map = NULL, n = r->nbackends, no;
+	const __u32 *bt;
+	void *buf = NULL;
+	size_t size;
+	int err;
+
+	err = kr_ops_slot_image(m, pr->ring_id, pr->active, &buf, &size);
+	if (!err && !buf)
+		err = -ENOENT;
+	if (err)
+		return err;
+	h = buf;
+	bt = (const __u32 *)((const char *)buf + kr_image_bt_off(h));
+	no = n + h->nbackends;
+	err = -ENOMEM;
+	map = calloc(h->nbackends ? h->nbackends : 1, sizeof(*map));
+	if (!map || kr_an_ring_borrow(&b, r->hash, r->npoints, no))
+		goto out;
+	for (uint32_t j = 0; j < h->nbackends; j++) {
+		map[j] = n + j;
+		for (uint32_t i = 0; i < n && map[j] == n + j; i++)
+			if (live_is(lv, bt[j], &r->backends[i].addr))
+				map[j] = i;
+	}
+	for (uint32_t k = 0; k < r->npoints; k++)
+		b.owner[k] = r->backend[k];
+	if (!kr_ops_image_an_map(buf, &a, no, map))
+		err = kr_an_diff(&a, &b, moved, NULL, NULL) ? -ENOMEM : 0;
+out:
+	kr_an_ring_free(&a);
+	kr_an_ring_free(&b);
+	free(map);
+	free(buf);
+	return err;
+}
+
+/*
+ * The guard against big moves: each ring that would replace its active version says what
+ * share of its keys changes server (read back from the active slot and diffed against the
+ * built ring); more than the configuration's max_move of one ring's keys at once, and the
+ * whole apply is refused before anything is written (-ERANGE, err says how to stage it),
+ * unless forced.  A share that cannot be read (no CAP_SYS_ADMIN to read the image back) is
+ * left unknown and refuses nothing: the check is a guard rail, not a gate.
+ */
+static int guard_moves(const struct kr_ops_maps *m, const struct kr_live *lv,
+		       const struct kr_config *cfg, const struct kr_ops_apply_opts *o,
+		       struct kr_apply_plan *p, struct kr_err *err)
+{
+	uint64_t limit = (uint64_t)(cfg->max_move * 4294967296.0);
+	int rc = 0;
+
+	for (uint32_t i = 0; i < p->nrings; i++) {
+		struct kr_plan_ring *pr = &p->rings[i];
+
+		if (pr->act != KR_PLAN_PUBLISH || pr->why == KR_PLAN_WHY_NEW || !pr->ring)
+			continue;
+		if (ring_moved(m, lv, pr, &pr->moved))
+			continue;
+		pr->has_moved = true;
+		if (pr->moved <= limit || o->force || rc)
+			continue;
+		kr_errf(err, "ring '%s' would move %.1f%% of its keys at once, more than "
+			"max_move %g%%: nothing was changed. Move it gradually through the "
+			"standby slot: 'keyrouter ring stage %s -c %s', then 'keyrouter ring "
+			"migrate %s --percent P' for growing P, then 'keyrouter ring commit %s' "
+			"(or apply --force to move them all now)", pr->unit->name,
+			100.0 * (double)pr->moved / 4294967296.0, 100.0 * cfg->max_move,
+			pr->unit->name, cfg->file, pr->unit->name, pr->unit->name);
+		rc = -ERANGE;
+	}
+	return rc;
+}
+
 int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
 		 const struct kr_ops_apply_opts *o, struct kr_apply_plan *p, struct kr_err *err)
 {
@@ -627,6 +736,16 @@ int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
 	rc = kr_ops_live_read(in, &m, cfg, lv, err);
 	if (!rc)
 		rc = kr_apply_plan(cfg, lv, o->stage, p, err);
+	if (!rc && !o->stage) {
+		int n = kr_ops_lint(cfg, lv->loaded_ifindex, &p->live_warnings);
+
+		p->nlive_warnings = n > 0 ? (unsigned)n : 0;
+	}
+	if (!rc && o->strict && p->nlive_warnings) {
+		kr_errf(err, "%u warning%s about this router's network (above, --strict): nothing "
+			"was changed", p->nlive_warnings, p->nlive_warnings == 1 ? "" : "s");
+		rc = -EBUSY;
+	}
 	if (!rc && o->strict && p->n.rings_skipped) {
 		for (uint32_t i = 0; i < p->nrings; i++)
 			if (p->rings[i].act == KR_PLAN_SKIP) {
@@ -637,6 +756,8 @@ int kr_ops_apply(const struct kr_inst *in, const struct kr_config *cfg,
 			}
 		rc = -EBUSY;
 	}
+	if (!rc && !o->stage)
+		rc = guard_moves(&m, lv, cfg, o, p, err);
 	if (!rc && !o->dry_run)
 		rc = kr_ops_apply_exec(in, &m, p, err);
 	kr_live_free(lv);

@@ -36,6 +36,8 @@ struct kr_ops_apply_opts {
 	bool strict;		/* a ring the plan must leave alone (staged or migrating)
 				 * fails the apply before anything is written (-EBUSY) */
 	const char *stage;	/* ring stage of this ring (unit) name; NULL: a whole apply */
+	bool force;		/* publish a ring even when it moves more than the config's
+				 * max_move of its keys at once (else -ERANGE, nothing written) */
 };
 
 /* The live state the plan of CFG needs, read once from the instance's maps and from the

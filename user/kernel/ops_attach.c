@@ -16,6 +16,7 @@
 #include "log.h"
 #include "ops.h"
 #include "ops_attach.h"
+#include "ops_xdp.h"
 #include "util.h"
 #include "keyrouter.skel.h"
 
@@ -73,7 +74,7 @@ struct bpf_program *kr_ops_select_prog(struct bpf_object *obj, enum kr_ops_mode 
  * bpftool) is on the interface, and libxdp does not replace it.  Name it, say the ways out. */
 static void busy_hint(const struct kr_ops_meta *meta)
 {
-	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(meta->ifindex);
+	struct xdp_multiprog *mp = kr_ops_xdp_multiprog(meta->ifindex);
 	struct xdp_program *p;
 
 	if (libxdp_get_error(mp))
@@ -277,7 +278,7 @@ static int detach_xdp(const struct kr_ops_meta *meta, bool quiet)
 	struct xdp_program *p;
 	int err = -ENOENT;
 
-	mp = xdp_multiprog__get_from_ifindex(meta->ifindex);
+	mp = kr_ops_xdp_multiprog(meta->ifindex);
 	if (libxdp_get_error(mp)) {
 		if (!quiet)
 			pr_warn("keyrouter: no XDP program on '%s' (already detached?)\n",
@@ -375,7 +376,8 @@ static int reattach_xdp(int fd, struct kr_ops_meta *meta)
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
-	p = xdp_program__from_id(info.id);
+	/* from our fd, not by id: libxdp before 1.4.1 leaks the fd it gets by id (ops_xdp.h) */
+	p = xdp_program__from_fd(fd);
 	err = libxdp_get_error(p);
 	if (!err)
 		err = xdp_program__attach(p, meta->ifindex, xm, 0);

@@ -16,12 +16,13 @@
 #include <xdp/libxdp.h>
 #include "log.h"
 #include "ops_find.h"
+#include "ops_xdp.h"
 
 /* Is program id on the XDP hook of ifindex (alone or as a dispatcher component)?  Also
  * reports (when name) whether a program named name is there, into *found_id. */
 static bool xdp_has(__u32 ifindex, __u32 id, const char *name, __u32 *found_id)
 {
-	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_multiprog *mp = kr_ops_xdp_multiprog(ifindex);
 	struct xdp_program *p;
 	bool has = false;
 

@@ -28,9 +28,9 @@ const char *kr_backend_owner_name(__u8 owner)
 
 void kr_health_maps_close(struct kr_health_maps *h)
 {
-	int *fds[] = { &h->set, &h->be, &h->ck, &h->rings };
+	int *fds[] = { &h->set, &h->be, &h->ck, &h->rings, &h->damp, &h->wd };
 
-	for (unsigned i = 0; i < 4; i++) {
+	for (unsigned i = 0; i < 6; i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;
@@ -40,7 +40,7 @@ void kr_health_maps_close(struct kr_health_maps *h)
 int kr_health_maps_open(const struct kr_inst *in, const struct kr_ops_maps *m, bool create,
 			struct kr_health_maps *h)
 {
-	h->set = h->be = h->ck = h->rings = -1;
+	h->set = h->be = h->ck = h->rings = h->damp = h->wd = -1;
 	h->max = m->backends_max;
 	h->set = kr_ops_tool_map(in, KR_OPS_MAP_HEALTH_SET, sizeof(struct kr_health_set),
 				 h->max, create);
@@ -49,8 +49,13 @@ int kr_health_maps_open(const struct kr_inst *in, const struct kr_ops_maps *m, b
 	h->ck = kr_ops_tool_map(in, KR_OPS_MAP_HEALTH_CK, sizeof(struct kr_health_ck), 1, create);
 	h->rings = kr_ops_tool_map(in, KR_OPS_MAP_HEALTH_RINGS, sizeof(struct kr_health_ring),
 				   KR_MAX_RINGS, create);
-	if (create && (h->set < 0 || h->be < 0 || h->ck < 0 || h->rings < 0)) {
-		int err = h->set < 0 ? h->set : h->be < 0 ? h->be : h->ck < 0 ? h->ck : h->rings;
+	h->damp = kr_ops_tool_map(in, KR_OPS_MAP_HEALTH_DAMP, sizeof(struct kr_health_damp),
+				  h->max, create);
+	h->wd = kr_ops_tool_map(in, KR_OPS_MAP_HEALTH_WD, sizeof(struct kr_health_wd), 1, create);
+	if (create && (h->set < 0 || h->be < 0 || h->ck < 0 || h->rings < 0 || h->damp < 0 ||
+		       h->wd < 0)) {
+		int err = h->set < 0 ? h->set : h->be < 0 ? h->be : h->ck < 0 ? h->ck :
+			  h->rings < 0 ? h->rings : h->damp < 0 ? h->damp : h->wd;
 
 		kr_health_maps_close(h);
 		return err;

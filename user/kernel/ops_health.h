@@ -11,6 +11,8 @@
  *   kr_health        [backend id] struct kr_health_be     the checker's figures
  *   kr_health_ck     [0]          struct kr_health_ck     the checker's heartbeat
  *   kr_health_rings  [ring id]    struct kr_health_ring   panic threshold reached?
+ *   kr_health_damp   [backend id] struct kr_health_damp   flap damping: penalty, hold
+ *   kr_health_wd     [0]          struct kr_health_wd     the watchdog: re-attaches counted
  *
  * The owner itself is in the backend's kr_backends entry (flags, KR_BACKEND_F_OWNER), written
  * in the same map update as the state, so no reader ever sees a state without its owner.
@@ -25,6 +27,8 @@
 #define KR_OPS_MAP_HEALTH	"kr_health"
 #define KR_OPS_MAP_HEALTH_CK	"kr_health_ck"
 #define KR_OPS_MAP_HEALTH_RINGS	"kr_health_rings"
+#define KR_OPS_MAP_HEALTH_DAMP	"kr_health_damp"
+#define KR_OPS_MAP_HEALTH_WD	"kr_health_wd"
 
 struct kr_health_set {
 	__u64 since_ns;		/* CLOCK_REALTIME of the write */
@@ -89,9 +93,40 @@ struct kr_health_ring {
 };
 KR_LAYOUT_SIZE(kr_health_ring, 32);
 
-/* The four maps (fd -1 when absent and !create). */
+/* Flap damping of a backend (the checker's, core/health.h struct kr_damp). */
+struct kr_health_damp {
+	__u64 held_until_ns;	/* CLOCK_REALTIME: held down until about then (0: not held) */
+	__u64 last_flap_ns;	/* CLOCK_REALTIME of the last flap (0: none) */
+	__u32 penalty;		/* at the last write (1000 = one flap) */
+	__u32 flaps;		/* downs counted since the checker started */
+	__u32 suppress, reuse;	/* its thresholds */
+};
+KR_LAYOUT_SIZE(kr_health_damp, 32);
+KR_LAYOUT_AT(kr_health_damp, held_until_ns, 0);
+KR_LAYOUT_AT(kr_health_damp, last_flap_ns, 8);
+KR_LAYOUT_AT(kr_health_damp, penalty, 16);
+KR_LAYOUT_AT(kr_health_damp, flaps, 20);
+KR_LAYOUT_AT(kr_health_damp, suppress, 24);
+KR_LAYOUT_AT(kr_health_damp, reuse, 28);
+
+/* The checker's watchdog: the program attached again after something detached it. */
+struct kr_health_wd {
+	__u64 reattach_total;	/* re-attaches done */
+	__u64 last_ns;		/* CLOCK_REALTIME of the last one (0: none) */
+	__u32 failed_total;	/* detached, and it could not be attached again */
+	__u32 interval_ms;	/* how often it looks (0: the watchdog is off) */
+	__u64 checks;		/* looks */
+};
+KR_LAYOUT_SIZE(kr_health_wd, 32);
+KR_LAYOUT_AT(kr_health_wd, reattach_total, 0);
+KR_LAYOUT_AT(kr_health_wd, last_ns, 8);
+KR_LAYOUT_AT(kr_health_wd, failed_total, 16);
+KR_LAYOUT_AT(kr_health_wd, interval_ms, 20);
+KR_LAYOUT_AT(kr_health_wd, checks, 24);
+
+/* The six maps (fd -1 when absent and !create). */
 struct kr_health_maps {
-	int set, be, ck, rings;
+	int set, be, ck, rings, damp, wd;
 	__u32 max;		/* entries of set/be: kr_backends' max_entries */
 };
 int kr_health_maps_open(const struct kr_inst *in, const struct kr_ops_maps *m, bool create,

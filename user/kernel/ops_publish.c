@@ -36,6 +36,12 @@ static int reset_slot_stats(const struct kr_ops_maps *m, __u32 ring_id, __u32 sl
 /* The deduplicated ring of an image (kept duplicates dropped), owners = global ids. */
 int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
 {
+	return kr_ops_image_an_map(buf, r, nowners, NULL);
+}
+
+int kr_ops_image_an_map(const void *buf, struct kr_an_ring *r, uint32_t nowners,
+			const uint32_t *map)
+{
 	const struct kr_image_hdr *h = buf;
 	const char *base = buf;
 	const __u32 *bt = (const __u32 *)(base + kr_image_bt_off(h));
@@ -55,7 +61,7 @@ int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners)
 		if (p->backend >= h->nbackends)
 			return -EBADMSG;
 		r->hash[n] = hash;
-		r->owner[n++] = bt[p->backend];
+		r->owner[n++] = map ? map[p->backend] : bt[p->backend];
 	}
 	r->npoints = n;
 	return 0;

@@ -27,6 +27,9 @@ int kr_ops_slot_images_moved(const struct kr_ops_maps *m, __u32 ring_id, uint64_
  * -errno. */
 struct kr_an_ring;
 int kr_ops_image_an(const void *buf, struct kr_an_ring *r, uint32_t nowners);
+/* The same with owners map[ring-local backend of the image] (< nowners). */
+int kr_ops_image_an_map(const void *buf, struct kr_an_ring *r, uint32_t nowners,
+			const uint32_t *map);
 int kr_ops_unpublish(const struct kr_ops_maps *m, __u32 ring_id, __u32 slot);
 
 #endif

@@ -31,6 +31,7 @@
 #include "ops.h"
 #include "ops_attach.h"
 #include "ops_find.h"
+#include "ops_xdp.h"
 #include "ops_upgrade.h"
 
 #define MAX_MAPS	64
@@ -279,7 +280,7 @@ static int running_prog(const struct kr_ops_meta *meta, __u32 *id, enum xdp_atta
 		*id = opts.prog_id;
 		return 0;
 	}
-	mp = xdp_multiprog__get_from_ifindex(meta->ifindex);
+	mp = kr_ops_xdp_multiprog(meta->ifindex);
 	if (libxdp_get_error(mp) || !mp)
 		return -ENOENT;
 	*xmode = xdp_multiprog__attach_mode(mp);
