@@ -877,6 +877,11 @@ class Soak:
         if lost_up:
             bad.append("%d scrapes without keyrouter_up 1 outside an unload + load (first at"
                        " %.1f s)" % (len(lost_up), lost_up[0] - T0))
+        if tr.returncode != 0:
+            bad.append("the client (traffic.py) exited with status %s" % tr.returncode)
+        want = 0.5 * (a.dns_rate + a.mc_rate) * minutes * 60
+        if sent < want:
+            bad.append("only %d queries sent (at least %d expected)" % (sent, want))
         if self.scrapes == 0:
             bad.append("no scrape succeeded")
         for b in bad:
