@@ -818,7 +818,11 @@ class Soak:
         for dm in self.daemons:
             dm.stop()
         open(stop, "w").close()
-        tr.wait(30)
+        try:
+            tr.wait(30)
+        except subprocess.TimeoutExpired:
+            tr.kill()
+            tr.wait()
 
         f0, f1, r0, r1 = self.growth()
         k0, k1 = self.samples[0], self.samples[-1]
