@@ -11,6 +11,8 @@ pkgs=(
 	knot-dnsutils dnsutils unbound dnsperf memcached ngtcp2-client ngtcp2-server
 	# the peers of the peer benchmark (scripts/bench.d/peers.sh, tests/bats/peers.bats)
 	dnsdist nginx libnginx-mod-stream nftables conntrack
+	# BGP: the routers' and the upstream's BIRD of tests/bats/e2e_bgp.bats (keyrouter announce)
+	bird2
 	# the QUIC-LB server of the end-to-end tests: ngtcp2's example server from Debian's
 	# source package, built against Debian's libraries (tests/lib/quic_server_build.sh)
 	g++ dpkg-dev patch libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev libev-dev

@@ -66,7 +66,7 @@ teardown() {
 	fi
 	if [ -n "${IF:-}" ]; then
 		rm -rf "/sys/fs/bpf/keyrouter/$IF"
-		rm -f /etc/keyrouter/"$IF".json /etc/keyrouter/"$IF".env
+		rm -f /etc/keyrouter/"$IF".json /etc/keyrouter/"$IF".env /run/keyrouter/bird/"$IF".conf
 	fi
 	return 0
 }
@@ -95,6 +95,9 @@ setup() {
 	assert_line /lib/systemd/system/keyrouter-apply@.path
 	assert_line /lib/systemd/system/keyrouter-apply@.service
 	assert_line /lib/systemd/system/keyrouter-exporter.service
+	assert_line /lib/systemd/system/keyrouter-announce@.service
+	assert_line /usr/share/keyrouter/bird/keyrouter-router.conf
+	assert_line /usr/lib/tmpfiles.d/keyrouter.conf
 	assert_line /usr/share/man/man8/keyrouter.8.gz
 	assert_line /usr/share/man/man5/keyrouter.json.5.gz
 	assert_line /usr/share/bash-completion/completions/keyrouter
@@ -247,6 +250,33 @@ setup() {
 	echo "$output"
 	assert_output --partial "keyrouter balance: ring r,"
 	assert_output --partial "nothing to change"
+	# the announcer's unit: its ExecStart under its own bounding set (no BIRD here: its
+	# socket is missing, which status reports) writes the BIRD include file into the
+	# package's runtime directory (tmpfiles.d) and reports the VIP
+	[ -d /run/keyrouter/bird ]
+	aunit=/lib/systemd/system/keyrouter-announce@.service
+	acaps=$(sed -n 's/^CapabilityBoundingSet=//p' "$aunit" | tr ' ' '\n' | sed 's/^CAP_//' |
+		tr 'A-Z' 'a-z' | sed 's/^/+/' | paste -sd,)
+	aline=$(sed -n 's/^ExecStart=//p' "$aunit")
+	aline=${aline//%i/$IF}
+	aline=${aline//\$KEYROUTER_ANNOUNCE_ARGS/--bird-socket $T/no-bird.ctl --interval 0.2}
+	# shellcheck disable=SC2086
+	nsenter --net="/run/netns/$ns" setpriv --inh-caps=-all --ambient-caps=-all \
+		--bounding-set=-all,"$acaps" -- $aline >"$T/announce.log" 2>&1 3>&- &
+	apid=$!
+	for _ in $(seq 50); do
+		nsenter --net="/run/netns/$ns" /usr/sbin/keyrouter status --instance "$IF" |
+			grep -q "^announce: running, pid $apid, 1 VIPs; BIRD: " && break
+		sleep 0.1
+	done
+	run -0 nsenter --net="/run/netns/$ns" /usr/sbin/keyrouter status --instance "$IF"
+	kill "$apid"
+	wait "$apid" || true
+	cat "$T/announce.log"
+	assert_output --partial "announce: running, pid $apid, 1 VIPs; BIRD: $T/no-bird.ctl: No such file or directory"
+	assert_output --regexp "  vip 10\.1\.0\.1 +(announced|withdrawn) "
+	grep -q '^protocol static keyrouter_.*_4 {' "/run/keyrouter/bird/$IF.conf"
+	rm -f "/run/keyrouter/bird/$IF.conf"
 	grep -Fx "keyrouter_up{keyrouter_instance=\"$IF\"} 1" "$T/scrape"
 	grep -Fx "keyrouter_read_errors{keyrouter_instance=\"$IF\"} 0" "$T/scrape"
 	grep -F "keyrouter_ring_slot_points{keyrouter_instance=\"$IF\",ring=\"r\",slot=\"0\"} 32" "$T/scrape"
@@ -302,10 +332,12 @@ setup() {
 	cp /lib/systemd/system/keyrouter-apply@.path "$d/keyrouter-apply@eth9.path"
 	cp /lib/systemd/system/keyrouter-apply@.service "$d/keyrouter-apply@eth9.service"
 	cp /lib/systemd/system/keyrouter-exporter.service "$d/"
+	cp /lib/systemd/system/keyrouter-announce@.service "$d/keyrouter-announce@eth9.service"
 	cd "$d"
 	run systemd-analyze verify ./keyrouter@eth9.service ./keyrouter-health@eth9.service \
 		./keyrouter-balance@eth9.service ./keyrouter-apply@eth9.path \
-		./keyrouter-apply@eth9.service ./keyrouter-exporter.service
+		./keyrouter-apply@eth9.service ./keyrouter-exporter.service \
+		./keyrouter-announce@eth9.service
 	echo "$output"
 	[ "$status" = 0 ]
 	[ -z "$output" ]

@@ -20,7 +20,7 @@ teardown_file() {
 
 @test "every operations command explains itself with --help" {
 	for c in load unload apply status stats "ring stage" "ring migrate" "ring commit" \
-		 "ring rollback" "ring status" "backend set"; do
+		 "ring rollback" "ring status" "backend set" announce; do
 		run -0 $KR_BIN $c --help
 		assert_output --partial "Usage: keyrouter $c"
 	done
@@ -45,6 +45,17 @@ teardown_file() {
 	assert_output --partial "bad address '10.0.0.300'"
 	run -2 $KR_BIN status --watch=-1
 	assert_output --partial "bad --watch"
+	run -2 $KR_BIN announce
+	assert_output --partial "expected -c CONFIG"
+	run -2 $KR_BIN announce -c x.json --interval 0
+	assert_output --partial "--interval: expected seconds 0.1 .. 60, not '0'"
+	run -2 $KR_BIN announce -c x.json --min-up many
+	assert_output --partial "--min-up: expected a number of backends, not 'many'"
+	run -2 $KR_BIN announce --drain --undrain
+	assert_output --partial "--drain or --undrain, not both"
+	# a configuration that does not parse: exit 1 before anything runs
+	run -1 $KR_BIN announce -c /nonexistent.json
+	assert_output --partial "/nonexistent.json"
 }
 
 @test "load on a missing interface is a clear error and leaves no pins" {

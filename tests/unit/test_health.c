@@ -287,6 +287,23 @@ static void test_damping(void)
 	o = (struct kr_damp){};
 	for (uint64_t t = 0; t < 10; t++)
 		CHECK(!kr_damp_flap(&o, &off, t * 100), "damp_suppress 0: never held");
+	/* short failures (fewer failed probes in a row than fall, then an answer): half a flap
+	 * each.  One every 4 s (a 2 s / 2 s flapper at the default 2 s interval): 500, 955.86,
+	 * 1371.48, 1750.41, 2095.89 -> held at the fifth, 16 s after the first; one a minute
+	 * converges to 500 / (1 - 2^-2) = 666.67, never held. */
+	o = (struct kr_damp){};
+	for (int i = 0; i < 4; i++)
+		CHECK(!kr_damp_blip(&o, &p, (uint64_t)i * 4000), "short failure %d: not held", i + 1);
+	CHECK(fabs(o.penalty - 1750.4093) < 1e-3, "four short failures 4 s apart: 1750.41 (got %.4f)",
+	      o.penalty);
+	CHECK(kr_damp_blip(&o, &p, 16000) && fabs(o.penalty - 2095.8876) < 1e-3,
+	      "the fifth, 16 s after the first: 2095.89, held");
+	CHECK_EQ_U(o.flaps, 5, "short failures counted as flaps");
+	o = (struct kr_damp){};
+	for (uint64_t t = 0; t < 3600 * 1000; t += 60 * 1000)
+		CHECK(!kr_damp_blip(&o, &p, t), "a lost probe a minute for an hour: never held");
+	CHECK(fabs(o.penalty - 666.6667) < 1e-3, "a lost probe a minute: 666.67 (got %.4f)",
+	      o.penalty);
 	CHECK(kr_health_overridden(KR_BACKEND_DOWN, KR_OWNER_OPERATOR) &&
 	      kr_health_overridden(KR_BACKEND_DRAIN, KR_OWNER_CONFIG) &&
 	      !kr_health_overridden(KR_BACKEND_DOWN, KR_OWNER_CHECKER) &&

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "announce_out.h"
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
@@ -100,8 +101,8 @@ static int backends(struct kr_inst *in, const char *where)
 	struct kr_ops_maps m;
 	struct kr_backend *all = NULL;
 	unsigned n = 0, up = 0, down = 0, drain = 0;
-	char perf[160], hc[512] = "";
-	int rc, hrc, err;
+	char perf[160], hc[512] = "", an[512];
+	int rc, hrc, err, an_rc;
 
 	err = kr_ops_maps_open(in, &m);
 	if (err)
@@ -126,9 +127,15 @@ static int backends(struct kr_inst *in, const char *where)
 	snprintf(perf, sizeof(perf), "backends=%u backends_up=%u backends_down=%u "
 		 "backends_drain=%u", n, up, down, drain);
 	rc = !n ? CHECK_WARNING : !up ? CHECK_CRITICAL : up < n ? CHECK_WARNING : CHECK_OK;
+	/* a VIP withdrawn from BGP for another reason than a drain: this router serves no
+	 * traffic of it (`keyrouter announce`) */
+	an_rc = kr_announce_check(in, an, sizeof(an));
+	if (an_rc && rc == CHECK_OK)
+		rc = CHECK_WARNING;
 	return say(rc > hrc ? rc : hrc, perf, "instance %s: %s; backends %u up, %u down, %u "
-		   "drain%s%s", in->name, where, up, down, drain, !n ? " (no backend configured)" :
-		   !up ? " (no backend takes keys)" : "", hc);
+		   "drain%s%s%s%s", in->name, where, up, down, drain, !n ? " (no backend configured)" :
+		   !up ? " (no backend takes keys)" : "", hc, an_rc ? "; announce: " : "",
+		   an_rc ? an : "");
 }
 
 static int check(const char *instance, const char *pin_dir)
@@ -197,9 +204,11 @@ static void usage(FILE *f, const void *ctx)
 		"              the instance) runs\n"
 		"  1 WARNING   attached, but some backends are down or draining (or none is\n"
 		"              configured), a load is under way, a ring is in PANIC (the\n"
-		"              checker keeps a failing backend up: the panic threshold), or the\n"
+		"              checker keeps a failing backend up: the panic threshold), the\n"
 		"              checker's watchdog re-attached a detached program in the last\n"
-		"              5 minutes\n"
+		"              5 minutes, or `keyrouter announce` has withdrawn a VIP from BGP\n"
+		"              for another reason than a drain (or is not running, or BIRD\n"
+		"              refuses its routes)\n"
 		"  2 CRITICAL  not loaded, a load that did not finish, the program not attached\n"
 		"              any more or its interface gone (traffic bypasses keyrouter), the\n"
 		"              maps missing, no backend up, or the health checker configured\n"

@@ -788,9 +788,29 @@ static bool sync_live(struct checker *c, struct target *t)
 	return false;
 }
 
+/* A short failure ended: fewer failed probes in a row than `fall`, then an answer, from an
+ * up backend or a held one that answered again.  Half a flap (kr_damp_blip); the one that
+ * crosses the suppress threshold marks the backend down, held (panic rules apply). */
+static void short_failure(struct checker *c, struct target *t, uint32_t failed)
+{
+	if (!t->sm.up) {
+		if (t->damp.held)	/* held down and flapping on: the hold grows */
+			kr_damp_blip(&t->damp, &t->h.damp, now_ms());
+		return;
+	}
+	if (!kr_damp_blip(&t->damp, &t->h.damp, now_ms()))
+		return;
+	logf_("health: %s (id %u, ring %s): flapping faster than fall x interval (%u short "
+	      "failures and flaps, the last of %u probes): held down by damping (penalty %.0f "
+	      "above %u)\n", t->label, t->id, c->cfg->rings[t->ri].name, t->damp.flaps, failed,
+	      t->damp.penalty, t->h.damp.suppress);
+	want_down(c, t, "flapping");
+}
+
 static void result(struct checker *c, struct target *t, bool ok, uint32_t rtt_us, const char *why)
 {
 	enum kr_hsm_event ev;
+	uint32_t failed = t->sm.fail_run;
 	bool ov;
 
 	t->in_flight = false;
@@ -815,6 +835,11 @@ static void result(struct checker *c, struct target *t, bool ok, uint32_t rtt_us
 		want_up(c, t);
 	else if (!ov && !ok)
 		held_flap(c, t);
+	/* a short failure that lasted a second or more: one or two probes lost at a fast
+	 * interval (0.2 s) are noise, not a backend out of service */
+	if (!ov && ok && failed && failed < t->h.fall &&
+	    (uint64_t)failed * t->h.interval_ms >= KR_DAMP_BLIP_MIN_MS)
+		short_failure(c, t, failed);
 	fig_write(c, t);
 }
 

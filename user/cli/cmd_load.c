@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
+#include "announce.h"
 #include "cmd.h"
 #include "log.h"
 #include "ops.h"
@@ -20,6 +21,9 @@
 #include "opts.h"
 #include "lock_wait.h"
 #include "output.h"
+
+/* How long unload waits for a running announcer to withdraw (its drain timeout is 30 s). */
+#define ANNOUNCE_WAIT_MS	40000
 
 static void load_usage(FILE *f)
 {
@@ -59,6 +63,10 @@ static void unload_usage(FILE *f)
 		"(bpftool prog show id N), else they are removed. What an interrupted load or\n"
 		"unload left (a record of a load that did not finish, pins without a record) is\n"
 		"undone: keyrouter's program detached, the pins removed.\n\n"
+		"When `keyrouter announce` runs for the instance, unload first asks it to\n"
+		"withdraw the VIPs from BGP (a graceful drain: GRACEFUL_SHUTDOWN, then the\n"
+		"withdrawal once the traffic has gone) and waits until it did, at most 40 s;\n"
+		"without a running announcer it goes on at once.\n\n"
 		"  -i, --instance NAME  the instance (default: the one loaded on IFACE in this\n"
 		"                       network namespace)\n"
 		KR_WAIT_OPT_HELP);
@@ -527,6 +535,19 @@ static int unload_no_record(struct kr_inst *in, const char *ifname)
 	return 0;
 }
 
+/* A running `keyrouter announce` withdraws the VIPs (gracefully: the upstream moves the
+ * traffic first) before the program goes; without one, unload goes on. */
+static void withdraw_first(const struct kr_inst *in)
+{
+	int err = kr_announce_unload_wait(in, ANNOUNCE_WAIT_MS);
+
+	if (!err)
+		pr_info("keyrouter: the announcer withdrew every VIP of '%s'\n", in->name);
+	else if (err != -ENOENT)
+		pr_warn("keyrouter: the announcer did not withdraw the VIPs of '%s' (%s): "
+			"unloading anyway\n", in->name, strerror(-err));
+}
+
 static int do_unload(const char *ifname, const char *instance)
 {
 	struct kr_inst in = { .dir_fd = -1, .meta_fd = -1, .rings_fd = -1 };
@@ -588,6 +609,7 @@ static int do_unload(const char *ifname, const char *instance)
 		pr_info("keyrouter: unloaded from %s, pins in %s removed\n", ifname, in.dir);
 		return 0;
 	}
+	withdraw_first(&in);
 	err = kr_ops_detach(&meta);
 	if (err == -ENOENT && program_held_elsewhere(&in, meta.prog_id)) {
 		pr_warn("keyrouter: nothing was detached and program %u still exists: the pins in "

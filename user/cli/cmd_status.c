@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "announce_out.h"
 #include "addr.h"
 #include "cli_prom.h"
 #include "keyform.h"
@@ -436,8 +437,10 @@ static int show(struct view *v)
 	show_instance(v);
 	show_counters(v);
 	show_rings(v);
-	if (v->full)
+	if (v->full) {
 		kr_health_show_checker(v->in, &v->hm, v->j);
+		kr_announce_show(v->in, v->j);
+	}
 	show_quic_lb(v);
 	if (v->full)
 		show_services(v);
@@ -530,7 +533,9 @@ static void usage(FILE *f, bool full)
 		"apply attaches it again); 1 not loaded, a load that did not finish, or the maps\n"
 		"cannot be read.  For monitoring: keyrouter check.\n", full ? "status" : "stats",
 		full ? "Everything the instance runs: attachment, global counters, rings and both\n"
-		       "slots, QUIC-LB outcomes, services (by their config names) and their\n"
+		       "slots, the health checker, `keyrouter announce` (each VIP announced,\n"
+		       "draining or withdrawn over BGP, why, since when; BIRD's BGP sessions),\n"
+		       "QUIC-LB outcomes, services (by their config names) and their\n"
 		       "counters (routed, passed, dropped and why; per second from the second\n"
 		       "--watch round), backends with state and packet/byte counters."
 		     : "The counters: global (by outcome and reason, as the program names them),\n"

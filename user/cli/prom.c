@@ -26,6 +26,7 @@
 #include "version.h"
 #include "health_out.h"
 #include "follow.h"
+#include "announce.h"
 
 /* The label naming the router's instance.  Not "instance": Prometheus gives that label to
  * every scraped series (the scrape target), so ours would be renamed exported_instance and
@@ -50,6 +51,7 @@ enum fam {
 	F_HC_UP, F_HC_BEAT, F_HC_PANIC,
 	F_HC_REATTACH, F_HC_DAMP_PENALTY, F_HC_DAMP_HELD, F_HC_FLAPS,
 	F_SVC_PACKETS, F_SVC_UNROUTED, F_SVC_DROPPED, F_SVC_BYTES,
+	F_AN_UP, F_AN_DRAINED, F_VIP_ANNOUNCED, F_VIP_REASON, F_VIP_CHANGE, F_BGP_UP,
 	F_N
 };
 
@@ -192,6 +194,23 @@ static const struct {
 		"Packets of a service dropped by its policy, by the reason." },
 	[F_SVC_BYTES] = { "keyrouter_service_routed_bytes_total", "counter",
 		"Frame bytes of the packets of a service that were routed." },
+	[F_AN_UP] = { "keyrouter_announce_up", "gauge",
+		"1 when the instance's BGP announcer (keyrouter announce) runs, 0 when it ran "
+		"once and is gone or hung (absent: never ran)." },
+	[F_AN_DRAINED] = { "keyrouter_announce_drained", "gauge",
+		"1 when the router is drained (announce --drain), else 0." },
+	[F_VIP_ANNOUNCED] = { "keyrouter_vip_announced", "gauge",
+		"The VIP's route in BGP: 1 announced, 0.5 announced with GRACEFUL_SHUTDOWN "
+		"(draining), 0 withdrawn." },
+	[F_VIP_REASON] = { "keyrouter_vip_reason", "gauge",
+		"1 for the reason of the VIP's route (ok, not_loaded, not_attached, "
+		"not_converged, backends_down, unloading, drained), 0 for the others." },
+	[F_VIP_CHANGE] = { "keyrouter_vip_change_timestamp_seconds", "gauge",
+		"Unix time of the last change of the VIP's route (0: none since the announcer "
+		"started)." },
+	[F_BGP_UP] = { "keyrouter_bgp_session_up", "gauge",
+		"1 when BIRD's BGP session is Established, by session, as the announcer last "
+		"read it (birdc show protocols)." },
 };
 
 struct prom {
@@ -523,6 +542,42 @@ static void health_instance(struct prom *p, struct kr_inst *in)
 	}
 }
 
+/* The BGP announcer: its liveness, each VIP's route and reason, BIRD's sessions. */
+static void announce(struct prom *p, const struct kr_inst *in)
+{
+	struct kr_announce_view v;
+	char b[32], ip[INET6_ADDRSTRLEN], why[32];
+
+	if (kr_announce_view_read(in, &v)) {
+		p->errors++;
+		return;
+	}
+	if (!v.present)
+		return;
+	sample(p, F_AN_UP, v.running ? "1" : "0", L_INST, in->name, NULL);
+	sample(p, F_AN_DRAINED, v.ctl.drain ? "1" : "0", L_INST, in->name, NULL);
+	for (__u32 i = 0; i < v.ck.nvips && i < KR_VIP_MAX; i++) {
+		const struct kr_announce_vip *a = &v.vip[i];
+
+		inet_ntop(a->family == 4 ? AF_INET : AF_INET6, a->ip, ip, sizeof(ip));
+		sample(p, F_VIP_ANNOUNCED, a->route == KR_VIP_ANNOUNCED ? "1" :
+		       a->route == KR_VIP_GSHUT ? "0.5" : "0", L_INST, in->name, "vip", ip, NULL);
+		for (int w = 0; w < KR_VIP_WHY_N; w++) {
+			size_t n;
+
+			snprintf(why, sizeof(why), "%s", kr_vip_why_name(w));
+			for (n = 0; why[n]; n++)
+				why[n] = why[n] == ' ' ? '_' : why[n];
+			sample(p, F_VIP_REASON, w == a->why ? "1" : "0", L_INST, in->name, "vip",
+			       ip, "reason", why, NULL);
+		}
+		sample(p, F_VIP_CHANGE, times(b, a->since_ns), L_INST, in->name, "vip", ip, NULL);
+	}
+	for (__u32 i = 0; i < v.ck.nsessions && i < KR_ANNOUNCE_MAX_BGP; i++)
+		sample(p, F_BGP_UP, !strncmp(v.bgp[i].info, "Established", 11) ? "1" : "0",
+		       L_INST, in->name, "session", v.bgp[i].name, NULL);
+}
+
 /* Per-service counters (ops_svcstats.h), by the service's config name. */
 static void services(struct prom *p, const char *inst, const struct kr_inst *in,
 		     const struct kr_ops_maps *m)
@@ -808,6 +863,7 @@ static int instance(struct prom *p, const char *name, const char *pin_dir)
 	p->errors = 0;
 	kr_health_maps_open(&in, &m, false, &p->hm);
 	health_instance(p, &in);
+	announce(p, &in);
 	counters(p, in.name, &m);
 	if (in.rings_fd >= 0) {
 		uint16_t *nrings = calloc(m.backends_max ? m.backends_max : 1, sizeof(*nrings));

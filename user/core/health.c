@@ -271,7 +271,8 @@ double kr_damp_penalty(const struct kr_damp *d, const struct kr_damp_params *p, 
 	return d->penalty * exp2(-dt / p->half_life_ms);
 }
 
-bool kr_damp_flap(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms)
+static bool damp_add(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms,
+		     double add)
 {
 	double ceiling = (double)p->reuse * exp2((double)p->max_hold_ms / p->half_life_ms);
 
@@ -279,13 +280,23 @@ bool kr_damp_flap(struct kr_damp *d, const struct kr_damp_params *p, uint64_t no
 	d->seen_up = false;
 	if (!p->suppress || !p->half_life_ms)
 		return false;	/* no damping */
-	d->penalty = kr_damp_penalty(d, p, now_ms) + KR_DAMP_PENALTY;
+	d->penalty = kr_damp_penalty(d, p, now_ms) + add;
 	if (d->penalty > ceiling)
 		d->penalty = ceiling;
 	d->at_ms = now_ms;
 	if (d->penalty > p->suppress)
 		d->held = true;
 	return d->held;
+}
+
+bool kr_damp_flap(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms)
+{
+	return damp_add(d, p, now_ms, KR_DAMP_PENALTY);
+}
+
+bool kr_damp_blip(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms)
+{
+	return damp_add(d, p, now_ms, KR_DAMP_BLIP);
 }
 
 bool kr_damp_may_up(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms)

@@ -56,6 +56,15 @@ enum kr_probe_type {
  * down), two outages in a row are not (2 x 1000 < 2000), and the hold lasts at most max_hold
  * after the last flap. */
 #define KR_DAMP_PENALTY			1000
+/* A short failure: an up backend (or a held one that answered again) fails fewer probes in
+ * a row than `fall`, then answers.  It adds half a flap: a backend that flaps faster than
+ * fall x interval (2 s down / 2 s up at the default interval of 2 s never fails 3 probes in
+ * a row, yet loses half its queries) is held down at its fifth short failure within about
+ * a minute; one lost probe now and then (1 a minute decays to ~1000) never is. */
+#define KR_DAMP_BLIP			500
+/* ... when its failed probes span at least this long (failed x interval): at a fast interval
+ * a probe or two lost now and then is noise, not a backend out of service. */
+#define KR_DAMP_BLIP_MIN_MS		1000
 #define KR_HC_DEF_DAMP_SUPPRESS		2000	/* 0: no damping */
 #define KR_HC_DEF_DAMP_REUSE		750
 #define KR_HC_DEF_DAMP_HALF_LIFE_MS	30000
@@ -144,6 +153,10 @@ double kr_damp_penalty(const struct kr_damp *d, const struct kr_damp_params *p, 
  * 2^(max_hold / half_life), so a hold ends at most max_hold after the last flap); above
  * suppress the backend is held.  Returns held. */
 bool kr_damp_flap(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms);
+/* A short failure ended (KR_DAMP_BLIP, counted in flaps as a flap is): the penalty decays to
+ * now, KR_DAMP_BLIP is added (same ceiling); above suppress the backend is held -- the caller
+ * marks it down.  Returns held. */
+bool kr_damp_blip(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms);
 /* May a backend that answers again be marked up?  Not while held; a held one is released
  * (true) once its penalty decayed below reuse. */
 bool kr_damp_may_up(struct kr_damp *d, const struct kr_damp_params *p, uint64_t now_ms);
