@@ -11,6 +11,8 @@
 #   make OUT=build/asan SAN=1 san-tests   unit tests under ASan+UBSan (tests/bats/sanitizers.bats)
 #   make OUT=build/fuzz FUZZ=1 fuzz-bins  libFuzzer harnesses tests/fuzz/*.c (clang)
 #   make fuzz DURATION=600                run every fuzzer longer (scripts/fuzz.sh)
+#   make soak DURATION=600                the soak test: long-running processes under traffic
+#                   and events, DURATION seconds (default 600; scripts/soak.sh, docs/operations.md)
 #   make mutate     deliberate bugs, one at a time in a scratch copy: does the suite kill each?
 #
 # Layers (docs/design.md), each its own archive; a layer's include path holds only its own
@@ -120,7 +122,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all deps test bench demo install clean vmlinux fuzz san-tests fuzz-bins man deb mutate
+.PHONY: all deps test bench demo install clean vmlinux fuzz san-tests fuzz-bins man deb mutate soak
 
 all: $(TOOL) $(BPF_OBJ) $(PROG_OBJS) $(UNIT_BINS) $(BPFT_BINS) $(BENCH_BINS)
 
@@ -249,6 +251,9 @@ demo: deps all
 
 fuzz: deps all
 	$(Q)scripts/fuzz.sh $(DURATION)
+
+soak: deps all
+	$(Q)scripts/soak.sh $(or $(DURATION),600)
 
 mutate: deps all
 	$(Q)scripts/mutate.sh $(MUTATIONS)
