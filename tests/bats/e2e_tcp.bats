@@ -121,7 +121,7 @@ assert f["embryonic"] == 0 and f["embryonic_inserts"] == 300 and f["embryonic_ev
 	cat "$TOPO_DIR/hold.err"; awk '$2 !~ /^2/' "$out" | head -30
 	# "SPORT BACKENDS ANSWERS BROKEN": the drained backend 1 and backend 3 keep theirs
 	# (one backend, never broken); backend 2's connections, marked down, all break
-	run awk '{ split($2, s, ","); first = s[1] }
+	run -0 awk '{ split($2, s, ","); first = s[1] }
 		first == 2 { d++; if ($4 == 1 || $2 != "2") moved++; next }
 		{ c++; if ($4 == 0 && $2 !~ /,/ && $3 > 0) kept++; else broken++ }
 		first == 1 { drained++ }
@@ -130,6 +130,8 @@ assert f["embryonic"] == 0 and f["embryonic_inserts"] == 300 and f["embryonic_ev
 	echo "$output"
 	[ "$(wc -l <"$out")" -eq 24 ]
 	[[ "$output" =~ ^connections\ ([0-9]+)\ kept\ ([0-9]+)\ broken\ 0\ \(([0-9]+)\ on\ the\ drained\ backend\)\;\ down\ moved\ ([0-9]+)\ of\ ([0-9]+)$ ]]
-	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[3]}" -gt 0 ]
-	[ "${BASH_REMATCH[4]}" = "${BASH_REMATCH[5]}" ] && [ "${BASH_REMATCH[5]}" -gt 0 ]
+	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
+	[ "${BASH_REMATCH[3]}" -gt 0 ]
+	[ "${BASH_REMATCH[4]}" = "${BASH_REMATCH[5]}" ]
+	[ "${BASH_REMATCH[5]}" -gt 0 ]
 }
