@@ -227,19 +227,46 @@ static void show_service(struct view *v, const struct kr_service_key *k,
 	       policy_name(s->policy_no_route));
 }
 
+/* Services in one order whatever the hash map's (its hash is seeded per map): by family,
+ * VIP, port, then UDP before TCP. */
+static int svc_key_cmp(const void *a, const void *b)
+{
+	const struct kr_service_key *x = a, *y = b;
+	int c = (int)x->family - (int)y->family;
+
+	if (!c)
+		c = memcmp(x->addr, y->addr, sizeof(x->addr));
+	if (!c)
+		c = (int)ntohs(x->port) - (int)ntohs(y->port);
+	return c ? c : (int)y->proto - (int)x->proto;
+}
+
 static void show_services(struct view *v)
 {
-	struct kr_service_key k, *pk = NULL;
+	struct kr_service_key k, *pk = NULL, *keys = NULL;
 	struct kr_service s;
 	int names_fd = kr_ops_map_open(v->in, KR_MAP_SVC_NAMES, true);
 	json_t *arr = v->j ? json_array() : NULL;
+	size_t n = 0, cap = 0;
 
 	while (!bpf_map_get_next_key(v->m->services, pk, &k)) {
-		pk = &k;
-		if (bpf_map_lookup_elem(v->m->services, &k, &s))
-			continue;
-		show_service(v, &k, &s, arr, names_fd);
+		if (n == cap) {
+			struct kr_service_key *nk = realloc(keys, (cap = cap ? 2 * cap : 64) *
+							    sizeof(*keys));
+
+			if (!nk)
+				break;
+			keys = nk;
+		}
+		keys[n++] = k;
+		pk = &keys[n - 1];
 	}
+	if (n)
+		qsort(keys, n, sizeof(*keys), svc_key_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!bpf_map_lookup_elem(v->m->services, &keys[i], &s))
+			show_service(v, &keys[i], &s, arr, names_fd);
+	free(keys);
 	if (arr)
 		json_object_set_new(v->j, "services", arr);
 	if (names_fd >= 0)
