@@ -124,8 +124,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc != KR_PARSE_OK)
 		goto out;
 	FUZZ_ASSERT(pkt.family == 4 || pkt.family == 6, "family %u", pkt.family);
+	FUZZ_ASSERT(pkt.proto == KR_IPPROTO_UDP || pkt.proto == KR_IPPROTO_TCP, "protocol %u", pkt.proto);
+	/* TCP: the payload after the data offset's words (5..15), to the end of the IP packet */
+	if (pkt.proto == KR_IPPROTO_TCP)
+		FUZZ_ASSERT(pkt.l4_off + 20 <= in.n && frame[pkt.l4_off + 12] >> 4 >= 5 &&
+			    pkt.pl_off == pkt.l4_off + 4u * (frame[pkt.l4_off + 12] >> 4) &&
+			    pkt.pl_off + pkt.pl_len == pkt.l3_off + pkt.l3_len,
+			    "TCP: l4 %u payload %u+%u, data offset %u", pkt.l4_off, pkt.pl_off,
+			    pkt.pl_len, pkt.l4_off + 20 <= in.n ? frame[pkt.l4_off + 12] >> 4 : 0);
 	FUZZ_ASSERT(pkt.l3_off + pkt.l3_len <= in.n && pkt.l4_off >= pkt.l3_off + 20 &&
-		    pkt.pl_off == pkt.l4_off + 8 && pkt.pl_off + pkt.pl_len <= pkt.l3_off + pkt.l3_len,
+		    (pkt.proto == KR_IPPROTO_TCP || pkt.pl_off == pkt.l4_off + 8) &&
+		    pkt.pl_off + pkt.pl_len <= pkt.l3_off + pkt.l3_len,
 		    "offsets: l3 %u+%u l4 %u payload %u+%u of %zu", pkt.l3_off, pkt.l3_len, pkt.l4_off,
 		    pkt.pl_off, pkt.pl_len, in.n);
 	memset(svc, 0, sizeof(svc));
