@@ -8,6 +8,7 @@
 # again, lose their VIP, flap; the checker itself is killed with -9; an operator drains.
 bats_require_minimum_version 1.5.0
 load ../lib/e2e_common
+load ../lib/health
 
 INTERVAL=0.2
 TIMEOUT=0.1
@@ -45,28 +46,6 @@ setup() {
 }
 
 kr() { topo_kr "$@" --instance "$TOPO_INSTANCE"; }
-
-# The checker, detached like the servers (its pid in $TOPO_DIR/health.pid).
-health_start() {
-	# nsenter execs the checker: $! is its pid
-	nsenter --net="/run/netns/$TOPO_R" -- "$TOPO_KEYROUTER" health -c "$TOPO_DIR/h.json" \
-		</dev/null >>"$TOPO_DIR/health.log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
-	echo $! >"$TOPO_DIR/health.pid"
-	disown $!
-	local n
-	for ((n = 0; n < 100; n++)); do
-		grep -q '^health: checking' "$TOPO_DIR/health.log" && return 0
-		sleep 0.1
-	done
-	cat "$TOPO_DIR/health.log" >&2
-	return 1
-}
-
-health_stop() {
-	[ -s "${TOPO_DIR:-/nonexistent}/health.pid" ] || return 0
-	kill "$(cat "$TOPO_DIR/health.pid")" 2>/dev/null
-	rm -f "$TOPO_DIR/health.pid"
-}
 
 # backend's JSON object in status (ADDRESS:PORT)
 be_json() {

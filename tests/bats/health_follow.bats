@@ -7,6 +7,10 @@
 # s, timeout 0.1 s, rise 2, fall 3); the damping and the watchdog with their defaults.
 bats_require_minimum_version 1.5.0
 load ../lib/e2e_common
+load ../lib/health
+# the checker under its unit's capabilities only (the watchdog's attach needs CAP_NET_ADMIN)
+# (and a fresh log at each start)
+export HEALTH_UNIT_CAPS=1 HEALTH_LOG_FRESH=1
 
 setup_file() {
 	e2e_require_keyrouter health || return 0
@@ -31,33 +35,6 @@ setup() {
 
 kr() { topo_kr "$@" --instance "$TOPO_INSTANCE"; }
 ns_kr() { nsenter --net="/run/netns/$TOPO_R" -- "$TOPO_KEYROUTER" "$@"; }
-
-# The checker with the capabilities of its unit only (the watchdog's attach needs
-# CAP_NET_ADMIN: the unit must give it).
-health_start() {
-	local caps
-	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$E2E_ROOT/dist/systemd/keyrouter-health@.service" |
-		tr ' ' '\n' | sed 's/^CAP_//' | tr 'A-Z' 'a-z' | sed 's/^/+/' | paste -sd,)
-	: >"$TOPO_DIR/health.log"
-	nsenter --net="/run/netns/$TOPO_R" -- setpriv --inh-caps=-all --ambient-caps=-all \
-		--bounding-set=-all,"$caps" -- "$TOPO_KEYROUTER" health -c "${1:-$TOPO_DIR/h.json}" \
-		</dev/null >>"$TOPO_DIR/health.log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
-	echo $! >"$TOPO_DIR/health.pid"
-	disown $!
-	local n
-	for ((n = 0; n < 100; n++)); do
-		grep -q '^health: checking' "$TOPO_DIR/health.log" && return 0
-		sleep 0.1
-	done
-	cat "$TOPO_DIR/health.log" >&2
-	return 1
-}
-
-health_stop() {
-	[ -s "${TOPO_DIR:-/nonexistent}/health.pid" ] || return 0
-	kill "$(cat "$TOPO_DIR/health.pid")" 2>/dev/null
-	rm -f "$TOPO_DIR/health.pid"
-}
 
 # kill -9 the checker and wait until it is gone (its descriptors closed: its token free)
 kill_checker() {
