@@ -653,8 +653,12 @@ static int ring_moved(const struct kr_ops_maps *m, const struct kr_live *lv,
 	err = kr_ops_slot_image(m, pr->ring_id, pr->active, &buf, &size);
 	if (!err && !buf)
 		err = -ENOENT;
-	if (err)
+	if (!err && kr_image_check(buf, size, NULL))
+		err = -EBADMSG;	/* the header, sections and sizes are not what a reader trusts */
+	if (err) {
+		free(buf);
 		return err;
+	}
 	h = buf;
 	bt = (const __u32 *)((const char *)buf + kr_image_bt_off(h));
 	no = n + h->nbackends;

@@ -33,9 +33,13 @@ static int rtnl_talk(void *req, size_t len, bool dump,
 	int fd, rc = 0;
 	bool done = false;
 
+	struct timeval tv = { .tv_sec = 1 };
+
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (fd < 0)
 		return -errno;
+	/* a kernel that never answers is an error, not a hung apply */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (sendto(fd, req, len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		rc = -errno;
 		goto out;
@@ -44,8 +48,8 @@ static int rtnl_talk(void *req, size_t len, bool dump,
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
 		struct nlmsghdr *h;
 
-		if (n < 0) {
-			rc = errno == EINTR ? 0 : -errno;
+		if (n <= 0) {
+			rc = n == 0 ? -EIO : errno == EINTR ? 0 : -errno;
 			continue;
 		}
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {

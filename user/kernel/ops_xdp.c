@@ -14,9 +14,12 @@ struct fdset {
 	size_t n, cap;
 };
 
-/* The open descriptors of this process (sorted by the kernel's listing: not relied on). */
-static void fds_list(struct fdset *s)
+/* The open descriptors of this process (sorted by the kernel's listing: not relied on).
+ * false when the list is not whole (out of memory): then nothing may be closed by it. */
+static bool fds_list(struct fdset *s)
 {
+	bool whole = true;
+
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
 
@@ -29,14 +32,17 @@ static void fds_list(struct fdset *s)
 		if (s->n == s->cap) {
 			int *nf = realloc(s->fd, (s->cap = s->cap ? s->cap * 2 : 64) * sizeof(int));
 
-			if (!nf)
+			if (!nf) {
+				whole = false;
 				break;
+			}
 			s->fd = nf;
 		}
 		s->fd[s->n++] = fd;
 	}
 	if (d)
 		closedir(d);
+	return d && whole;
 }
 
 static bool fds_has(const struct fdset *s, int fd)
@@ -79,12 +85,13 @@ struct xdp_multiprog *kr_ops_xdp_multiprog(int ifindex)
 	struct fdset before = {}, after = {};
 	struct xdp_multiprog *mp;
 
-	fds_list(&before);
+	bool whole = fds_list(&before);
+
 	mp = xdp_multiprog__get_from_ifindex(ifindex);
-	fds_list(&after);
+	whole = fds_list(&after) && whole;
 	/* a program fd that was not open before and that the multiprog does not hold is the
 	 * original libxdp duplicated (on an error, libxdp closed what it opened) */
-	for (size_t i = 0; !libxdp_get_error(mp) && mp && i < after.n; i++)
+	for (size_t i = 0; whole && !libxdp_get_error(mp) && mp && i < after.n; i++)
 		if (!fds_has(&before, after.fd[i]) && is_prog_fd(after.fd[i]) &&
 		    !mp_owns(mp, after.fd[i]))
 			close(after.fd[i]);
